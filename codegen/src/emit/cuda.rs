@@ -1,0 +1,72 @@
+//! Per-tier CUDA sources: one `extern "C"` entry point per planned kernel, each instantiating
+//! its family's template, with `static_assert`s that the template agrees with the spec.
+
+use super::Provenance;
+use crate::plan::{Plan, PlannedKernel};
+use gemm_spec::Op;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+fn op_constant(op: Op) -> &'static str {
+    match op {
+        Op::Nn => "kOpNN",
+        Op::Tn => "kOpTN",
+        Op::Nt => "kOpNT",
+    }
+}
+
+fn instantiation(plan: &Plan, k: &PlannedKernel) -> String {
+    let family = &plan.specs.families[&k.family];
+    let t = &k.tile;
+    format!(
+        "{}<{}, {}, {}, TileConfig<{}, {}, {}, {}, {}, {}>>",
+        family.template,
+        k.dtype.ab.cuda_type(),
+        k.dtype.c.cuda_type(),
+        op_constant(k.op),
+        t.m,
+        t.n,
+        t.k,
+        t.stages,
+        t.thread_m,
+        t.thread_n
+    )
+}
+
+/// The `.cu` file of one tier.
+pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
+    let mut out = prov.header_line();
+    let _ = writeln!(out, "// Kernels of tier {tier}.");
+    out.push_str("#include \"gemm_abi.h\"\n");
+    let headers: BTreeSet<&str> = plan
+        .tier_kernels(tier)
+        .map(|k| plan.specs.families[&k.family].header.as_str())
+        .collect();
+    for h in headers {
+        let _ = writeln!(out, "#include \"{h}\"");
+    }
+    for k in plan.tier_kernels(tier) {
+        let family = &plan.specs.families[&k.family];
+        let inst = instantiation(plan, k);
+        let _ = write!(
+            out,
+            "\n// {} {} {} tile {} ({}x{}x{}), contract {}\n\
+             static_assert({inst}::kThreads == {threads}, \"{name}: the spec plans {threads} threads a block but the template uses a different count\");\n\
+             static_assert({inst}::kSharedBytes == {smem}, \"{name}: the spec plans {smem} bytes of shared memory but the template needs a different amount\");\n\
+             extern \"C\" __global__ void __launch_bounds__({threads}) {name}(const {abi} args) {{\n    {inst}::run(args);\n}}\n",
+            k.family,
+            k.op,
+            k.dtype,
+            k.tile.name,
+            k.tile.m,
+            k.tile.n,
+            k.tile.k,
+            k.contract,
+            threads = k.threads,
+            smem = k.shared_bytes,
+            name = k.name,
+            abi = family.abi,
+        );
+    }
+    out
+}

@@ -1,0 +1,331 @@
+//! Generated Rust, built with `quote!` and formatted with prettyplease:
+//! - `abi.rs`: `#[repr(C)]` argument structs with cudarc `DeviceRepr` and `const` layout asserts;
+//! - `kernels.rs`: the tier table, the contract table and the kernel table;
+//! - `dispatch.rs`: the route tables as one `match`;
+//! - `resources.rs`: what ptxas reported for each kernel.
+//!
+//! The code names types the including crate brings into scope (`Op`, `Policy`, `Dtype`,
+//! `DtypeTriple`, `TierId`, `KernelId`, `TierInfo`, `KernelInfo`, `TileShape`, `GridKind`,
+//! `RouteHit`, `KernelResources`, `ContractInfo`) and a `cubin!` macro that yields a tier's
+//! cubin bytes, so the files do not depend on where they are written.
+
+use super::Provenance;
+use crate::compile::ptxas::KernelResources;
+use crate::plan::{Plan, PlannedKernel};
+use gemm_spec::{Dtype, DtypeTriple, FieldType, GridKind, Op, Policy, SpecSet};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
+
+/// An integer literal without a type suffix (`64`, not `64u32`), for readable output.
+fn lit(v: impl Into<u64>) -> Literal {
+    Literal::u64_unsuffixed(v.into())
+}
+
+fn ident(s: &str) -> Ident {
+    Ident::new(s, Span::call_site())
+}
+
+fn format_file(prov: &Provenance, tokens: TokenStream) -> String {
+    let file: syn::File = syn::parse2(tokens).expect("generated Rust must parse");
+    format!("{}{}", prov.header_line(), prettyplease::unparse(&file))
+}
+
+fn op_tokens(op: Op) -> TokenStream {
+    match op {
+        Op::Nn => quote!(Op::Nn),
+        Op::Tn => quote!(Op::Tn),
+        Op::Nt => quote!(Op::Nt),
+    }
+}
+
+fn policy_tokens(p: Policy) -> TokenStream {
+    match p {
+        Policy::Exact => quote!(Policy::Exact),
+        Policy::TensorCore => quote!(Policy::TensorCore),
+    }
+}
+
+fn dtype_tokens(d: Dtype) -> TokenStream {
+    match d {
+        Dtype::F32 => quote!(Dtype::F32),
+        Dtype::Bf16 => quote!(Dtype::Bf16),
+        Dtype::F16 => quote!(Dtype::F16),
+    }
+}
+
+fn triple_tokens(t: DtypeTriple) -> TokenStream {
+    let (ab, c, acc) = (dtype_tokens(t.ab), dtype_tokens(t.c), dtype_tokens(t.acc));
+    quote!(DtypeTriple::new(#ab, #c, #acc))
+}
+
+fn field_rust_type(ty: FieldType) -> TokenStream {
+    match ty {
+        FieldType::ConstPtr | FieldType::MutPtr | FieldType::U64 => quote!(u64),
+        FieldType::I32 => quote!(i32),
+        FieldType::U32 => quote!(u32),
+        FieldType::I64 => quote!(i64),
+        FieldType::F32 => quote!(f32),
+    }
+}
+
+/// `abi.rs`: one struct per ABI, layout asserted at compile time.
+pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
+    let mut items = TokenStream::new();
+    for abi in specs.abis.values() {
+        let name = ident(&abi.name);
+        let doc = format!(" {}", abi.doc);
+        let fields = abi.fields.iter().map(|f| {
+            let fname = ident(&f.name);
+            let ty = field_rust_type(f.ty);
+            let doc = if f.ty.is_pointer() {
+                format!(" {} (device address)", f.doc)
+            } else {
+                format!(" {}", f.doc)
+            };
+            quote! { #[doc = #doc] pub #fname: #ty, }
+        });
+        let size = lit(abi.size);
+        let align = lit(abi.align);
+        let offsets = abi.fields.iter().map(|f| {
+            let fname = ident(&f.name);
+            let off = lit(f.offset);
+            quote! { assert!(core::mem::offset_of!(#name, #fname) == #off); }
+        });
+        let ptrs = abi.fields.iter().filter(|f| f.ty.is_pointer()).map(|f| {
+            let n = &f.name;
+            let off = lit(f.offset);
+            quote! { (#n, #off), }
+        });
+        let writes = abi.fields.iter().map(|f| {
+            let fname = ident(&f.name);
+            let (lo, hi) = (lit(f.offset), lit(f.offset + f.ty.size()));
+            quote! { bytes[#lo..#hi].copy_from_slice(&self.#fname.to_ne_bytes()); }
+        });
+        items.extend(quote! {
+            #[doc = #doc]
+            #[repr(C)]
+            #[derive(Clone, Copy, Debug, Default, PartialEq)]
+            pub struct #name { #(#fields)* }
+
+            // SAFETY: plain-old-data with the C layout asserted below and in gemm_abi.h.
+            unsafe impl cudarc::driver::DeviceRepr for #name {}
+
+            const _: () = {
+                assert!(core::mem::size_of::<#name>() == #size);
+                assert!(core::mem::align_of::<#name>() == #align);
+                #(#offsets)*
+            };
+
+            impl #name {
+                /// Size in bytes, equal on the CUDA side.
+                pub const SIZE: usize = #size;
+                /// (field, byte offset) of every device-pointer field.
+                pub const POINTER_FIELDS: &'static [(&'static str, usize)] = &[#(#ptrs)*];
+
+                /// The struct's bytes exactly as the kernel receives them (padding zeroed).
+                pub fn to_bytes(&self) -> [u8; #size] {
+                    let mut bytes = [0u8; #size];
+                    #(#writes)*
+                    bytes
+                }
+            }
+        });
+    }
+    format_file(prov, items)
+}
+
+fn grid_tokens(g: GridKind) -> TokenStream {
+    match g {
+        GridKind::Tiles => quote!(GridKind::Tiles),
+    }
+}
+
+fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
+    let family = &plan.specs.families[&k.family];
+    let id = lit(k.id as u64);
+    let tier = lit(k.tier_index as u64);
+    let (name, fam, contract, abi) = (&k.name, &k.family, &k.contract, &family.abi);
+    let policy = policy_tokens(family.policy);
+    let op = op_tokens(k.op);
+    let dtype = triple_tokens(k.dtype);
+    let grid = grid_tokens(family.grid);
+    let t = &k.tile;
+    let tname = &t.name;
+    let (tm, tn, tk, ts, ttm, ttn) = (
+        lit(t.m),
+        lit(t.n),
+        lit(t.k),
+        lit(t.stages),
+        lit(t.thread_m),
+        lit(t.thread_n),
+    );
+    let threads = lit(k.threads);
+    let smem = lit(k.shared_bytes);
+    quote! {
+        KernelInfo {
+            id: KernelId(#id),
+            tier: TierId(#tier),
+            name: #name,
+            family: #fam,
+            contract: #contract,
+            policy: #policy,
+            op: #op,
+            dtype: #dtype,
+            tile: TileShape { name: #tname, m: #tm, n: #tn, k: #tk, stages: #ts, thread_m: #ttm, thread_n: #ttn },
+            grid: #grid,
+            block_threads: #threads,
+            shared_bytes: #smem,
+            abi: #abi,
+        }
+    }
+}
+
+/// `kernels.rs`: `TIERS`, `CONTRACTS` and `KERNELS`.
+pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
+    let tiers = plan.specs.tiers.iter().enumerate().map(|(i, t)| {
+        let id = lit(i as u64);
+        let (name, gencode, file) = (&t.name, &t.gencode, &t.file);
+        let (major, minor) = (lit(t.cc.0), lit(t.cc.1));
+        let arch = t.arch_specific;
+        let smem = lit(t.max_shared_bytes);
+        let ids: Vec<usize> = plan.tier_kernels(&t.name).map(|k| k.id).collect();
+        let first_id = ids.first().copied().unwrap_or(0) as u64;
+        let end = lit(ids.last().map_or(first_id, |l| *l as u64 + 1));
+        let first = lit(first_id);
+        quote! {
+            TierInfo {
+                id: TierId(#id),
+                name: #name,
+                spec_file: #file,
+                gencode: #gencode,
+                compute_capability: (#major, #minor),
+                arch_specific: #arch,
+                max_shared_bytes: #smem,
+                kernels: #first..#end,
+                cubin: cubin!(#name),
+            }
+        }
+    });
+    let contracts = plan.specs.contracts.values().map(|c| {
+        let (name, doc) = (&c.name, &c.doc);
+        quote! { ContractInfo { name: #name, doc: #doc } }
+    });
+    let kernels = plan.kernels.iter().map(|k| kernel_info(plan, k));
+    let n_tiers = lit(plan.specs.tiers.len() as u64);
+    let n_contracts = lit(plan.specs.contracts.len() as u64);
+    let n_kernels = lit(plan.kernels.len() as u64);
+    format_file(
+        prov,
+        quote! {
+            /// Every tier of the specs, sorted by name; a tier's kernels are a contiguous id range.
+            pub static TIERS: [TierInfo; #n_tiers] = [#(#tiers),*];
+            /// Every numeric contract, with the reduction order it promises.
+            pub static CONTRACTS: [ContractInfo; #n_contracts] = [#(#contracts),*];
+            /// Every kernel of every tier; `KERNELS[id.0].id == id`.
+            pub static KERNELS: [KernelInfo; #n_kernels] = [#(#kernels),*];
+        },
+    )
+}
+
+fn range_check(var: &Ident, r: &gemm_spec::DimRange) -> Option<TokenStream> {
+    let min = lit(r.min);
+    match (r.min, r.max) {
+        (0, None) => None,
+        (_, None) => Some(quote!(#var >= #min)),
+        (0, Some(max)) => {
+            let max = lit(max);
+            Some(quote!(#var <= #max))
+        }
+        (_, Some(max)) => {
+            let max = lit(max);
+            Some(quote!((#min..=#max).contains(&#var)))
+        }
+    }
+}
+
+/// `dispatch.rs`: `dispatch(tier, policy, op, dtype, m, n, k)`, first match wins.
+pub fn dispatch(plan: &Plan, prov: &Provenance) -> String {
+    let mut arms = TokenStream::new();
+    for (ti, tier) in plan.specs.tiers.iter().enumerate() {
+        let tid = lit(ti as u64);
+        for (policy, op, dtype) in tier.served() {
+            let mut body = TokenStream::new();
+            let mut closed = false;
+            for r in tier.routes_for(policy, op, dtype) {
+                let k = plan
+                    .kernel_for(&tier.name, &r.family, &r.tile, op, dtype)
+                    .expect("validated route names a planned kernel");
+                let kid = lit(k.id as u64);
+                let rule = lit(r.rule);
+                let hit = quote!(RouteHit { kernel: KernelId(#kid), rule: #rule });
+                let conds: Vec<TokenStream> = [
+                    range_check(&ident("m"), &r.m),
+                    range_check(&ident("n"), &r.n),
+                    range_check(&ident("k"), &r.k),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                if conds.is_empty() {
+                    body.extend(quote!(Some(#hit)));
+                    closed = true;
+                    break;
+                }
+                body.extend(quote! { if #(#conds)&&* { return Some(#hit); } });
+            }
+            if !closed {
+                body.extend(quote!(None));
+            }
+            let (p, o) = (policy_tokens(policy), op_tokens(op));
+            let (ab, c, acc) = (
+                dtype_tokens(dtype.ab),
+                dtype_tokens(dtype.c),
+                dtype_tokens(dtype.acc),
+            );
+            arms.extend(quote! { (#tid, #p, #o, #ab, #c, #acc) => { #body } });
+        }
+    }
+    format_file(
+        prov,
+        quote! {
+            /// The route tables of every tier: the first route of (tier, policy, op, dtype) whose
+            /// m, n and k conditions hold. `None` when the tier does not serve the combination.
+            /// Dimensions are in the GEMM view `C[m, n] = sum_k A(m, k) B(k, n)`.
+            #[allow(clippy::manual_range_contains, unused_variables)]
+            pub fn dispatch(
+                tier: TierId,
+                policy: Policy,
+                op: Op,
+                dtype: DtypeTriple,
+                m: u64,
+                n: u64,
+                k: u64,
+            ) -> Option<RouteHit> {
+                match (tier.0, policy, op, dtype.ab, dtype.c, dtype.acc) {
+                    #arms
+                    _ => None,
+                }
+            }
+        },
+    )
+}
+
+/// `resources.rs`: the ptxas report of each kernel, or zeros when built without cubins.
+pub fn resources(plan: &Plan, report: Option<&[KernelResources]>, prov: &Provenance) -> String {
+    let present = report.is_some();
+    let rows = plan.kernels.iter().map(|k| {
+        let r = report.map(|r| r[k.id]).unwrap_or_default();
+        let (regs, smem, stack, spill) = (lit(r.registers), lit(r.static_shared_bytes), lit(r.stack_bytes), lit(r.spill_bytes()));
+        quote! { KernelResources { registers: #regs, static_shared_bytes: #smem, stack_bytes: #stack, spill_bytes: #spill } }
+    });
+    let n = lit(plan.kernels.len() as u64);
+    format_file(
+        prov,
+        quote! {
+            /// Whether this build compiled and embedded cubins (false under `GEMM_AOT_NO_CUBINS`).
+            pub const CUBINS_PRESENT: bool = #present;
+            /// ptxas's resource report for `KERNELS[i]` (zeros when `CUBINS_PRESENT` is false).
+            pub static RESOURCES: [KernelResources; #n] = [#(#rows),*];
+        },
+    )
+}

@@ -1,0 +1,189 @@
+//! `gemm-aot explain` and `gemm-aot list`: the route tables read back in words.
+
+use crate::plan::Plan;
+use gemm_spec::{DimRange, DtypeTriple, Op, Policy, Route};
+use std::fmt::Write;
+use thiserror::Error;
+
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ExplainError {
+    #[error("no tier named `{tier}`; the specs define {known}")]
+    UnknownTier { tier: String, known: String },
+    #[error("tier {tier} does not route {policy} {op} {dtype}; it routes: {served}")]
+    NotServed {
+        tier: String,
+        policy: Policy,
+        op: Op,
+        dtype: DtypeTriple,
+        served: String,
+    },
+}
+
+/// A GEMM request in the GEMM view.
+#[derive(Clone, Copy, Debug)]
+pub struct Query {
+    pub policy: Policy,
+    pub op: Op,
+    pub dtype: DtypeTriple,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+}
+
+fn why_not(r: &Route, q: &Query) -> String {
+    let mut misses = Vec::new();
+    for (dim, range, v) in [("m", r.m, q.m), ("n", r.n, q.n), ("k", r.k, q.k)] {
+        if !range.contains(v) {
+            misses.push(format!("{dim} = {v} is not {range}"));
+        }
+    }
+    misses.join(", ")
+}
+
+fn conditions(r: &Route) -> String {
+    let c: Vec<String> = [("m", r.m), ("n", r.n), ("k", r.k)]
+        .iter()
+        .filter(|(_, d)| *d != DimRange::ANY)
+        .map(|(n, d)| format!("{n} {d}"))
+        .collect();
+    if c.is_empty() {
+        "any shape (catch-all)".into()
+    } else {
+        c.join(", ")
+    }
+}
+
+/// Which route serves the query, why the earlier ones did not, and the kernel it launches.
+pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainError> {
+    let t = plan
+        .specs
+        .tier(tier)
+        .ok_or_else(|| ExplainError::UnknownTier {
+            tier: tier.to_string(),
+            known: plan
+                .specs
+                .tiers
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })?;
+    let routes = t.routes_for(q.policy, q.op, q.dtype);
+    if routes.is_empty() {
+        return Err(ExplainError::NotServed {
+            tier: tier.to_string(),
+            policy: q.policy,
+            op: q.op,
+            dtype: q.dtype,
+            served: t
+                .served()
+                .iter()
+                .map(|(p, o, d)| format!("{p} {o} {d}"))
+                .collect::<Vec<_>>()
+                .join("; "),
+        });
+    }
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "tier {} ({}), {} {} {}, m = {}, n = {}, k = {}",
+        t.name, t.file, q.policy, q.op, q.dtype, q.m, q.n, q.k
+    );
+    let mut chosen = None;
+    for r in routes {
+        if r.matches(q.m, q.n, q.k) {
+            let _ = writeln!(
+                s,
+                "  route {} ({}): {} -> matches",
+                r.rule,
+                r.location,
+                conditions(r)
+            );
+            chosen = Some(r);
+            break;
+        }
+        let _ = writeln!(
+            s,
+            "  route {} ({}): {} -> no: {}",
+            r.rule,
+            r.location,
+            conditions(r),
+            why_not(r, q)
+        );
+    }
+    let Some(r) = chosen else {
+        let _ = writeln!(s, "no route matches (the specs lack a catch-all)");
+        return Ok(s);
+    };
+    let Some(k) = plan.kernel_for(&t.name, &r.family, &r.tile, q.op, q.dtype) else {
+        return Ok(s);
+    };
+    let contract = &plan.specs.contracts[&k.contract];
+    let (gx, gy, gz) = Plan::grid(k, q.m, q.n);
+    let _ = writeln!(s, "kernel {} (id {})", k.name, k.id);
+    let _ = writeln!(s, "  family {}, contract {}:", k.family, k.contract);
+    let _ = writeln!(
+        s,
+        "    {}",
+        contract
+            .doc
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let _ = writeln!(
+        s,
+        "  tile {} {}x{}x{}, {} stage(s), thread tile {}x{}",
+        k.tile.name, k.tile.m, k.tile.n, k.tile.k, k.tile.stages, k.tile.thread_m, k.tile.thread_n
+    );
+    let _ = writeln!(
+        s,
+        "  grid ({gx}, {gy}, {gz}) = (ceil(m / {}), ceil(n / {}), 1), block {} threads, {} bytes of shared memory",
+        k.tile.m, k.tile.n, k.threads, k.shared_bytes
+    );
+    Ok(s)
+}
+
+/// Every kernel and route of the plan's tiers.
+pub fn list(plan: &Plan) -> String {
+    let mut s = String::new();
+    for t in &plan.specs.tiers {
+        let _ = writeln!(
+            s,
+            "tier {} ({}): compute capability {}.{}, {}, {} bytes of shared memory",
+            t.name, t.file, t.cc.0, t.cc.1, t.gencode, t.max_shared_bytes
+        );
+        let _ = writeln!(s, "  kernels:");
+        for k in plan.tier_kernels(&t.name) {
+            let _ = writeln!(
+                s,
+                "    {:>3}  {:<48} {:<8} {:>4} threads {:>6} B smem",
+                k.id, k.name, k.contract, k.threads, k.shared_bytes
+            );
+        }
+        let _ = writeln!(s, "  routes (first match wins):");
+        let mut last_rule = 0;
+        for r in &t.routes {
+            if r.rule == last_rule {
+                continue;
+            }
+            last_rule = r.rule;
+            let expanded: Vec<String> = t
+                .routes
+                .iter()
+                .filter(|x| x.rule == r.rule)
+                .map(|x| format!("{} {}", x.op, x.dtype))
+                .collect();
+            let _ = writeln!(
+                s,
+                "    {:>2}. {} [{}] when {} -> {}",
+                r.rule,
+                r.policy,
+                expanded.join(", "),
+                conditions(r),
+                r.kernel_ref()
+            );
+        }
+    }
+    s
+}

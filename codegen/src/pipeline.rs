@@ -1,0 +1,426 @@
+//! The whole job: specs in; CUDA sources, cubins, generated Rust and a JSON report out.
+//! Used by `gemm-aot build` and by the runtime's build script.
+//!
+//! Order matters for "nothing written on bad input": specs are validated and every file is
+//! generated in memory first; sources are written and compiled next; the Rust, cubins and
+//! report are written only once every kernel passed its resource checks.
+
+use crate::compile::cache::{cache_root, CubinCache};
+use crate::compile::nvcc::{compile_all, CompileError, CompileJob, CompiledTier};
+use crate::compile::ptxas::{self, KernelResources};
+use crate::compile::toolchain::{self, Toolchain, ToolchainError};
+use crate::emit::{self, Provenance};
+use crate::plan::Plan;
+use crate::templates::{self, TEMPLATES};
+use crate::write::write_if_changed;
+use gemm_spec::{SpecErrors, SpecWarning};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Whether and how to make cubins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompileMode {
+    /// Compile; when no nvcc is found, bootstrap the pinned one if `bootstrap`.
+    Cubins { bootstrap: bool },
+    /// Generate only; cubins are written empty and resources are zero (docs, clippy).
+    NoCubins,
+}
+
+#[derive(Clone, Debug)]
+pub struct BuildOptions {
+    pub specs: PathBuf,
+    pub out: PathBuf,
+    /// Tier names to build; empty builds all.
+    pub tiers: Vec<String>,
+    pub compile: CompileMode,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+    pub provenance: Provenance,
+    /// Parallel nvcc processes.
+    pub jobs: usize,
+    /// Toolchain and cubin cache; defaults to [`cache_root`].
+    pub cache: Option<PathBuf>,
+}
+
+impl BuildOptions {
+    pub fn new(specs: impl Into<PathBuf>, out: impl Into<PathBuf>, command: &str) -> Self {
+        BuildOptions {
+            specs: specs.into(),
+            out: out.into(),
+            tiers: Vec::new(),
+            compile: CompileMode::Cubins { bootstrap: true },
+            progress: false,
+            provenance: Provenance::new(command),
+            jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            cache: None,
+        }
+    }
+}
+
+/// A kernel broke a budget after compilation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResourceViolation {
+    pub kernel: String,
+    pub message: String,
+}
+
+#[derive(Debug, Error)]
+pub enum BuildError {
+    #[error("{0}")]
+    Spec(SpecErrors),
+    #[error("{0}")]
+    UnknownTier(String),
+    #[error("family {family} names header {header}, which kernels-templates/ does not have (it has: {known})")]
+    MissingTemplate {
+        family: String,
+        header: String,
+        known: String,
+    },
+    #[error(transparent)]
+    Toolchain(#[from] ToolchainError),
+    #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
+    Compile(Vec<CompileError>),
+    #[error("{}", .0.iter().map(|v| format!("kernel {}: {}", v.kernel, v.message)).collect::<Vec<_>>().join("\n"))]
+    Resources(Vec<ResourceViolation>),
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// How one tier's cubin was obtained.
+#[derive(Clone, Debug)]
+pub struct TierOutcome {
+    pub tier: String,
+    /// nvcc seconds, or `None` when cached (or not compiled).
+    pub seconds: Option<f64>,
+    pub cubin_bytes: usize,
+}
+
+#[derive(Debug)]
+pub struct BuildReport {
+    pub plan: Plan,
+    pub warnings: Vec<SpecWarning>,
+    pub toolchain: Option<Toolchain>,
+    pub tiers: Vec<TierOutcome>,
+    /// Per kernel id, when compiled.
+    pub resources: Option<Vec<KernelResources>>,
+    pub files_written: usize,
+    pub files_unchanged: usize,
+}
+
+/// Every generated text file, relative to the output folder.
+pub struct Generated {
+    pub files: Vec<(PathBuf, String)>,
+}
+
+/// Generates everything but cubins and `rust/resources.rs`, in memory.
+pub fn generate(plan: &Plan, prov: &Provenance) -> Generated {
+    let mut files = Vec::new();
+    files.push((
+        PathBuf::from("cuda/include/gemm_abi.h"),
+        emit::header::abi_header(&plan.specs, prov),
+    ));
+    for (path, text) in TEMPLATES {
+        files.push((
+            PathBuf::from("cuda/kernels-templates").join(path),
+            text.to_string(),
+        ));
+    }
+    for t in &plan.specs.tiers {
+        files.push((
+            PathBuf::from(format!("cuda/{}.cu", t.name)),
+            emit::cuda::tier_source(plan, &t.name, prov),
+        ));
+    }
+    files.push((
+        PathBuf::from("rust/abi.rs"),
+        emit::rust::abi(&plan.specs, prov),
+    ));
+    files.push((
+        PathBuf::from("rust/kernels.rs"),
+        emit::rust::kernels(plan, prov),
+    ));
+    files.push((
+        PathBuf::from("rust/dispatch.rs"),
+        emit::rust::dispatch(plan, prov),
+    ));
+    Generated { files }
+}
+
+/// Validates the specs and plans the kernels (no files touched).
+pub fn plan(specs: &Path, tiers: &[String]) -> Result<(Plan, Vec<SpecWarning>), BuildError> {
+    let validated = gemm_spec::load_dir(specs).map_err(BuildError::Spec)?;
+    let mut set = validated.specs;
+    set.retain_tiers(tiers).map_err(BuildError::UnknownTier)?;
+    for f in set.families.values() {
+        if !templates::has(&f.header) {
+            return Err(BuildError::MissingTemplate {
+                family: f.name.clone(),
+                header: f.header.clone(),
+                known: TEMPLATES
+                    .iter()
+                    .map(|(p, _)| *p)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+    }
+    Ok((Plan::new(set), validated.warnings))
+}
+
+struct Writer<'a> {
+    out: &'a Path,
+    written: usize,
+    unchanged: usize,
+}
+
+impl Writer<'_> {
+    fn put(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), BuildError> {
+        let path = self.out.join(rel);
+        match write_if_changed(&path, bytes) {
+            Ok(true) => self.written += 1,
+            Ok(false) => self.unchanged += 1,
+            Err(source) => {
+                return Err(BuildError::Io {
+                    path: path.display().to_string(),
+                    source,
+                })
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Checks ptxas's report of every kernel against its tier's budgets.
+pub fn check_resources(
+    plan: &Plan,
+    compiled: &[CompiledTier],
+) -> Result<Vec<KernelResources>, Vec<ResourceViolation>> {
+    let mut res = vec![KernelResources::default(); plan.kernels.len()];
+    let mut bad = Vec::new();
+    for c in compiled {
+        let report = ptxas::parse(&c.ptxas_log);
+        let tier = plan
+            .specs
+            .tier(&c.tier)
+            .expect("compiled tiers come from the plan");
+        for k in plan.tier_kernels(&c.tier) {
+            let mut fail = |message: String| {
+                bad.push(ResourceViolation {
+                    kernel: k.name.clone(),
+                    message,
+                })
+            };
+            let Some(r) = report.get(&k.name) else {
+                fail("ptxas reported nothing for it: was the entry point emitted?".into());
+                continue;
+            };
+            res[k.id] = *r;
+            let where_ = format!("tile {}.{} at {}", k.family, k.tile.name, k.tile.location);
+            if r.spill_bytes() > 0 {
+                fail(format!(
+                    "spills {} bytes ({} stored, {} loaded) on {}: shrink thread_m x thread_n ({}x{}) of {where_}",
+                    r.spill_bytes(), r.spill_store_bytes, r.spill_load_bytes, tier.name, k.tile.thread_m, k.tile.thread_n
+                ));
+            }
+            if r.registers > tier.max_registers_per_thread {
+                fail(format!(
+                    "uses {} registers a thread; {} allows {} ({where_})",
+                    r.registers, tier.name, tier.max_registers_per_thread
+                ));
+            }
+            let block_regs = r.registers as u64 * k.threads as u64;
+            if block_regs > tier.registers_per_block as u64 {
+                fail(format!(
+                    "needs {} registers x {} threads = {block_regs} registers a block; {} has {} ({where_})",
+                    r.registers, k.threads, tier.name, tier.registers_per_block
+                ));
+            }
+            let smem = k.shared_bytes + r.static_shared_bytes as u64;
+            if smem > tier.max_shared_bytes {
+                fail(format!(
+                    "needs {smem} bytes of shared memory ({} dynamic + {} static); {} allows {} ({where_})",
+                    k.shared_bytes, r.static_shared_bytes, tier.name, tier.max_shared_bytes
+                ));
+            }
+        }
+    }
+    if bad.is_empty() {
+        Ok(res)
+    } else {
+        Err(bad)
+    }
+}
+
+/// Machine-readable summary of the build (no timings, so it is stable across rebuilds).
+fn report_json(plan: &Plan, resources: Option<&[KernelResources]>) -> String {
+    let kernels: Vec<serde_json::Value> = plan
+        .kernels
+        .iter()
+        .map(|k| {
+            serde_json::json!({
+                "id": k.id,
+                "name": k.name,
+                "tier": k.tier,
+                "family": k.family,
+                "contract": k.contract,
+                "op": k.op.as_str(),
+                "dtype": k.dtype.to_string(),
+                "tile": { "name": k.tile.name, "m": k.tile.m, "n": k.tile.n, "k": k.tile.k,
+                          "stages": k.tile.stages, "thread_m": k.tile.thread_m, "thread_n": k.tile.thread_n },
+                "block_threads": k.threads,
+                "shared_bytes": k.shared_bytes,
+                "resources": resources.map(|r| serde_json::to_value(r[k.id]).unwrap_or_default()),
+            })
+        })
+        .collect();
+    let tiers: Vec<serde_json::Value> = plan
+        .specs
+        .tiers
+        .iter()
+        .map(|t| serde_json::json!({ "name": t.name, "gencode": t.gencode, "compute_capability": [t.cc.0, t.cc.1], "spec_file": t.file }))
+        .collect();
+    let v = serde_json::json!({ "tiers": tiers, "kernels": kernels });
+    serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
+}
+
+/// Runs the whole pipeline. `say` receives one-line status messages (toolchain bootstrap).
+pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, BuildError> {
+    let (plan, warnings) = plan(&opts.specs, &opts.tiers)?;
+    let generated = generate(&plan, &opts.provenance);
+    let cache_dir = opts.cache.clone().unwrap_or_else(cache_root);
+
+    // Resolve the toolchain before writing anything: a missing compiler leaves no half output.
+    let toolchain = match opts.compile {
+        CompileMode::Cubins { bootstrap: true } => {
+            Some(toolchain::find_or_bootstrap(&cache_dir, say)?)
+        }
+        CompileMode::Cubins { bootstrap: false } => Some(toolchain::find(&cache_dir)?),
+        CompileMode::NoCubins => None,
+    };
+
+    let mut w = Writer {
+        out: &opts.out,
+        written: 0,
+        unchanged: 0,
+    };
+    for (rel, text) in generated
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("cuda"))
+    {
+        w.put(rel, text.as_bytes())?;
+    }
+
+    let mut outcomes = Vec::new();
+    let mut cubins: Vec<(String, Vec<u8>)> = Vec::new();
+    let resources = if let Some(tc) = &toolchain {
+        let inputs: Vec<String> = generated
+            .files
+            .iter()
+            .filter(|(p, _)| {
+                p.starts_with("cuda/include") || p.starts_with("cuda/kernels-templates")
+            })
+            .map(|(p, t)| format!("{}\n{t}", p.display()))
+            .collect();
+        let jobs: Vec<CompileJob> = plan
+            .specs
+            .tiers
+            .iter()
+            .map(|t| {
+                let source_rel = PathBuf::from(format!("cuda/{}.cu", t.name));
+                let source_text = generated
+                    .files
+                    .iter()
+                    .find(|(p, _)| *p == source_rel)
+                    .map(|(_, s)| s.clone())
+                    .unwrap_or_default();
+                let mut all_inputs = vec![source_text];
+                all_inputs.extend(inputs.iter().cloned());
+                CompileJob {
+                    tier: t.name.clone(),
+                    gencode: t.gencode.clone(),
+                    source: opts.out.join(&source_rel),
+                    include_dirs: vec![
+                        opts.out.join("cuda/include"),
+                        opts.out.join("cuda/kernels-templates"),
+                    ],
+                    inputs: all_inputs,
+                }
+            })
+            .collect();
+        let bar = if opts.progress {
+            indicatif::ProgressBar::new(jobs.len() as u64)
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} compiling tiers [{bar:30}] {pos}/{len} {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        let scratch = opts.out.join("cuda");
+        let cache = CubinCache::new(&cache_dir);
+        let compiled = compile_all(tc, &cache, &jobs, &scratch, opts.jobs, &|t| {
+            bar.set_message(match t.seconds {
+                Some(s) => format!("{} ({s:.1} s)", t.tier),
+                None => format!("{} (cached)", t.tier),
+            });
+            bar.inc(1);
+        });
+        bar.finish_and_clear();
+        let compiled = compiled.map_err(BuildError::Compile)?;
+        let res = check_resources(&plan, &compiled).map_err(BuildError::Resources)?;
+        for c in compiled {
+            outcomes.push(TierOutcome {
+                tier: c.tier.clone(),
+                seconds: c.seconds,
+                cubin_bytes: c.cubin.len(),
+            });
+            cubins.push((c.tier, c.cubin));
+        }
+        Some(res)
+    } else {
+        for t in &plan.specs.tiers {
+            cubins.push((t.name.clone(), Vec::new()));
+            outcomes.push(TierOutcome {
+                tier: t.name.clone(),
+                seconds: None,
+                cubin_bytes: 0,
+            });
+        }
+        None
+    };
+
+    for (tier, bytes) in &cubins {
+        w.put(&PathBuf::from(format!("cubins/{tier}.cubin")), bytes)?;
+    }
+    for (rel, text) in generated
+        .files
+        .iter()
+        .filter(|(p, _)| p.starts_with("rust"))
+    {
+        w.put(rel, text.as_bytes())?;
+    }
+    let res_rs = emit::rust::resources(&plan, resources.as_deref(), &opts.provenance);
+    w.put(Path::new("rust/resources.rs"), res_rs.as_bytes())?;
+    w.put(
+        Path::new("report.json"),
+        report_json(&plan, resources.as_deref()).as_bytes(),
+    )?;
+
+    Ok(BuildReport {
+        plan,
+        warnings,
+        toolchain,
+        tiers: outcomes,
+        resources,
+        files_written: w.written,
+        files_unchanged: w.unchanged,
+    })
+}

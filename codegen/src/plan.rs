@@ -1,0 +1,109 @@
+//! The kernel plan: every kernel each tier instantiates, with a global id, a name built from
+//! every axis, its launch shape and shared memory. Everything emitted is derived from this.
+
+use gemm_spec::{DtypeTriple, Family, Op, SpecSet, Tier, Tile};
+
+/// One kernel to instantiate: a (tier, family, tile, op, dtype) point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedKernel {
+    /// Index into the generated `KERNELS` table.
+    pub id: usize,
+    /// Index into the generated `TIERS` table.
+    pub tier_index: usize,
+    pub name: String,
+    pub tier: String,
+    pub family: String,
+    pub contract: String,
+    pub op: Op,
+    pub dtype: DtypeTriple,
+    pub tile: Tile,
+    pub threads: u32,
+    /// Dynamic shared memory per block, as the spec computes it (checked against the template).
+    pub shared_bytes: u64,
+}
+
+/// All kernels of all tiers, tiers sorted by name, kernels in spec order within a tier.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub specs: SpecSet,
+    pub kernels: Vec<PlannedKernel>,
+}
+
+/// The kernel naming pattern, documented in the README:
+/// `gemm_<tier>_<family>_<op>_<ab>_<c>_<acc>_<tile>_m<M>n<N>k<K>`,
+/// e.g. `gemm_sm90a_fma_nn_bf16_bf16_f32_thin_m8n64k32`.
+pub fn kernel_name(
+    tier: &Tier,
+    family: &Family,
+    op: Op,
+    dtype: DtypeTriple,
+    tile: &Tile,
+) -> String {
+    format!(
+        "gemm_{}_{}_{}_{}_{}_{}",
+        tier.name,
+        family.name,
+        op,
+        dtype.ident(),
+        tile.name,
+        tile.shape_ident()
+    )
+}
+
+impl Plan {
+    pub fn new(specs: SpecSet) -> Plan {
+        let mut kernels = Vec::new();
+        for (tier_index, tier) in specs.tiers.iter().enumerate() {
+            for tile in &tier.tiles {
+                let family = &specs.families[&tile.family];
+                for &(op, dtype) in &family.variants {
+                    kernels.push(PlannedKernel {
+                        id: kernels.len(),
+                        tier_index,
+                        name: kernel_name(tier, family, op, dtype, tile),
+                        tier: tier.name.clone(),
+                        family: family.name.clone(),
+                        contract: family.contract.clone(),
+                        op,
+                        dtype,
+                        tile: tile.clone(),
+                        threads: tile.threads(),
+                        shared_bytes: gemm_spec::shared_bytes(family, tile),
+                    });
+                }
+            }
+        }
+        Plan { specs, kernels }
+    }
+
+    pub fn tier_kernels<'a>(&'a self, tier: &'a str) -> impl Iterator<Item = &'a PlannedKernel> {
+        self.kernels.iter().filter(move |k| k.tier == tier)
+    }
+
+    /// The kernel a route of `tier` names for one (op, dtype).
+    pub fn kernel_for(
+        &self,
+        tier: &str,
+        family: &str,
+        tile: &str,
+        op: Op,
+        dtype: DtypeTriple,
+    ) -> Option<&PlannedKernel> {
+        self.kernels.iter().find(|k| {
+            k.tier == tier
+                && k.family == family
+                && k.tile.name == tile
+                && k.op == op
+                && k.dtype == dtype
+        })
+    }
+
+    /// Launch grid of a kernel for a GEMM of m x n (the `tiles` grid kind); empty when m or n is 0.
+    pub fn grid(kernel: &PlannedKernel, m: u64, n: u64) -> (u64, u64, u64) {
+        (
+            m.div_ceil(kernel.tile.m as u64),
+            n.div_ceil(kernel.tile.n as u64),
+            1,
+        )
+    }
+}

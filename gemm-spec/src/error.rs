@@ -1,0 +1,190 @@
+//! Spec errors: one variant per rule, each naming the file, the line and the numbers involved.
+
+use std::fmt;
+use thiserror::Error;
+
+/// A place in a spec folder: file name relative to the folder, and a 1-based line.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    pub file: String,
+    pub line: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// One broken rule, located.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{location}: {kind}")]
+pub struct SpecError {
+    pub location: Location,
+    pub kind: SpecErrorKind,
+}
+
+/// Every rule a spec folder can break.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum SpecErrorKind {
+    #[error("cannot read the spec folder: {0}")]
+    Io(String),
+    #[error("the spec folder has no .toml files")]
+    NoSpecFiles,
+    #[error("the specs define no tier: add a file with a [tier] table")]
+    NoTiers,
+    #[error("{0}")]
+    Toml(String),
+    #[error("{what} `{name}` is defined twice; the first is at {first}")]
+    Duplicate {
+        what: &'static str,
+        name: String,
+        first: Location,
+    },
+    #[error("{what} in a file without a [tier] table: tiles and routes belong to the tier of their file")]
+    OrphanItems { what: &'static str },
+    #[error("{what} name `{name}` must be lowercase letters and digits, starting with a letter")]
+    BadName { what: &'static str, name: String },
+    #[error("{0}")]
+    UnknownWord(String),
+    #[error("{what} `{name}` is not defined; defined: {known}")]
+    UnknownReference {
+        what: &'static str,
+        name: String,
+        known: String,
+    },
+    #[error("ABI struct {abi}: field `{field}` {problem}")]
+    AbiField {
+        abi: String,
+        field: String,
+        problem: String,
+    },
+    #[error("tier {tier}: gencode `{gencode}` {problem}")]
+    Gencode {
+        tier: String,
+        gencode: String,
+        problem: String,
+    },
+    #[error("tiers {a} and {b} both claim compute capability {major}.{minor}{suffix}: the device's tier would be ambiguous", suffix = if *arch_specific { " (arch-specific)" } else { "" })]
+    AmbiguousTier {
+        a: String,
+        b: String,
+        major: u32,
+        minor: u32,
+        arch_specific: bool,
+    },
+    #[error("family {family} uses instruction {instruction}, which needs {needs}; tier {tier} is compute capability {major}.{minor}{target}", target = if *arch_specific { " (arch-specific target)" } else { " (portable target)" })]
+    InstructionUnavailable {
+        family: String,
+        instruction: String,
+        needs: String,
+        tier: String,
+        major: u32,
+        minor: u32,
+        arch_specific: bool,
+    },
+    #[error("tier {tier} has a tile of family {family}, which is not in its `families` list")]
+    FamilyNotUsed { tier: String, family: String },
+    #[error(
+        "tile {family}.{tile} {m}x{n}x{k}: {dim} = {value} is not a multiple of {multiple} ({why})"
+    )]
+    TileShape {
+        family: String,
+        tile: String,
+        m: u32,
+        n: u32,
+        k: u32,
+        dim: &'static str,
+        value: u32,
+        multiple: u32,
+        why: String,
+    },
+    #[error("tile {family}.{tile} {m}x{n}x{k} runs {threads} threads a block; {tier} needs a multiple of 32 and at most {max}")]
+    BlockThreads {
+        family: String,
+        tile: String,
+        m: u32,
+        n: u32,
+        k: u32,
+        threads: u32,
+        tier: String,
+        max: u32,
+    },
+    #[error("tile {family}.{tile} {m}x{n}x{k} needs {needed} bytes of shared memory; {tier} allows {allowed}")]
+    SharedMemory {
+        family: String,
+        tile: String,
+        m: u32,
+        n: u32,
+        k: u32,
+        needed: u64,
+        tier: String,
+        allowed: u64,
+    },
+    #[error("route {rule}: kernel `{kernel}` {problem}")]
+    RouteKernel {
+        rule: u32,
+        kernel: String,
+        problem: String,
+    },
+    #[error("route {rule}: {dim} range has min {min} > max {max}")]
+    EmptyRange {
+        rule: u32,
+        dim: &'static str,
+        min: u64,
+        max: u64,
+    },
+    #[error("tier {tier} routes {policy} {op} {dtype} but has no catch-all route for it: add a route without m, n or k conditions after the others")]
+    MissingCatchAll {
+        tier: String,
+        policy: String,
+        op: String,
+        dtype: String,
+    },
+    #[error("batch invariance broken in tier {tier} for {policy} {op} {dtype}: at n = {n}, k = {k}, m = {m_a} takes route {rule_a} ({kernel_a}, contract {contract_a}) but m = {m_b} takes route {rule_b} ({kernel_b}, contract {contract_b}); every m of one (n, k) must reach one contract")]
+    BatchInvariance {
+        tier: String,
+        policy: String,
+        op: String,
+        dtype: String,
+        n: u64,
+        k: u64,
+        m_a: u64,
+        rule_a: u32,
+        kernel_a: String,
+        contract_a: String,
+        m_b: u64,
+        rule_b: u32,
+        kernel_b: String,
+        contract_b: String,
+    },
+}
+
+/// All errors found in one spec folder (validation goes on past the first).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub struct SpecErrors(pub Vec<SpecError>);
+
+impl fmt::Display for SpecErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Something legal but probably unintended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecWarning {
+    pub location: Location,
+    pub message: String,
+}
+
+impl fmt::Display for SpecWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: warning: {}", self.location, self.message)
+    }
+}

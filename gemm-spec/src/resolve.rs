@@ -1,0 +1,845 @@
+//! Joins parsed files into a `SpecSet`, checking every per-item rule on the way:
+//! names, references, ABI layout, gencode, instruction availability, tile shape, threads,
+//! shared memory, and each route's kernel. Route-table rules live in `route_table`.
+
+use crate::error::{Location, SpecError, SpecErrorKind, SpecWarning};
+use crate::load::ParsedFile;
+use crate::model::*;
+use crate::raw::{RawAbi, RawFamily, RawRange, RawRoute, RawTier, RawTile};
+use crate::vocab::{DtypeTriple, Op, Policy};
+use std::collections::BTreeMap;
+
+struct Sink<'e> {
+    errors: &'e mut Vec<SpecError>,
+}
+
+impl Sink<'_> {
+    fn push(&mut self, location: Location, kind: SpecErrorKind) {
+        self.errors.push(SpecError { location, kind });
+    }
+}
+
+pub(crate) fn resolve(
+    files: &[ParsedFile<'_>],
+    errors: &mut Vec<SpecError>,
+) -> Option<(SpecSet, Vec<SpecWarning>)> {
+    let before = errors.len();
+    let mut sink = Sink { errors };
+    let mut specs = SpecSet {
+        instructions: BTreeMap::new(),
+        contracts: BTreeMap::new(),
+        abis: BTreeMap::new(),
+        families: BTreeMap::new(),
+        tiers: Vec::new(),
+    };
+    let mut seen: BTreeMap<(&'static str, String), Location> = BTreeMap::new();
+    let mut define = |sink: &mut Sink, what: &'static str, name: &str, at: &Location| -> bool {
+        if let Some(first) = seen.get(&(what, name.to_string())) {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::Duplicate {
+                    what,
+                    name: name.to_string(),
+                    first: first.clone(),
+                },
+            );
+            return false;
+        }
+        seen.insert((what, name.to_string()), at.clone());
+        true
+    };
+
+    // Shared definitions first: tiers refer to them from any file.
+    for f in files {
+        for (name, raw) in &f.raw.instruction {
+            let at = f.at(raw.span());
+            if !check_name(&mut sink, &at, "instruction", name)
+                || !define(&mut sink, "instruction", name, &at)
+            {
+                continue;
+            }
+            let r = raw.get_ref();
+            let to_cc = |c: [u32; 2]| (c[0], c[1]);
+            specs.instructions.insert(
+                name.clone(),
+                Instruction {
+                    name: name.clone(),
+                    doc: r.doc.clone(),
+                    shape: Shape {
+                        m: r.shape.m.max(1),
+                        n: r.shape.n.max(1),
+                        k: r.shape.k.max(1),
+                    },
+                    min_cc: to_cc(r.min_compute_capability),
+                    max_cc: r.max_compute_capability.map(to_cc),
+                    arch_specific: r.arch_specific,
+                },
+            );
+        }
+        for (name, raw) in &f.raw.contract {
+            let at = f.at(raw.span());
+            if define(&mut sink, "contract", name, &at) {
+                specs.contracts.insert(
+                    name.clone(),
+                    Contract {
+                        name: name.clone(),
+                        doc: raw.get_ref().doc.clone(),
+                    },
+                );
+            }
+        }
+        for (name, raw) in &f.raw.abi {
+            let at = f.at(raw.span());
+            if define(&mut sink, "ABI struct", name, &at) {
+                if let Some(abi) = resolve_abi(&mut sink, &at, name, raw.get_ref()) {
+                    specs.abis.insert(name.clone(), abi);
+                }
+            }
+        }
+    }
+    for f in files {
+        for (name, raw) in &f.raw.family {
+            let at = f.at(raw.span());
+            if check_name(&mut sink, &at, "family", name) && define(&mut sink, "family", name, &at)
+            {
+                if let Some(fam) = resolve_family(&mut sink, &specs, at, name, raw.get_ref()) {
+                    specs.families.insert(name.clone(), fam);
+                }
+            }
+        }
+    }
+    for f in files {
+        let Some(raw_tier) = &f.raw.tier else {
+            let orphan = if !f.raw.tile.is_empty() {
+                Some(("tiles", f.raw.tile[0].span()))
+            } else if !f.raw.route.is_empty() {
+                Some(("routes", f.raw.route[0].span()))
+            } else {
+                None
+            };
+            if let Some((what, span)) = orphan {
+                sink.push(f.at(span), SpecErrorKind::OrphanItems { what });
+            }
+            continue;
+        };
+        let at = f.at(raw_tier.span());
+        let name = &raw_tier.get_ref().name;
+        if check_name(&mut sink, &at, "tier", name) && define(&mut sink, "tier", name, &at) {
+            if let Some(tier) = resolve_tier(&mut sink, &specs, f, at, raw_tier.get_ref()) {
+                specs.tiers.push(tier);
+            }
+        }
+    }
+    if specs.tiers.is_empty() && sink.errors.len() == before {
+        let file = files.first().map(|f| f.name.clone()).unwrap_or_default();
+        sink.push(Location { file, line: 0 }, SpecErrorKind::NoTiers);
+    }
+    specs.tiers.sort_by(|a, b| a.name.cmp(&b.name));
+    check_tier_ambiguity(&mut sink, &specs.tiers);
+
+    let mut warnings = Vec::new();
+    if sink.errors.len() == before {
+        for tier in &specs.tiers {
+            crate::route_table::check(tier, &specs, sink.errors, &mut warnings);
+        }
+    }
+    (sink.errors.len() == before).then_some((specs, warnings))
+}
+
+fn check_name(sink: &mut Sink, at: &Location, what: &'static str, name: &str) -> bool {
+    let ok = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    if !ok {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::BadName {
+                what,
+                name: name.to_string(),
+            },
+        );
+    }
+    ok
+}
+
+fn is_c_identifier(s: &str) -> bool {
+    s.chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn known<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let v: Vec<&str> = names.map(String::as_str).collect();
+    if v.is_empty() {
+        "none".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn resolve_abi(sink: &mut Sink, at: &Location, name: &str, raw: &RawAbi) -> Option<Abi> {
+    let mut ok = true;
+    if !is_c_identifier(name) || !name.starts_with(|c: char| c.is_ascii_uppercase()) {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::BadName {
+                what: "ABI struct (CamelCase)",
+                name: name.to_string(),
+            },
+        );
+        ok = false;
+    }
+    let problem = |sink: &mut Sink, field: &str, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::AbiField {
+                abi: name.to_string(),
+                field: field.to_string(),
+                problem,
+            },
+        );
+    };
+    if raw.fields.is_empty() {
+        problem(sink, "", "list is empty: a struct needs fields".into());
+        return None;
+    }
+    let mut fields: Vec<AbiField> = Vec::new();
+    let mut offset = 0u64;
+    let mut align = 1u64;
+    for f in &raw.fields {
+        if !is_c_identifier(&f.name) || f.name.chars().any(|c| c.is_ascii_uppercase()) {
+            problem(sink, &f.name, "is not a snake_case identifier".into());
+            ok = false;
+            continue;
+        }
+        if fields.iter().any(|g| g.name == f.name) {
+            problem(sink, &f.name, "appears twice".into());
+            ok = false;
+            continue;
+        }
+        let Some(&(_, ty)) = FieldType::ALL.iter().find(|(s, _)| *s == f.ty) else {
+            let names: Vec<&str> = FieldType::ALL.iter().map(|(s, _)| *s).collect();
+            problem(
+                sink,
+                &f.name,
+                format!("has type `{}`; expected one of {}", f.ty, names.join(", ")),
+            );
+            ok = false;
+            continue;
+        };
+        offset = offset.next_multiple_of(ty.align());
+        align = align.max(ty.align());
+        fields.push(AbiField {
+            name: f.name.clone(),
+            ty,
+            doc: f.doc.clone(),
+            offset,
+        });
+        offset += ty.size();
+    }
+    ok.then(|| Abi {
+        name: name.to_string(),
+        doc: raw.doc.clone(),
+        fields,
+        size: offset.next_multiple_of(align),
+        align,
+    })
+}
+
+fn resolve_family(
+    sink: &mut Sink,
+    specs: &SpecSet,
+    at: Location,
+    name: &str,
+    raw: &RawFamily,
+) -> Option<Family> {
+    let before = sink.errors.len();
+    let refer = |sink: &mut Sink, what: &'static str, value: &str, ok: bool, known: String| {
+        if !ok {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::UnknownReference {
+                    what,
+                    name: value.to_string(),
+                    known,
+                },
+            );
+        }
+    };
+    refer(
+        sink,
+        "contract",
+        &raw.contract,
+        specs.contracts.contains_key(&raw.contract),
+        known(specs.contracts.keys()),
+    );
+    refer(
+        sink,
+        "ABI struct",
+        &raw.abi,
+        specs.abis.contains_key(&raw.abi),
+        known(specs.abis.keys()),
+    );
+    refer(
+        sink,
+        "instruction",
+        &raw.instruction,
+        specs.instructions.contains_key(&raw.instruction),
+        known(specs.instructions.keys()),
+    );
+    let word =
+        |sink: &mut Sink, msg: String| sink.push(at.clone(), SpecErrorKind::UnknownWord(msg));
+    if !is_c_identifier(&raw.template) {
+        word(
+            sink,
+            format!(
+                "family {name}: template `{}` is not a C++ identifier",
+                raw.template
+            ),
+        );
+    }
+    if !raw.header.ends_with(".cuh") || raw.header.contains("..") || raw.header.starts_with('/') {
+        word(
+            sink,
+            format!(
+                "family {name}: header `{}` must be a .cuh path inside kernels-templates/",
+                raw.header
+            ),
+        );
+    }
+    let policy = raw
+        .policy
+        .parse::<Policy>()
+        .map_err(|e| word(sink, e.to_string()))
+        .ok();
+    let staging = match raw.staging.as_str() {
+        "f32" => Some(Staging::F32),
+        "operand" => Some(Staging::Operand),
+        other => {
+            word(
+                sink,
+                format!("unknown staging `{other}`; expected one of f32, operand"),
+            );
+            None
+        }
+    };
+    let grid = match raw.grid.as_str() {
+        "tiles" => Some(GridKind::Tiles),
+        other => {
+            word(sink, format!("unknown grid `{other}`; expected tiles"));
+            None
+        }
+    };
+    let mut variants = Vec::new();
+    for (op, dtypes) in &raw.variants {
+        let Ok(op) = op.parse::<Op>().map_err(|e| word(sink, e.to_string())) else {
+            continue;
+        };
+        for d in dtypes {
+            match d.parse::<DtypeTriple>() {
+                Ok(d) if !variants.contains(&(op, d)) => variants.push((op, d)),
+                Ok(d) => word(
+                    sink,
+                    format!("family {name}: variant {op} {d} is listed twice"),
+                ),
+                Err(e) => word(sink, e.to_string()),
+            }
+        }
+    }
+    if variants.is_empty() && sink.errors.len() == before {
+        word(
+            sink,
+            format!("family {name} has no variants: list dtype triples under `variants.nn` etc."),
+        );
+    }
+    if sink.errors.len() != before {
+        return None;
+    }
+    Some(Family {
+        name: name.to_string(),
+        doc: raw.doc.clone(),
+        template: raw.template.clone(),
+        header: raw.header.clone(),
+        contract: raw.contract.clone(),
+        policy: policy?,
+        abi: raw.abi.clone(),
+        instruction: raw.instruction.clone(),
+        staging: staging?,
+        grid: grid?,
+        variants,
+        location: at,
+    })
+}
+
+/// `arch=compute_90a,code=sm_90a` -> (90, arch-specific).
+fn parse_gencode(gencode: &str) -> Result<(u32, bool), String> {
+    let bad = || {
+        "must read `arch=compute_XY,code=sm_XY` (XY the compute capability, optionally with an `a` suffix on both)".to_string()
+    };
+    let (arch, code) = gencode.split_once(',').ok_or_else(bad)?;
+    let arch = arch.strip_prefix("arch=compute_").ok_or_else(bad)?;
+    let code = code.strip_prefix("code=sm_").ok_or_else(bad)?;
+    if arch != code {
+        return Err(format!(
+            "names compute_{arch} but sm_{code}; they must be the same target"
+        ));
+    }
+    let (digits, specific) = match arch.strip_suffix('a') {
+        Some(d) => (d, true),
+        None => (arch, false),
+    };
+    let xy = digits.parse::<u32>().map_err(|_| bad())?;
+    Ok((xy, specific))
+}
+
+fn resolve_tier(
+    sink: &mut Sink,
+    specs: &SpecSet,
+    f: &ParsedFile<'_>,
+    at: Location,
+    raw: &RawTier,
+) -> Option<Tier> {
+    let before = sink.errors.len();
+    let name = raw.name.clone();
+    let cc = (raw.compute_capability[0], raw.compute_capability[1]);
+    let mut arch_specific = false;
+    match parse_gencode(&raw.gencode) {
+        Ok((xy, specific)) => {
+            arch_specific = specific;
+            if xy != cc.0 * 10 + cc.1 {
+                sink.push(
+                    at.clone(),
+                    SpecErrorKind::Gencode {
+                        tier: name.clone(),
+                        gencode: raw.gencode.clone(),
+                        problem: format!(
+                            "targets sm_{xy} but compute_capability is [{}, {}]",
+                            cc.0, cc.1
+                        ),
+                    },
+                );
+            }
+        }
+        Err(problem) => sink.push(
+            at.clone(),
+            SpecErrorKind::Gencode {
+                tier: name.clone(),
+                gencode: raw.gencode.clone(),
+                problem,
+            },
+        ),
+    }
+    for fam in &raw.families {
+        let Some(family) = specs.families.get(fam) else {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::UnknownReference {
+                    what: "family",
+                    name: fam.clone(),
+                    known: known(specs.families.keys()),
+                },
+            );
+            continue;
+        };
+        let Some(inst) = specs.instructions.get(&family.instruction) else {
+            continue;
+        };
+        let above_min = cc >= inst.min_cc;
+        let below_max = inst.max_cc.is_none_or(|max| cc <= max);
+        let target_ok = !inst.arch_specific || arch_specific;
+        if !(above_min && below_max && target_ok) {
+            let mut needs = format!("compute capability >= {}.{}", inst.min_cc.0, inst.min_cc.1);
+            if let Some(max) = inst.max_cc {
+                needs += &format!(" and <= {}.{}", max.0, max.1);
+            }
+            if inst.arch_specific {
+                needs += " on an arch-specific target (sm_XYa)";
+            }
+            sink.push(
+                at.clone(),
+                SpecErrorKind::InstructionUnavailable {
+                    family: fam.clone(),
+                    instruction: inst.name.clone(),
+                    needs,
+                    tier: name.clone(),
+                    major: cc.0,
+                    minor: cc.1,
+                    arch_specific,
+                },
+            );
+        }
+    }
+    let mut tier = Tier {
+        name: name.clone(),
+        doc: raw.doc.clone(),
+        gencode: raw.gencode.clone(),
+        cc,
+        arch_specific,
+        max_shared_bytes: raw.max_shared_bytes,
+        max_registers_per_thread: raw.max_registers_per_thread,
+        max_threads_per_block: raw.max_threads_per_block,
+        registers_per_block: raw.registers_per_block,
+        families: raw.families.clone(),
+        tiles: Vec::new(),
+        routes: Vec::new(),
+        file: f.name.clone(),
+        location: at,
+    };
+    for t in &f.raw.tile {
+        if let Some(tile) = resolve_tile(sink, specs, &tier, f.at(t.span()), t.get_ref()) {
+            tier.tiles.push(tile);
+        }
+    }
+    for (i, r) in f.raw.route.iter().enumerate() {
+        let rule = i as u32 + 1;
+        resolve_route(sink, specs, &mut tier, rule, f.at(r.span()), r.get_ref());
+    }
+    (sink.errors.len() == before).then_some(tier)
+}
+
+fn resolve_tile(
+    sink: &mut Sink,
+    specs: &SpecSet,
+    tier: &Tier,
+    at: Location,
+    raw: &RawTile,
+) -> Option<Tile> {
+    if !check_name(sink, &at, "tile", &raw.name) {
+        return None;
+    }
+    if !tier.families.contains(&raw.family) {
+        sink.push(
+            at,
+            SpecErrorKind::FamilyNotUsed {
+                tier: tier.name.clone(),
+                family: raw.family.clone(),
+            },
+        );
+        return None;
+    }
+    let family = specs.families.get(&raw.family)?;
+    let inst = specs.instructions.get(&family.instruction)?;
+    if tier
+        .tiles
+        .iter()
+        .any(|t| t.family == raw.family && t.name == raw.name)
+    {
+        sink.push(
+            at,
+            SpecErrorKind::Duplicate {
+                what: "tile",
+                name: format!("{}.{}", raw.family, raw.name),
+                first: tier.location.clone(),
+            },
+        );
+        return None;
+    }
+    let tile = Tile {
+        family: raw.family.clone(),
+        name: raw.name.clone(),
+        m: raw.m,
+        n: raw.n,
+        k: raw.k,
+        stages: raw.stages,
+        thread_m: raw.thread_m.max(1),
+        thread_n: raw.thread_n.max(1),
+        location: at.clone(),
+    };
+    let before = sink.errors.len();
+    let shape_err = |sink: &mut Sink, dim, value, multiple, why: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::TileShape {
+                family: tile.family.clone(),
+                tile: tile.name.clone(),
+                m: tile.m,
+                n: tile.n,
+                k: tile.k,
+                dim,
+                value,
+                multiple,
+                why,
+            },
+        );
+    };
+    let inst_why = format!(
+        "instruction {} is {}x{}x{}",
+        inst.name, inst.shape.m, inst.shape.n, inst.shape.k
+    );
+    for (dim, value, multiple) in [
+        ("m", tile.m, inst.shape.m),
+        ("n", tile.n, inst.shape.n),
+        ("k", tile.k, inst.shape.k),
+    ] {
+        if value == 0 || value % multiple != 0 {
+            shape_err(sink, dim, value, multiple, inst_why.clone());
+        }
+    }
+    if tile.m % tile.thread_m != 0 {
+        shape_err(
+            sink,
+            "m",
+            tile.m,
+            tile.thread_m,
+            "each thread computes thread_m rows".into(),
+        );
+    }
+    if tile.n % tile.thread_n != 0 {
+        shape_err(
+            sink,
+            "n",
+            tile.n,
+            tile.thread_n,
+            "each thread computes thread_n columns".into(),
+        );
+    }
+    if tile.stages == 0 {
+        shape_err(
+            sink,
+            "stages",
+            0,
+            1,
+            "a tile needs at least one stage".into(),
+        );
+    }
+    if sink.errors.len() != before {
+        return None;
+    }
+    let threads = tile.threads();
+    if threads == 0 || threads % 32 != 0 || threads > tier.max_threads_per_block {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::BlockThreads {
+                family: tile.family.clone(),
+                tile: tile.name.clone(),
+                m: tile.m,
+                n: tile.n,
+                k: tile.k,
+                threads,
+                tier: tier.name.clone(),
+                max: tier.max_threads_per_block,
+            },
+        );
+        return None;
+    }
+    let needed = shared_bytes(family, &tile);
+    if needed > tier.max_shared_bytes {
+        sink.push(
+            at,
+            SpecErrorKind::SharedMemory {
+                family: tile.family.clone(),
+                tile: tile.name.clone(),
+                m: tile.m,
+                n: tile.n,
+                k: tile.k,
+                needed,
+                tier: tier.name.clone(),
+                allowed: tier.max_shared_bytes,
+            },
+        );
+        return None;
+    }
+    Some(tile)
+}
+
+/// Shared memory a tile of this family needs: `stages` copies of the A and B tiles.
+pub fn shared_bytes(family: &Family, tile: &Tile) -> u64 {
+    let elem = match family.staging {
+        Staging::F32 => 4,
+        Staging::Operand => family
+            .variants
+            .iter()
+            .map(|(_, d)| d.ab.size_bytes())
+            .max()
+            .unwrap_or(4),
+    };
+    let (m, n, k) = (tile.m as u64, tile.n as u64, tile.k as u64);
+    tile.stages as u64 * (m * k + k * n) * elem
+}
+
+fn resolve_range(
+    sink: &mut Sink,
+    at: &Location,
+    rule: u32,
+    dim: &'static str,
+    raw: &Option<RawRange>,
+) -> Option<DimRange> {
+    let Some(raw) = raw else {
+        return Some(DimRange::ANY);
+    };
+    let r = DimRange {
+        min: raw.min.unwrap_or(0),
+        max: raw.max,
+    };
+    if let Some(max) = r.max {
+        if r.min > max {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::EmptyRange {
+                    rule,
+                    dim,
+                    min: r.min,
+                    max,
+                },
+            );
+            return None;
+        }
+    }
+    Some(r)
+}
+
+fn resolve_route(
+    sink: &mut Sink,
+    specs: &SpecSet,
+    tier: &mut Tier,
+    rule: u32,
+    at: Location,
+    raw: &RawRoute,
+) {
+    let kernel_err = |sink: &mut Sink, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::RouteKernel {
+                rule,
+                kernel: raw.kernel.clone(),
+                problem,
+            },
+        );
+    };
+    let word = |sink: &mut Sink, msg: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::UnknownWord(format!("route {rule}: {msg}")),
+        )
+    };
+    let policy = raw
+        .policy
+        .parse::<Policy>()
+        .map_err(|e| word(sink, e.to_string()));
+    let mut ops = Vec::new();
+    for o in raw.op.items() {
+        match o.parse::<Op>() {
+            Ok(op) => ops.push(op),
+            Err(e) => word(sink, e.to_string()),
+        }
+    }
+    let m = resolve_range(sink, &at, rule, "m", &raw.m);
+    let n = resolve_range(sink, &at, rule, "n", &raw.n);
+    let k = resolve_range(sink, &at, rule, "k", &raw.k);
+    let Some((fam_name, tile_name)) = raw.kernel.split_once('.') else {
+        kernel_err(sink, "must read `family.tile`, e.g. `fma.thin`".into());
+        return;
+    };
+    if !tier.families.iter().any(|f| f == fam_name) {
+        kernel_err(
+            sink,
+            format!(
+                "names family {fam_name}, which tier {} does not use (families: {})",
+                tier.name,
+                tier.families.join(", ")
+            ),
+        );
+        return;
+    }
+    let Some(family) = specs.families.get(fam_name) else {
+        return;
+    };
+    if tier.tile(fam_name, tile_name).is_none() {
+        let tiles: Vec<String> = tier
+            .tiles
+            .iter()
+            .filter(|t| t.family == fam_name)
+            .map(|t| t.name.clone())
+            .collect();
+        kernel_err(
+            sink,
+            format!(
+                "names tile {tile_name}, which tier {} does not define for {fam_name} (tiles: {})",
+                tier.name,
+                if tiles.is_empty() {
+                    "none".into()
+                } else {
+                    tiles.join(", ")
+                }
+            ),
+        );
+        return;
+    }
+    let Ok(policy) = policy else { return };
+    if family.policy != policy {
+        kernel_err(
+            sink,
+            format!(
+                "is family {fam_name} of policy {}, but the route is for policy {policy}",
+                family.policy
+            ),
+        );
+        return;
+    }
+    let (Some(m), Some(n), Some(k)) = (m, n, k) else {
+        return;
+    };
+    let dtype_words = raw.dtype.items();
+    for op in ops {
+        let dtypes: Vec<DtypeTriple> = if dtype_words == ["any"] {
+            let v: Vec<DtypeTriple> = family
+                .variants
+                .iter()
+                .filter(|(o, _)| *o == op)
+                .map(|(_, d)| *d)
+                .collect();
+            if v.is_empty() {
+                kernel_err(sink, format!("has no {op} variant in family {fam_name}"));
+            }
+            v
+        } else {
+            let mut v = Vec::new();
+            for w in &dtype_words {
+                match w.parse::<DtypeTriple>() {
+                    Ok(d) if family.has_variant(op, d) => v.push(d),
+                    Ok(d) => kernel_err(
+                        sink,
+                        format!("has no {op} {d} variant: family {fam_name} does not list it"),
+                    ),
+                    Err(e) => word(sink, e.to_string()),
+                }
+            }
+            v
+        };
+        for dtype in dtypes {
+            tier.routes.push(Route {
+                rule,
+                policy,
+                op,
+                dtype,
+                m,
+                n,
+                k,
+                family: fam_name.to_string(),
+                tile: tile_name.to_string(),
+                location: at.clone(),
+            });
+        }
+    }
+}
+
+fn check_tier_ambiguity(sink: &mut Sink, tiers: &[Tier]) {
+    for (i, a) in tiers.iter().enumerate() {
+        for b in &tiers[i + 1..] {
+            if a.cc == b.cc && a.arch_specific == b.arch_specific {
+                sink.push(
+                    b.location.clone(),
+                    SpecErrorKind::AmbiguousTier {
+                        a: a.name.clone(),
+                        b: b.name.clone(),
+                        major: a.cc.0,
+                        minor: a.cc.1,
+                        arch_specific: a.arch_specific,
+                    },
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,19 @@
+// The tail every contract shares: v = acc; v = v + bias[n]; v = fma(beta, C[m, n], v);
+// one rounding to C's dtype at the store. The order is part of the numeric contract.
+#pragma once
+#include "common/element.cuh"
+
+constexpr unsigned kGemmFlagBias = 1u;
+
+template <typename TC>
+__device__ __forceinline__ void epilogue_store(float acc, int m, int n, const GemmArgs& p) {
+    float v = acc;
+    if (p.flags & kGemmFlagBias) {
+        v = __fadd_rn(v, to_f32(static_cast<const TC*>(p.bias)[n]));
+    }
+    TC* c = static_cast<TC*>(p.c) + (size_t)m * p.ldc + n;
+    if (p.beta != 0.0f) {
+        v = fmaf(p.beta, to_f32(*c), v);
+    }
+    *c = from_f32<TC>(v);
+}

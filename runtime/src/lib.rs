@@ -1,0 +1,48 @@
+//! # gemm-runtime
+//!
+//! The last stage of the gemm-aot pipeline, linked by downstream code. Its build script runs
+//! the generator on the specs; this crate embeds what it made: the tier table with each
+//! tier's cubin, the kernel table, the contract table, the argument-ABI structs and the
+//! dispatch `match`. Everything it knows about kernels comes from that generated code.
+//!
+//! ```
+//! use gemm_runtime::{dispatch, kernel, tier_for_capability, Dtype, DtypeTriple, Op, Policy};
+//! let tier = tier_for_capability((9, 0)).expect("an H100/H200 is served");
+//! let bf16 = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
+//! let hit = dispatch(tier.id, Policy::Exact, Op::Nn, bf16, 1, 4096, 4096).unwrap();
+//! let k = kernel(hit.kernel).unwrap();
+//! assert_eq!(k.contract, "fma-seq");
+//! assert_eq!(k.op, Op::Nn);
+//! ```
+
+pub mod table;
+
+/// Code generated from the specs at build time (`@generated`; see `build.rs`).
+#[allow(clippy::all)]
+pub mod generated {
+    use crate::table::*;
+
+    /// The embedded cubin of a tier, from the build script's output.
+    macro_rules! cubin {
+        ($tier:literal) => {
+            include_bytes!(concat!(
+                env!("OUT_DIR"),
+                "/gemm-aot/cubins/",
+                $tier,
+                ".cubin"
+            ))
+        };
+    }
+
+    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/abi.rs"));
+    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/kernels.rs"));
+    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/dispatch.rs"));
+    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/resources.rs"));
+}
+
+pub use generated::{dispatch, GemmArgs, CONTRACTS, CUBINS_PRESENT, KERNELS, RESOURCES, TIERS};
+pub use table::{
+    kernel, resources, tier_by_name, tier_for_capability, ContractInfo, Dtype, DtypeTriple,
+    GridKind, KernelId, KernelInfo, KernelResources, Op, Policy, RouteHit, TierId, TierInfo,
+    TileShape,
+};

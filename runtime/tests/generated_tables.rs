@@ -1,0 +1,169 @@
+//! The generated tables agree with the specs they came from: the dispatch `match` picks the
+//! same route as the spec model's first-match evaluator at every route boundary, ids are
+//! consistent, cubins are present and loadable-looking, and tiers serve the right devices.
+
+use gemm_runtime::*;
+use std::path::Path;
+
+fn specs() -> gemm_spec::SpecSet {
+    // Tests run from the crate folder; the shipped specs sit beside it.
+    gemm_spec::load_dir(Path::new("../specs"))
+        .expect("shipped specs validate")
+        .specs
+}
+
+fn probe_values(ranges: impl Iterator<Item = gemm_spec::DimRange>) -> Vec<u64> {
+    let mut v = vec![0, 1, 2, 7, 64, 65, 4096, gemm_spec::DIM_MAX];
+    for r in ranges {
+        v.extend([r.min.saturating_sub(1), r.min, r.min + 1]);
+        if let Some(max) = r.max {
+            v.extend([max.saturating_sub(1), max, max + 1]);
+        }
+    }
+    v.sort();
+    v.dedup();
+    v
+}
+
+#[test]
+fn dispatch_matches_the_spec_evaluator_at_every_boundary() {
+    let specs = specs();
+    assert_eq!(specs.tiers.len(), TIERS.len());
+    let mut checked = 0;
+    for (ti, tier) in specs.tiers.iter().enumerate() {
+        assert_eq!(TIERS[ti].name, tier.name);
+        for (policy, op, dtype) in tier.served() {
+            let routes = tier.routes_for(policy, op, dtype);
+            let ms = probe_values(routes.iter().map(|r| r.m));
+            let ns = probe_values(routes.iter().map(|r| r.n));
+            let ks = probe_values(routes.iter().map(|r| r.k));
+            for &m in &ms {
+                for &n in &ns {
+                    for &k in &ks {
+                        let want = tier.select(policy, op, dtype, m, n, k).unwrap();
+                        let hit = dispatch(TierId(ti as u16), policy, op, dtype, m, n, k)
+                            .expect("served combination dispatches");
+                        let kinfo = kernel(hit.kernel).unwrap();
+                        assert_eq!(hit.rule as u32, want.rule);
+                        assert_eq!(kinfo.family, want.family);
+                        assert_eq!(kinfo.tile.name, want.tile);
+                        assert_eq!((kinfo.op, kinfo.dtype), (op, dtype));
+                        assert_eq!(kinfo.tier, TierId(ti as u16));
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "only {checked} probes");
+}
+
+#[test]
+fn unserved_combinations_do_not_dispatch() {
+    let tier = tier_by_name("sm90a").unwrap();
+    // TN writes an f32 master gradient: no half output variant exists.
+    let bf16_out = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
+    assert_eq!(
+        dispatch(tier.id, Policy::Exact, Op::Tn, bf16_out, 8, 8, 8),
+        None
+    );
+    let f32 = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+    assert_eq!(
+        dispatch(tier.id, Policy::TensorCore, Op::Nn, f32, 8, 8, 8),
+        None
+    );
+    assert_eq!(
+        dispatch(TierId(999), Policy::Exact, Op::Nn, f32, 8, 8, 8),
+        None
+    );
+}
+
+#[test]
+fn ids_and_ranges_are_consistent() {
+    for (i, k) in KERNELS.iter().enumerate() {
+        assert_eq!(k.id.0 as usize, i);
+        let t = &TIERS[k.tier.0 as usize];
+        assert!(
+            t.kernels.contains(&k.id.0),
+            "{} outside its tier's range",
+            k.name
+        );
+        assert!(k
+            .name
+            .starts_with(&format!("gemm_{}_{}_{}_", t.name, k.family, k.op)));
+        assert!(CONTRACTS.iter().any(|c| c.name == k.contract));
+        assert!(k.shared_bytes <= t.max_shared_bytes);
+    }
+    assert_eq!(RESOURCES.len(), KERNELS.len());
+}
+
+#[test]
+fn cubins_are_embedded_elf_with_every_kernel_and_no_spills() {
+    if !CUBINS_PRESENT {
+        eprintln!("SKIPPED: built with GEMM_AOT_NO_CUBINS, no cubins to check");
+        return;
+    }
+    for t in TIERS.iter() {
+        assert_eq!(
+            &t.cubin[..4],
+            b"\x7fELF",
+            "tier {} cubin is not ELF",
+            t.name
+        );
+        for id in t.kernels.clone() {
+            let k = kernel(KernelId(id)).unwrap();
+            let needle = k.name.as_bytes();
+            assert!(
+                t.cubin.windows(needle.len()).any(|w| w == needle),
+                "{} missing from the {} cubin",
+                k.name,
+                t.name
+            );
+            let r = resources(k.id).unwrap();
+            assert!(r.registers > 0, "{} has no register count", k.name);
+            assert_eq!(r.spill_bytes, 0, "{} spills", k.name);
+        }
+    }
+}
+
+#[test]
+fn devices_map_to_tiers() {
+    let name = |cc| tier_for_capability(cc).map(|t| t.name);
+    assert_eq!(name((8, 0)), Some("sm80"));
+    assert_eq!(name((8, 6)), Some("sm80"));
+    assert_eq!(name((8, 9)), Some("sm89"));
+    assert_eq!(name((9, 0)), Some("sm90a"));
+    assert_eq!(name((10, 0)), Some("sm100a"));
+    assert_eq!(name((12, 0)), Some("sm120"));
+    assert_eq!(name((12, 1)), Some("sm120"));
+    assert_eq!(name((7, 5)), None);
+    assert_eq!(name((10, 3)), None, "sm_100a cubins do not load on 10.3");
+}
+
+#[test]
+fn abi_bytes_follow_the_declared_layout() {
+    let args = GemmArgs {
+        a: 0x1111,
+        b: 0x2222,
+        bias: 0,
+        c: 0x3333,
+        m: 7,
+        n: 9,
+        k: 11,
+        lda: 11,
+        ldb: 9,
+        ldc: 9,
+        beta: 1.0,
+        flags: 1,
+    };
+    let bytes = args.to_bytes();
+    assert_eq!(bytes.len(), GemmArgs::SIZE);
+    assert_eq!(
+        u64::from_ne_bytes(bytes[24..32].try_into().unwrap()),
+        0x3333
+    );
+    assert_eq!(i32::from_ne_bytes(bytes[32..36].try_into().unwrap()), 7);
+    assert_eq!(f32::from_ne_bytes(bytes[56..60].try_into().unwrap()), 1.0);
+    let ptrs: Vec<&str> = GemmArgs::POINTER_FIELDS.iter().map(|p| p.0).collect();
+    assert_eq!(ptrs, ["a", "b", "bias", "c"]);
+}
