@@ -75,7 +75,8 @@ pub fn load_sources(sources: &[SpecSource]) -> Result<Validated, SpecErrors> {
             }),
         }
     }
-    let resolved = crate::resolve::resolve(&parsed, &mut errors);
+    let parse_failed = !errors.is_empty();
+    let resolved = crate::resolve::resolve(&parsed, parse_failed, &mut errors);
     match resolved {
         Some((specs, warnings)) if errors.is_empty() => Ok(Validated { specs, warnings }),
         _ => Err(SpecErrors(errors)),

@@ -150,7 +150,7 @@ pub struct Tile {
 impl Tile {
     /// Threads per block: one per `thread_m x thread_n` micro-tile.
     pub fn threads(&self) -> u32 {
-        (self.m / self.thread_m) * (self.n / self.thread_n)
+        (self.m / self.thread_m.max(1)).saturating_mul(self.n / self.thread_n.max(1))
     }
 
     /// `m16n64k32`: the shape part of kernel names.
@@ -297,6 +297,21 @@ pub struct SpecSet {
 impl SpecSet {
     pub fn tier(&self, name: &str) -> Option<&Tier> {
         self.tiers.iter().find(|t| t.name == name)
+    }
+
+    /// The tier that serves a device of compute capability `cc`: an arch-specific tier of
+    /// exactly that capability, else the portable tier of the same major version with the
+    /// highest minor not above the device's (cubins run on later minors of their major).
+    pub fn tier_for_capability(&self, cc: (u32, u32)) -> Option<&Tier> {
+        self.tiers
+            .iter()
+            .find(|t| t.arch_specific && t.cc == cc)
+            .or_else(|| {
+                self.tiers
+                    .iter()
+                    .filter(|t| !t.arch_specific && t.cc.0 == cc.0 && t.cc.1 <= cc.1)
+                    .max_by_key(|t| t.cc.1)
+            })
     }
 
     pub fn family(&self, name: &str) -> Option<&Family> {

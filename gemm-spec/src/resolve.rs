@@ -11,6 +11,15 @@ use std::collections::BTreeMap;
 
 struct Sink<'e> {
     errors: &'e mut Vec<SpecError>,
+    /// Items that are defined but failed their own rules: references to them raise no
+    /// second error, so each mistake is reported once.
+    broken: std::collections::BTreeSet<(&'static str, String)>,
+}
+
+impl Sink<'_> {
+    fn is_broken(&self, what: &'static str, name: &str) -> bool {
+        self.broken.contains(&(what, name.to_string()))
+    }
 }
 
 impl Sink<'_> {
@@ -21,10 +30,14 @@ impl Sink<'_> {
 
 pub(crate) fn resolve(
     files: &[ParsedFile<'_>],
+    parse_failed: bool,
     errors: &mut Vec<SpecError>,
 ) -> Option<(SpecSet, Vec<SpecWarning>)> {
     let before = errors.len();
-    let mut sink = Sink { errors };
+    let mut sink = Sink {
+        errors,
+        broken: Default::default(),
+    };
     let mut specs = SpecSet {
         instructions: BTreeMap::new(),
         contracts: BTreeMap::new(),
@@ -91,8 +104,13 @@ pub(crate) fn resolve(
         for (name, raw) in &f.raw.abi {
             let at = f.at(raw.span());
             if define(&mut sink, "ABI struct", name, &at) {
-                if let Some(abi) = resolve_abi(&mut sink, &at, name, raw.get_ref()) {
-                    specs.abis.insert(name.clone(), abi);
+                match resolve_abi(&mut sink, &at, name, raw.get_ref()) {
+                    Some(abi) => {
+                        specs.abis.insert(name.clone(), abi);
+                    }
+                    None => {
+                        sink.broken.insert(("ABI struct", name.clone()));
+                    }
                 }
             }
         }
@@ -102,8 +120,13 @@ pub(crate) fn resolve(
             let at = f.at(raw.span());
             if check_name(&mut sink, &at, "family", name) && define(&mut sink, "family", name, &at)
             {
-                if let Some(fam) = resolve_family(&mut sink, &specs, at, name, raw.get_ref()) {
-                    specs.families.insert(name.clone(), fam);
+                match resolve_family(&mut sink, &specs, at, name, raw.get_ref()) {
+                    Some(fam) => {
+                        specs.families.insert(name.clone(), fam);
+                    }
+                    None => {
+                        sink.broken.insert(("family", name.clone()));
+                    }
                 }
             }
         }
@@ -130,7 +153,7 @@ pub(crate) fn resolve(
             }
         }
     }
-    if specs.tiers.is_empty() && sink.errors.len() == before {
+    if specs.tiers.is_empty() && sink.errors.len() == before && !parse_failed {
         let file = files.first().map(|f| f.name.clone()).unwrap_or_default();
         sink.push(Location { file, line: 0 }, SpecErrorKind::NoTiers);
     }
@@ -275,11 +298,12 @@ fn resolve_family(
         specs.contracts.contains_key(&raw.contract),
         known(specs.contracts.keys()),
     );
+    let abi_known = specs.abis.contains_key(&raw.abi) || sink.is_broken("ABI struct", &raw.abi);
     refer(
         sink,
         "ABI struct",
         &raw.abi,
-        specs.abis.contains_key(&raw.abi),
+        abi_known,
         known(specs.abis.keys()),
     );
     refer(
@@ -433,6 +457,9 @@ fn resolve_tier(
     }
     for fam in &raw.families {
         let Some(family) = specs.families.get(fam) else {
+            if sink.is_broken("family", fam) {
+                continue;
+            }
             sink.push(
                 at.clone(),
                 SpecErrorKind::UnknownReference {
@@ -488,8 +515,15 @@ fn resolve_tier(
         location: at,
     };
     for t in &f.raw.tile {
-        if let Some(tile) = resolve_tile(sink, specs, &tier, f.at(t.span()), t.get_ref()) {
-            tier.tiles.push(tile);
+        let raw = t.get_ref();
+        match resolve_tile(sink, specs, &tier, f.at(t.span()), raw) {
+            Some(tile) => tier.tiles.push(tile),
+            None => {
+                for name in [raw.name.clone(), raw.name.to_lowercase()] {
+                    sink.broken
+                        .insert(("tile", format!("{}.{}", raw.family, name)));
+                }
+            }
         }
     }
     for (i, r) in f.raw.route.iter().enumerate() {
@@ -656,7 +690,9 @@ pub fn shared_bytes(family: &Family, tile: &Tile) -> u64 {
             .unwrap_or(4),
     };
     let (m, n, k) = (tile.m as u64, tile.n as u64, tile.k as u64);
-    tile.stages as u64 * (m * k + k * n) * elem
+    (tile.stages as u64)
+        .saturating_mul(m.saturating_mul(k).saturating_add(k.saturating_mul(n)))
+        .saturating_mul(elem)
 }
 
 fn resolve_range(
@@ -746,6 +782,9 @@ fn resolve_route(
     let Some(family) = specs.families.get(fam_name) else {
         return;
     };
+    if sink.is_broken("tile", &raw.kernel) {
+        return;
+    }
     if tier.tile(fam_name, tile_name).is_none() {
         let tiles: Vec<String> = tier
             .tiles

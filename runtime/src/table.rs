@@ -107,24 +107,11 @@ pub struct RouteHit {
     pub rule: u16,
 }
 
-/// The tier that serves a device of compute capability `cc`: an arch-specific tier of exactly
-/// that capability, else the portable tier of the same major version with the highest minor
-/// not above the device's (cubins run on later minors of their major version).
+/// The tier that serves a device of compute capability `cc` (see the generated
+/// `tier_for_capability` for the rule), with its table entry.
 pub fn tier_for_capability(cc: (u32, u32)) -> Option<&'static TierInfo> {
-    let tiers = &crate::generated::TIERS;
-    tiers
-        .iter()
-        .find(|t| t.arch_specific && t.compute_capability == cc)
-        .or_else(|| {
-            tiers
-                .iter()
-                .filter(|t| {
-                    !t.arch_specific
-                        && t.compute_capability.0 == cc.0
-                        && t.compute_capability.1 <= cc.1
-                })
-                .max_by_key(|t| t.compute_capability.1)
-        })
+    let id = crate::generated::tier_for_capability(cc.0, cc.1)?;
+    crate::generated::TIERS.get(id.0 as usize)
 }
 
 /// Looks up a tier by name.

@@ -138,6 +138,19 @@ fn devices_map_to_tiers() {
     assert_eq!(name((12, 1)), Some("sm120"));
     assert_eq!(name((7, 5)), None);
     assert_eq!(name((10, 3)), None, "sm_100a cubins do not load on 10.3");
+    // The generated match follows the spec model's rule everywhere.
+    let specs = specs();
+    for major in 0..=15 {
+        for minor in 0..=9 {
+            assert_eq!(
+                name((major, minor)),
+                specs
+                    .tier_for_capability((major, minor))
+                    .map(|t| t.name.as_str()),
+                "capability {major}.{minor}"
+            );
+        }
+    }
 }
 
 #[test]

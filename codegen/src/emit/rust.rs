@@ -211,6 +211,7 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
         quote! { ContractInfo { name: #name, doc: #doc } }
     });
     let kernels = plan.kernels.iter().map(|k| kernel_info(plan, k));
+    let selection = tier_selection(plan);
     let n_tiers = lit(plan.specs.tiers.len() as u64);
     let n_contracts = lit(plan.specs.contracts.len() as u64);
     let n_kernels = lit(plan.kernels.len() as u64);
@@ -223,6 +224,7 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
             pub static CONTRACTS: [ContractInfo; #n_contracts] = [#(#contracts),*];
             /// Every kernel of every tier; `KERNELS[id.0].id == id`.
             pub static KERNELS: [KernelInfo; #n_kernels] = [#(#kernels),*];
+            #selection
         },
     )
 }
@@ -308,6 +310,40 @@ pub fn dispatch(plan: &Plan, prov: &Provenance) -> String {
             }
         },
     )
+}
+
+/// `tier_for_capability` as a `match`, following [`gemm_spec::SpecSet::tier_for_capability`]:
+/// arch-specific tiers by exact capability first, then portable tiers by major version,
+/// highest minor first.
+fn tier_selection(plan: &Plan) -> TokenStream {
+    let tiers = &plan.specs.tiers;
+    let mut arms = TokenStream::new();
+    for (i, t) in tiers.iter().enumerate().filter(|(_, t)| t.arch_specific) {
+        let (major, minor, id) = (lit(t.cc.0), lit(t.cc.1), lit(i as u64));
+        arms.extend(quote! { (#major, #minor) => Some(TierId(#id)), });
+    }
+    let mut portable: Vec<(usize, &gemm_spec::Tier)> = tiers
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| !t.arch_specific)
+        .collect();
+    portable.sort_by_key(|(_, t)| (t.cc.0, std::cmp::Reverse(t.cc.1)));
+    for (i, t) in portable {
+        let (major, minor, id) = (lit(t.cc.0), lit(t.cc.1), lit(i as u64));
+        arms.extend(quote! { (#major, minor) if minor >= #minor => Some(TierId(#id)), });
+    }
+    quote! {
+        /// The tier serving a device of this compute capability: an arch-specific tier of
+        /// exactly it, else the portable tier of its major version with the highest minor
+        /// not above the device's. `None` when no tier serves it.
+        #[allow(unused_comparisons)]
+        pub fn tier_for_capability(major: u32, minor: u32) -> Option<TierId> {
+            match (major, minor) {
+                #arms
+                _ => None,
+            }
+        }
+    }
 }
 
 /// `resources.rs`: the ptxas report of each kernel, or zeros when built without cubins.
