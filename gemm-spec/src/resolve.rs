@@ -607,11 +607,11 @@ fn resolve_tile(
         ("n", tile.n, inst.shape.n),
         ("k", tile.k, inst.shape.k),
     ] {
-        if value == 0 || value % multiple != 0 {
+        if value == 0 || !value.is_multiple_of(multiple) {
             shape_err(sink, dim, value, multiple, inst_why.clone());
         }
     }
-    if tile.m % tile.thread_m != 0 {
+    if !tile.m.is_multiple_of(tile.thread_m) {
         shape_err(
             sink,
             "m",
@@ -620,7 +620,7 @@ fn resolve_tile(
             "each thread computes thread_m rows".into(),
         );
     }
-    if tile.n % tile.thread_n != 0 {
+    if !tile.n.is_multiple_of(tile.thread_n) {
         shape_err(
             sink,
             "n",
@@ -642,7 +642,7 @@ fn resolve_tile(
         return None;
     }
     let threads = tile.threads();
-    if threads == 0 || threads % 32 != 0 || threads > tier.max_threads_per_block {
+    if threads == 0 || !threads.is_multiple_of(32) || threads > tier.max_threads_per_block {
         sink.push(
             at.clone(),
             SpecErrorKind::BlockThreads {

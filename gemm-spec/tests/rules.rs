@@ -210,11 +210,7 @@ fn instructions_must_exist_on_the_tier() {
     );
     let tier = TIER
         .replace("compute_90a,code=sm_90a", "compute_80,code=sm_80")
-        .replace("[9, 0]", "[8, 0]")
-        .replace(
-            "m = 64\nn = 64\nk = 16\nthread_m = 4",
-            "m = 64\nn = 64\nk = 16\nthread_m = 4",
-        );
+        .replace("[9, 0]", "[8, 0]");
     assert_eq!(
         load(&shared, &tier).unwrap_err(),
         vec!["sm90a.toml:1: family fmb uses instruction wgmma, which needs compute capability >= 9.0 and <= 9.0 on an arch-specific target (sm_XYa); tier sm90a is compute capability 8.0 (portable target)"]

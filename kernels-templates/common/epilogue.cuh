@@ -5,8 +5,8 @@
 
 constexpr unsigned kGemmFlagBias = 1u;
 
-template <typename TC>
-__device__ __forceinline__ void epilogue_store(float acc, int m, int n, const GemmArgs& p) {
+template <typename TC, typename Args>
+__device__ __forceinline__ void epilogue_store(float acc, int m, int n, const Args& p) {
     float v = acc;
     if (p.flags & kGemmFlagBias) {
         v = __fadd_rn(v, to_f32(static_cast<const TC*>(p.bias)[n]));

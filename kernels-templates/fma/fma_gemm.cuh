@@ -35,7 +35,8 @@ struct fma_gemm {
         if (Layout::kBContiguousK) { j = e / BK; kk = e % BK; } else { kk = e / BN; j = e % BN; }
     }
 
-    __device__ __forceinline__ static void load(const GemmArgs& p, int m0, int n0, int k0,
+    template <typename Args>
+    __device__ __forceinline__ static void load(const Args& p, int m0, int n0, int k0,
                                                 float (&ra)[kLoadsA], float (&rb)[kLoadsB]) {
         const TAB* a = static_cast<const TAB*>(p.a);
         const TAB* b = static_cast<const TAB*>(p.b);
@@ -85,7 +86,9 @@ struct fma_gemm {
             for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
 
-    __device__ static void run(const GemmArgs& p) {
+    // Args: the family's ABI struct (a, b, bias, c, m, n, k, lda, ldb, ldc, beta, flags).
+    template <typename Args>
+    __device__ static void run(const Args& p) {
         extern __shared__ __align__(16) float smem[];
         const int m0 = blockIdx.x * BM;
         const int n0 = blockIdx.y * BN;

@@ -1,0 +1,88 @@
+//! Fixture tests: a small spec folder in, the exact generated files out. Expected files live
+//! beside the specs under `tests/fixtures/<name>/`; run with `GEMM_AOT_BLESS=1` to rewrite
+//! them after an intended change, then review the diff.
+
+use gemm_codegen::pipeline::{generate, plan};
+use gemm_codegen::Provenance;
+use std::path::Path;
+
+fn bless() -> bool {
+    std::env::var_os("GEMM_AOT_BLESS").is_some()
+}
+
+fn check(expected: &Path, actual: &str) {
+    if bless() {
+        std::fs::create_dir_all(expected.parent().unwrap()).unwrap();
+        std::fs::write(expected, actual).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(expected).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run with GEMM_AOT_BLESS=1 to create it)",
+            expected.display()
+        )
+    });
+    assert!(
+        want == actual,
+        "{} differs from the generated output; run with GEMM_AOT_BLESS=1 and review the diff.\n--- generated ---\n{actual}",
+        expected.display()
+    );
+}
+
+#[test]
+fn tiny_spec_generates_the_expected_files() {
+    let root = Path::new("fixtures/tiny");
+    let (plan, warnings) = plan(&root.join("specs"), &[]).expect("fixture validates");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let generated = generate(&plan, &Provenance::new("fixture test"));
+    let mut compared = 0;
+    for (rel, text) in &generated.files {
+        let name = rel.file_name().unwrap().to_string_lossy().into_owned();
+        if rel.starts_with("cuda/kernels-templates") {
+            continue; // copies of kernels-templates/, not generated
+        }
+        check(&root.join("expected").join(&name), text);
+        compared += 1;
+    }
+    let resources =
+        gemm_codegen::emit::rust::resources(&plan, None, &Provenance::new("fixture test"));
+    check(&root.join("expected/resources.rs"), &resources);
+    assert_eq!(
+        compared, 5,
+        "gemm_abi.h, sm80.cu, abi.rs, kernels.rs, dispatch.rs"
+    );
+}
+
+#[test]
+fn tiny_spec_dispatch_follows_first_match() {
+    let (plan, _) = plan(Path::new("fixtures/tiny/specs"), &[]).unwrap();
+    let tier = plan.specs.tier("sm80").unwrap();
+    let f32 = "f32.f32.f32".parse().unwrap();
+    let bf16 = "bf16.bf16.f32".parse().unwrap();
+    let pick = |d, m, n, k| {
+        let r = tier
+            .select(gemm_spec::Policy::Exact, gemm_spec::Op::Nn, d, m, n, k)
+            .unwrap();
+        (r.rule, r.tile.clone())
+    };
+    assert_eq!(pick(f32, 31, 1, 50), (1, "small".into()));
+    assert_eq!(
+        pick(f32, 31, 0, 50),
+        (3, "big".into()),
+        "n = 0 fails route 1's n >= 1"
+    );
+    assert_eq!(pick(f32, 32, 8, 150), (2, "small".into()));
+    assert_eq!(
+        pick(bf16, 32, 8, 150),
+        (3, "big".into()),
+        "route 2 is f32 only"
+    );
+    assert_eq!(pick(f32, 32, 8, 201), (3, "big".into()));
+}
+
+#[test]
+fn mixed_contracts_are_rejected_with_the_expected_message() {
+    let root = Path::new("fixtures/mixed-contracts");
+    let err = plan(&root.join("specs"), &[]).expect_err("m switches contract");
+    check(&root.join("expected-errors.txt"), &format!("{err}\n"));
+}
