@@ -15,7 +15,23 @@
 //! assert_eq!(k.op, Op::Nn);
 //! ```
 
+mod buffer;
+mod context;
+mod element;
+mod error;
+mod gemm;
+mod ops;
+pub mod reference;
+mod registry;
 pub mod table;
+
+pub use buffer::{DeviceBuffer, ExternalSpan, Mat, MatMut};
+pub use context::{Context, Mode};
+pub use element::Element;
+pub use error::{GemmError, Operand};
+pub use gemm::{vendor_calls, GemmRequest, Launch, DIM_MAX};
+pub use half::{bf16, f16};
+pub use registry::Span;
 
 /// Code generated from the specs at build time (`@generated`; see `build.rs`).
 #[allow(clippy::all)]

@@ -71,7 +71,19 @@ fn compile_one(
     let mut parts: Vec<&[u8]> = vec![tc.version.as_bytes()];
     let flag_text = flags.join(" ");
     parts.push(flag_text.as_bytes());
-    for i in &job.inputs {
+    // The `@generated` line names the command that wrote a file; it does not change the code,
+    // so it stays out of the key (the CLI and the runtime's build share cubins).
+    let stripped: Vec<String> = job
+        .inputs
+        .iter()
+        .map(|i| {
+            i.lines()
+                .filter(|l| !l.starts_with("// @generated"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect();
+    for i in &stripped {
         parts.push(i.as_bytes());
     }
     let key = content_key(&parts);

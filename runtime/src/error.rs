@@ -1,0 +1,102 @@
+//! Every way a runtime call can fail, each with the offending values. Nothing is enqueued when
+//! a call returns one of these.
+
+use crate::table::{DtypeTriple, Op, Policy};
+use thiserror::Error;
+
+/// Which operand of a GEMM call an error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    A,
+    B,
+    Bias,
+    C,
+}
+
+impl std::fmt::Display for Operand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Operand::A => "A",
+            Operand::B => "B",
+            Operand::Bias => "bias",
+            Operand::C => "C",
+        })
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum GemmError {
+    #[error("no CUDA driver found (libcuda could not be loaded): gemm-runtime needs an NVIDIA driver to launch kernels")]
+    NoDriver,
+    #[error("this build of gemm-runtime carries no cubins (it was built with GEMM_AOT_NO_CUBINS): rebuild without it to launch kernels")]
+    NoCubins,
+    #[error("no tier serves device {ordinal} of compute capability {major}.{minor}; the specs define {tiers}")]
+    NoTier {
+        ordinal: usize,
+        major: u32,
+        minor: u32,
+        tiers: String,
+    },
+    #[error("CUDA driver call failed: {0}")]
+    Driver(#[from] cudarc::driver::DriverError),
+    #[error("cuBLAS call failed: {0}")]
+    Cublas(#[from] cudarc::cublas::result::CublasError),
+    #[error("{operand} is a null pointer")]
+    NullPointer { operand: Operand },
+    #[error("{operand} at address {address:#x} is not aligned to {align} bytes")]
+    Misaligned {
+        operand: Operand,
+        address: u64,
+        align: u64,
+    },
+    #[error(
+        "{operand} needs {needed} bytes from offset {offset} but its allocation holds {available}"
+    )]
+    OutOfBounds {
+        operand: Operand,
+        offset: u64,
+        needed: u64,
+        available: u64,
+    },
+    #[error(
+        "{operand} refers to allocation {id} generation {generation}, which was freed or replaced"
+    )]
+    StaleAllocation {
+        operand: Operand,
+        id: u64,
+        generation: u64,
+    },
+    #[error("{operand} belongs to another context")]
+    ForeignAllocation { operand: Operand },
+    #[error("output C [{c_start:#x}, {c_end:#x}) overlaps input {operand} [{start:#x}, {end:#x})")]
+    Overlap {
+        operand: Operand,
+        c_start: u64,
+        c_end: u64,
+        start: u64,
+        end: u64,
+    },
+    #[error("{what} = {value} does not fit the kernels' i32 dimensions (max {max})")]
+    DimensionOverflow {
+        what: &'static str,
+        value: u64,
+        max: u64,
+    },
+    #[error("leading dimension of {operand} is {ld}, less than the {min} elements of a row")]
+    LeadingDimension { operand: Operand, ld: u64, min: u64 },
+    #[error("tier {tier} has no {policy} route for {op} {dtype}")]
+    NoRoute {
+        tier: &'static str,
+        policy: Policy,
+        op: Op,
+        dtype: DtypeTriple,
+    },
+    #[error("grid for m = {m}, n = {n} exceeds the launch limits of kernel {kernel}")]
+    GridTooLarge {
+        kernel: &'static str,
+        m: u64,
+        n: u64,
+    },
+    #[error("{0} is not supported in the cuBLAS modes")]
+    VendorUnsupported(&'static str),
+}

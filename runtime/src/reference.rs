@@ -1,0 +1,181 @@
+//! CPU models of the numeric contracts, bit for bit: what the GPU must reproduce exactly.
+//! Also a float64 reference for tolerance checks.
+
+use crate::element::Element;
+use crate::table::Op;
+
+/// Shapes and strides of one GEMM in the GEMM view (see [`GemmRequest`](crate::GemmRequest)).
+#[derive(Clone, Copy, Debug)]
+pub struct HostGemm {
+    pub op: Op,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub lda: usize,
+    pub ldb: usize,
+    pub ldc: usize,
+    pub beta: f32,
+}
+
+impl HostGemm {
+    fn a_at(&self, i: usize, p: usize) -> usize {
+        if self.op == Op::Tn {
+            p * self.lda + i
+        } else {
+            i * self.lda + p
+        }
+    }
+    fn b_at(&self, p: usize, j: usize) -> usize {
+        if self.op == Op::Nt {
+            j * self.ldb + p
+        } else {
+            p * self.ldb + j
+        }
+    }
+}
+
+/// Contract `fma-seq`: `acc = 0; for k ascending: acc = fma(a, b, acc)`; then `+ bias`, then
+/// `fma(beta, c, ·)`; one rounding to C's type. Writes C in place.
+pub fn fma_seq<A: Element, C: Element>(
+    g: &HostGemm,
+    a: &[A],
+    b: &[A],
+    bias: Option<&[C]>,
+    c: &mut [C],
+) {
+    for i in 0..g.m {
+        for j in 0..g.n {
+            let mut acc = 0.0f32;
+            for p in 0..g.k {
+                acc = a[g.a_at(i, p)]
+                    .to_f32()
+                    .mul_add(b[g.b_at(p, j)].to_f32(), acc);
+            }
+            let mut v = acc;
+            if let Some(bias) = bias {
+                v += bias[j].to_f32();
+            }
+            let out = &mut c[i * g.ldc + j];
+            if g.beta != 0.0 {
+                v = g.beta.mul_add(out.to_f32(), v);
+            }
+            *out = C::from_f32(v);
+        }
+    }
+}
+
+/// The same GEMM in float64 (inputs widened exactly), for tolerance checks.
+pub fn f64_reference<A: Element, C: Element>(
+    g: &HostGemm,
+    a: &[A],
+    b: &[A],
+    bias: Option<&[C]>,
+    c_before: &[C],
+) -> Vec<f64> {
+    let mut out = vec![0.0f64; g.m * g.n];
+    for i in 0..g.m {
+        for j in 0..g.n {
+            let mut acc = 0.0f64;
+            for p in 0..g.k {
+                acc += a[g.a_at(i, p)].to_f32() as f64 * b[g.b_at(p, j)].to_f32() as f64;
+            }
+            if let Some(bias) = bias {
+                acc += bias[j].to_f32() as f64;
+            }
+            if g.beta != 0.0 {
+                acc += g.beta as f64 * c_before[i * g.ldc + j].to_f32() as f64;
+            }
+            out[i * g.n + j] = acc;
+        }
+    }
+    out
+}
+
+/// `|out - ref| / |ref|` over all elements (Frobenius norms); `out` is `m x n` at `ldc`.
+pub fn relative_error<C: Element>(
+    out: &[C],
+    ldc: usize,
+    reference: &[f64],
+    m: usize,
+    n: usize,
+) -> f64 {
+    let (mut num, mut den) = (0.0f64, 0.0f64);
+    for i in 0..m {
+        for j in 0..n {
+            let r = reference[i * n + j];
+            let d = out[i * ldc + j].to_f32() as f64 - r;
+            num += d * d;
+            den += r * r;
+        }
+    }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fma_seq_rounds_once_at_the_store_and_orders_bias_then_beta() {
+        // 1 x 1 x 2: acc = fma(a1, b1, fma(a0, b0, 0)).
+        let g = HostGemm {
+            op: Op::Nn,
+            m: 1,
+            n: 1,
+            k: 2,
+            lda: 2,
+            ldb: 1,
+            ldc: 1,
+            beta: 1.0,
+        };
+        let a = [1.0f32 + f32::EPSILON, 1.0];
+        let b = [1.0f32 - f32::EPSILON, -1.0];
+        let mut c = [0.5f32];
+        fma_seq(&g, &a, &b, Some(&[0.25f32]), &mut c);
+        let acc = 1.0f32.mul_add(-1.0, (1.0f32 + f32::EPSILON) * (1.0 - f32::EPSILON));
+        assert_eq!(c[0], 1.0f32.mul_add(0.5, acc + 0.25));
+        // Half output rounds the f32 value once.
+        let mut h = [half::bf16::ZERO];
+        let g0 = HostGemm { beta: 0.0, ..g };
+        fma_seq(
+            &g0,
+            &[3.0f32, 0.0],
+            &[1.0f32 / 3.0, 0.0],
+            None::<&[half::bf16]>,
+            &mut h,
+        );
+        assert_eq!(h[0], half::bf16::from_f32(3.0f32 * (1.0 / 3.0)));
+    }
+
+    #[test]
+    fn layouts_follow_the_op() {
+        // A = [[1, 2], [3, 4]] as [m, k]; for tn store it transposed.
+        let nn = HostGemm {
+            op: Op::Nn,
+            m: 2,
+            n: 1,
+            k: 2,
+            lda: 2,
+            ldb: 1,
+            ldc: 1,
+            beta: 0.0,
+        };
+        let mut c = [0.0f32; 2];
+        fma_seq(&nn, &[1.0f32, 2.0, 3.0, 4.0], &[1.0, 10.0], None, &mut c);
+        assert_eq!(c, [21.0, 43.0]);
+        let tn = HostGemm { op: Op::Tn, ..nn };
+        fma_seq(&tn, &[1.0f32, 3.0, 2.0, 4.0], &[1.0, 10.0], None, &mut c);
+        assert_eq!(c, [21.0, 43.0]);
+        let nt = HostGemm {
+            op: Op::Nt,
+            ldb: 2,
+            ..nn
+        };
+        fma_seq(&nt, &[1.0f32, 2.0, 3.0, 4.0], &[1.0, 10.0], None, &mut c);
+        assert_eq!(c, [21.0, 43.0]);
+    }
+}
