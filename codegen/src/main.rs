@@ -71,6 +71,10 @@ enum Command {
         #[arg(long = "tier")]
         tiers: Vec<String>,
     },
+    /// Other commands run `gemm-aot-<command>` from beside this binary or PATH; `bench` is
+    /// `gemm-aot-bench` (crate bench/, which needs the runtime and a GPU).
+    #[command(external_subcommand)]
+    External(Vec<String>),
     /// Show or install the CUDA compiler gemm-aot uses.
     Toolchain {
         #[command(subcommand)]
@@ -199,6 +203,28 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             print!("{}", explain::list(&plan));
             Ok(())
+        }
+        Command::External(argv) => {
+            let name = format!(
+                "gemm-aot-{}",
+                argv.first().map(String::as_str).unwrap_or("")
+            );
+            let beside = std::env::current_exe()
+                .ok()
+                .and_then(|p| p.parent().map(|d| d.join(&name)))
+                .filter(|p| p.is_file());
+            let exe = beside.unwrap_or_else(|| PathBuf::from(&name));
+            let status = std::process::Command::new(&exe)
+                .args(&argv[1..])
+                .status()
+                .map_err(|e| {
+                    format!("`{name}` could not be run ({e}); for `bench`, build it with `cargo build --release -p gemm-aot-bench`")
+                })?;
+            if status.success() {
+                Ok(())
+            } else {
+                Err(format!("{name} failed ({status})"))
+            }
         }
         Command::Toolchain { action } => {
             let cache = cache_root();

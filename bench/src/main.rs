@@ -1,0 +1,242 @@
+//! `gemm-aot bench`: the exact family against cuBLAS, in one process, on the same buffers.
+//!
+//! Per shape: random inputs (never zeros); when one input set fits in L2 (60 MiB) several sets
+//! rotate so neither side measures the cache; warm-up; then the two are timed alternately,
+//! one launch each between CUDA events, and the medians reported: TFLOP/s, GB/s of operands
+//! (each input read once, the output written once) and our ratio to cuBLAS. f32 is compared
+//! with cuBLAS in pedantic compute (no TF32), halves with cuBLAS's default f32 compute.
+//! Writes JSON with date, card and commit.
+
+use clap::Parser;
+use gemm_runtime::{bf16, Context, DeviceBuffer, Element, GemmRequest, Mode, Op};
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(
+    name = "gemm-aot bench",
+    about = "Generated kernels against cuBLAS on the H200"
+)]
+struct Args {
+    /// Batch sizes M.
+    #[arg(long, value_delimiter = ',', default_value = "1,8,64,256,1024,4096")]
+    m: Vec<usize>,
+    /// (N, K) pairs as NxK.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "4096x4096,14336x4096,4096x14336"
+    )]
+    nk: Vec<String>,
+    /// Element types: f32 (against pedantic SGEMM), bf16.
+    #[arg(long, value_delimiter = ',', default_value = "f32")]
+    dtype: Vec<String>,
+    /// Timed launches per side.
+    #[arg(long, default_value_t = 30)]
+    reps: usize,
+    /// Commit being measured (goes into the JSON).
+    #[arg(long, default_value = "unknown")]
+    commit: String,
+    /// Where to write the JSON (a folder; the file is named from the date and card).
+    #[arg(long, default_value = "bench/results")]
+    out: std::path::PathBuf,
+}
+
+const L2_BYTES: usize = 60 << 20;
+
+struct Sample {
+    ours_ms: f64,
+    cublas_ms: f64,
+    kernel: String,
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+struct Rng(u64);
+impl Rng {
+    fn value(&mut self) -> f32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let u = ((self.0 >> 40) as f32) / (1u64 << 24) as f32;
+        let v = 2.0 * u - 1.0;
+        if v == 0.0 {
+            0.25
+        } else {
+            v
+        }
+    }
+}
+
+fn time_one<T: Element>(
+    ctx: &Context,
+    mode: Mode,
+    (m, n, k): (usize, usize, usize),
+    x: &DeviceBuffer<T>,
+    w: &DeviceBuffer<T>,
+    y: &mut DeviceBuffer<T>,
+) -> Result<(f64, Option<&'static str>), Box<dyn std::error::Error>> {
+    use cudarc::driver::sys::CUevent_flags;
+    ctx.set_mode(mode);
+    let start = ctx
+        .stream()
+        .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    let launch = ctx.gemm(GemmRequest {
+        op: Op::Nn,
+        m,
+        n,
+        k,
+        a: x.mat(k),
+        b: w.mat(n),
+        bias: None,
+        c: y.mat_mut(n),
+        beta: 0.0,
+    })?;
+    let end = ctx
+        .stream()
+        .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+    end.synchronize()?;
+    let name = launch.kernel.and_then(gemm_runtime::kernel).map(|k| k.name);
+    Ok((start.elapsed_ms(&end)? as f64, name))
+}
+
+fn bench_shape<T: Element>(
+    ctx: &Context,
+    rng: &mut Rng,
+    (m, n, k): (usize, usize, usize),
+    reps: usize,
+) -> Result<Sample, Box<dyn std::error::Error>> {
+    let set_bytes = (m * k + k * n) * std::mem::size_of::<T>();
+    let sets = if set_bytes * 2 <= L2_BYTES {
+        (2 * L2_BYTES / set_bytes.max(1)).clamp(2, 8)
+    } else {
+        1
+    };
+    let mut xs = Vec::new();
+    let mut ws = Vec::new();
+    for _ in 0..sets {
+        xs.push(
+            ctx.upload(
+                &(0..m * k)
+                    .map(|_| T::from_f32(rng.value()))
+                    .collect::<Vec<T>>(),
+            )?,
+        );
+        ws.push(
+            ctx.upload(
+                &(0..k * n)
+                    .map(|_| T::from_f32(rng.value()))
+                    .collect::<Vec<T>>(),
+            )?,
+        );
+    }
+    let mut y = ctx.alloc::<T>(m * n)?;
+    let vendor = if T::DTYPE == gemm_runtime::Dtype::F32 {
+        Mode::CublasPedantic
+    } else {
+        Mode::CublasFast
+    };
+    for i in 0..3 {
+        let s = i % sets;
+        time_one(ctx, Mode::Deterministic, (m, n, k), &xs[s], &ws[s], &mut y)?;
+        time_one(ctx, vendor, (m, n, k), &xs[s], &ws[s], &mut y)?;
+    }
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let mut kernel = String::new();
+    let budget = Instant::now();
+    for i in 0..reps {
+        let s = i % sets;
+        let (t, name) = time_one(ctx, Mode::Deterministic, (m, n, k), &xs[s], &ws[s], &mut y)?;
+        ours.push(t);
+        kernel = name.unwrap_or("none").to_string();
+        theirs.push(time_one(ctx, vendor, (m, n, k), &xs[s], &ws[s], &mut y)?.0);
+        if i >= 5 && budget.elapsed().as_secs_f64() > 3.0 {
+            break;
+        }
+    }
+    ctx.set_mode(Mode::Deterministic);
+    Ok(Sample {
+        ours_ms: median(&mut ours),
+        cublas_ms: median(&mut theirs),
+        kernel,
+    })
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let ctx = Context::new(0)?;
+    let card = {
+        let cuda = cudarc::driver::CudaContext::new(0)?;
+        cuda.name()?
+    };
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let mut rows = Vec::new();
+    println!(
+        "{:<5} {:>5} {:>6} {:>6}  {:>9} {:>9} {:>8} {:>8} {:>6}  kernel",
+        "dtype", "m", "n", "k", "ours TF/s", "cuBLAS", "ours GB/s", "cuBLAS", "ratio"
+    );
+    for dtype in &args.dtype {
+        for nk in &args.nk {
+            let (n, k) = nk
+                .split_once('x')
+                .and_then(|(n, k)| Some((n.parse::<usize>().ok()?, k.parse::<usize>().ok()?)))
+                .ok_or_else(|| format!("--nk takes NxK pairs, got {nk}"))?;
+            for &m in &args.m {
+                let (s, elem) = match dtype.as_str() {
+                    "f32" => (bench_shape::<f32>(&ctx, &mut rng, (m, n, k), args.reps)?, 4),
+                    "bf16" => (
+                        bench_shape::<bf16>(&ctx, &mut rng, (m, n, k), args.reps)?,
+                        2,
+                    ),
+                    other => return Err(format!("unknown dtype {other}; use f32 or bf16").into()),
+                };
+                let flops = 2.0 * m as f64 * n as f64 * k as f64;
+                let bytes = ((m * k + k * n + m * n) * elem) as f64;
+                let tf = |ms: f64| flops / (ms * 1e-3) / 1e12;
+                let gb = |ms: f64| bytes / (ms * 1e-3) / 1e9;
+                let ratio = s.cublas_ms / s.ours_ms;
+                println!(
+                    "{dtype:<5} {m:>5} {n:>6} {k:>6}  {:>9.2} {:>9.2} {:>8.0} {:>8.0} {:>6.2}  {}",
+                    tf(s.ours_ms),
+                    tf(s.cublas_ms),
+                    gb(s.ours_ms),
+                    gb(s.cublas_ms),
+                    ratio,
+                    s.kernel
+                );
+                rows.push(serde_json::json!({
+                    "dtype": dtype, "m": m, "n": n, "k": k,
+                    "ours_ms": s.ours_ms, "cublas_ms": s.cublas_ms,
+                    "ours_tflops": tf(s.ours_ms), "cublas_tflops": tf(s.cublas_ms),
+                    "ours_gbps": gb(s.ours_ms), "cublas_gbps": gb(s.cublas_ms),
+                    "ratio_to_cublas": ratio, "kernel": s.kernel,
+                    "cublas_mode": if dtype == "f32" { "pedantic" } else { "default" },
+                }));
+            }
+        }
+    }
+    let date = std::process::Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let doc = serde_json::json!({
+        "date": date, "card": card, "commit": args.commit, "tier": ctx.tier().name,
+        "method": "one process; same buffers; alternating single launches timed with CUDA events; 3 warm-up pairs; median; rotating input sets when an input set fits in L2",
+        "rows": rows,
+    });
+    std::fs::create_dir_all(&args.out)?;
+    let slug: String = card
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let path = args.out.join(format!("{date}-{slug}-{}.json", args.commit));
+    std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
