@@ -79,7 +79,7 @@ fn a_kernel_over_its_register_budget_fails_the_build_by_name() {
         .to_string();
     assert!(
         err.contains("kernel gemm_sm80_fma_nn_f32_f32_f32_tiled_m128n128k8: uses ")
-            && err.contains("registers a thread; sm80 allows 40 (tile fma.tiled at sm80.toml:24)"),
+            && err.contains("registers a thread; sm80 allows 40 (tile fma.tiled at sm80.toml:46)"),
         "{err}"
     );
     assert!(

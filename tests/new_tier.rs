@@ -33,7 +33,7 @@ fn a_new_tier_from_a_spec_file_alone() {
     opts.compile = CompileMode::Cubins { bootstrap: true };
     let report = build(&opts, &|m| eprintln!("{m}")).unwrap_or_else(|e| panic!("{e}"));
     let res = report.resources.as_ref().unwrap();
-    assert_eq!(report.plan.kernels.len(), 26);
+    assert_eq!(report.plan.kernels.len(), 52);
     assert!(report
         .plan
         .kernels
@@ -42,7 +42,7 @@ fn a_new_tier_from_a_spec_file_alone() {
     let cubin = std::fs::read(out.join("cubins/sm86.cubin")).unwrap();
     assert_eq!(&cubin[..4], b"\x7fELF");
 
-    // Dispatches: the route table picks the thin kernel for decode and the tiled one beyond,
+    // Dispatches: the route table picks the decode kernels for small m and tiles beyond,
     // and the generated Rust routes to it and maps 8.6 devices to the tier.
     let bf16 = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
     let pick = |m| {
@@ -51,15 +51,20 @@ fn a_new_tier_from_a_spec_file_alone() {
             .tile
             .clone()
     };
-    assert_eq!(pick(1), "thin");
+    assert_eq!(pick(1), "dec4");
+    assert_eq!(pick(16), "dec16");
+    assert_eq!(pick(100), "mid");
     assert_eq!(pick(4096), "tiled");
     let thin = report
         .plan
         .kernels
         .iter()
-        .find(|k| k.op == Op::Nn && k.dtype == bf16 && k.tile.name == "thin")
+        .find(|k| k.op == Op::Nn && k.dtype == bf16 && k.tile.name == "dec4")
         .unwrap();
-    assert_eq!(thin.name, "gemm_sm86_fma_nn_bf16_bf16_f32_thin_m8n64k32");
+    assert_eq!(
+        thin.name,
+        "gemm_sm86_fmadec_nn_bf16_bf16_f32_dec4_m4n32k256"
+    );
     assert!(cubin
         .windows(thin.name.len())
         .any(|w| w == thin.name.as_bytes()));

@@ -133,8 +133,15 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
     );
     let _ = writeln!(
         s,
-        "  tile {} {}x{}x{}, {} stage(s), thread tile {}x{}",
-        k.tile.name, k.tile.m, k.tile.n, k.tile.k, k.tile.stages, k.tile.thread_m, k.tile.thread_n
+        "  tile {} {}x{}x{}, {} stage(s), thread tile {}x{}, {} K chunk(s) in parallel",
+        k.tile.name,
+        k.tile.m,
+        k.tile.n,
+        k.tile.k,
+        k.tile.stages,
+        k.tile.thread_m,
+        k.tile.thread_n,
+        k.tile.k_split
     );
     let _ = writeln!(
         s,

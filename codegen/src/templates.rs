@@ -2,7 +2,7 @@
 //! build script through it) works from any folder. Written next to the generated sources.
 
 /// (path under `kernels-templates/`, text) of every template header.
-pub const TEMPLATES: [(&str, &str); 5] = [
+pub const TEMPLATES: [(&str, &str); 7] = [
     (
         "common/tile_config.cuh",
         include_str!("../../kernels-templates/common/tile_config.cuh"),
@@ -18,6 +18,14 @@ pub const TEMPLATES: [(&str, &str); 5] = [
     (
         "common/epilogue.cuh",
         include_str!("../../kernels-templates/common/epilogue.cuh"),
+    ),
+    (
+        "common/fma_chunks.cuh",
+        include_str!("../../kernels-templates/common/fma_chunks.cuh"),
+    ),
+    (
+        "fma/fma_decode_gemm.cuh",
+        include_str!("../../kernels-templates/fma/fma_decode_gemm.cuh"),
     ),
     (
         "fma/fma_gemm.cuh",

@@ -24,7 +24,7 @@ fn list_shows_kernels_and_routes() {
         "{out}"
     );
     assert!(
-        out.contains("gemm_sm90a_fma_nn_bf16_bf16_f32_thin_m8n64k32"),
+        out.contains("gemm_sm90a_fmadec_nn_bf16_bf16_f32_dec4_m4n32k256"),
         "{out}"
     );
     assert!(out.contains("1. exact [nn f32.f32.f32"), "{out}");
@@ -39,13 +39,13 @@ fn explain_names_the_route_the_kernel_and_the_launch() {
     ]);
     assert!(ok, "{err}");
     assert!(out.contains("route 1 (sm90a.toml:"), "{out}");
-    assert!(out.contains("m <= 64 -> matches"), "{out}");
+    assert!(out.contains("m <= 4 -> matches"), "{out}");
     assert!(
-        out.contains("kernel gemm_sm90a_fma_nn_bf16_bf16_f32_thin_m8n64k32"),
+        out.contains("kernel gemm_sm90a_fmadec_nn_bf16_bf16_f32_dec4_m4n32k256"),
         "{out}"
     );
-    assert!(out.contains("contract fma-seq"), "{out}");
-    assert!(out.contains("grid (1, 64, 1)"), "{out}");
+    assert!(out.contains("contract fma-k256"), "{out}");
+    assert!(out.contains("grid (1, 128, 1)"), "{out}");
 
     let (ok, out, _) = gemm_aot(&[
         "explain",
@@ -67,7 +67,7 @@ fn explain_names_the_route_the_kernel_and_the_launch() {
         "17",
     ]);
     assert!(ok);
-    assert!(out.contains("no: m = 1000 is not <= 64"), "{out}");
+    assert!(out.contains("no: m = 1000 is not <= 256"), "{out}");
     assert!(out.contains("any shape (catch-all) -> matches"), "{out}");
     assert!(out.contains("grid (8, 3, 1)"), "{out}");
 }
@@ -118,7 +118,7 @@ fn a_bad_spec_fails_the_build_and_writes_nothing() {
     ]);
     assert!(!ok);
     assert!(
-        err.contains("sm80.toml:24: tile fma.tiled 128x128x400 needs 819200 bytes of shared memory; sm80 allows 166912"),
+        err.contains("sm80.toml:46: tile fma.tiled 128x128x400 needs 884736 bytes of shared memory; sm80 allows 166912"),
         "{err}"
     );
     assert!(
@@ -143,7 +143,7 @@ fn build_without_cubins_writes_once_then_nothing() {
     ];
     let (ok, stdout, err) = gemm_aot(&args);
     assert!(ok, "{err}");
-    assert!(stdout.contains("26 kernels in 1 tiers"), "{stdout}");
+    assert!(stdout.contains("52 kernels in 1 tiers"), "{stdout}");
     for f in [
         "rust/abi.rs",
         "rust/kernels.rs",

@@ -100,6 +100,25 @@ pub enum Staging {
     Operand,
 }
 
+/// One term of a family's shared-memory need, per block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SharedTerm {
+    /// `stages` copies of the A and B k-tiles: `stages * (m*k + k*n) * staging bytes`.
+    Operands,
+    /// The f32 running totals of a tile of C across K chunks: `m * n * 4`.
+    Totals,
+    /// One f32 partial per output element and parallel K chunk: `k_split * m * n * 4`.
+    Partials,
+}
+
+impl SharedTerm {
+    pub const ALL: [(&'static str, SharedTerm); 3] = [
+        ("operands", SharedTerm::Operands),
+        ("totals", SharedTerm::Totals),
+        ("partials", SharedTerm::Partials),
+    ];
+}
+
 /// How a family's grid covers the output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GridKind {
@@ -121,6 +140,8 @@ pub struct Family {
     pub abi: String,
     pub instruction: String,
     pub staging: Staging,
+    /// What it keeps in shared memory (summed for the tile's budget).
+    pub shared: Vec<SharedTerm>,
     pub grid: GridKind,
     /// The (op, dtype) pairs the family instantiates, in spec order.
     pub variants: Vec<(Op, DtypeTriple)>,
@@ -144,13 +165,19 @@ pub struct Tile {
     pub stages: u32,
     pub thread_m: u32,
     pub thread_n: u32,
+    /// K chunks a block reduces in parallel (decode kernels); 1 otherwise.
+    pub k_split: u32,
+    /// Occupancy the compiler must allow (caps registers at registers_per_block / (threads * this)).
+    pub min_blocks: Option<u32>,
     pub location: Location,
 }
 
 impl Tile {
-    /// Threads per block: one per `thread_m x thread_n` micro-tile.
+    /// Threads per block: one per `thread_m x thread_n` micro-tile and parallel K chunk.
     pub fn threads(&self) -> u32 {
-        (self.m / self.thread_m.max(1)).saturating_mul(self.n / self.thread_n.max(1))
+        (self.m / self.thread_m.max(1))
+            .saturating_mul(self.n / self.thread_n.max(1))
+            .saturating_mul(self.k_split.max(1))
     }
 
     /// `m16n64k32`: the shape part of kernel names.

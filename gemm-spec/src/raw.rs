@@ -83,6 +83,9 @@ pub struct RawFamily {
     pub abi: String,
     pub instruction: String,
     pub staging: String,
+    /// What the family keeps in shared memory: any of `operands`, `totals`, `partials`.
+    #[serde(default = "default_shared")]
+    pub shared: Vec<String>,
     pub grid: String,
     /// Op name to the dtype triples the family instantiates for it.
     pub variants: BTreeMap<String, Vec<String>>,
@@ -103,6 +106,10 @@ pub struct RawTier {
     #[serde(default = "default_registers_per_block")]
     pub registers_per_block: u32,
     pub families: Vec<String>,
+}
+
+fn default_shared() -> Vec<String> {
+    vec!["operands".into()]
 }
 
 fn default_max_threads() -> u32 {
@@ -127,6 +134,10 @@ pub struct RawTile {
     pub thread_m: u32,
     #[serde(default = "one")]
     pub thread_n: u32,
+    #[serde(default = "one")]
+    pub k_split: u32,
+    /// Blocks per SM the compiler must leave room for (`__launch_bounds__`'s second value).
+    pub min_blocks: Option<u32>,
 }
 
 fn one() -> u32 {

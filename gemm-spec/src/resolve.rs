@@ -349,6 +349,18 @@ fn resolve_family(
             None
         }
     };
+    let mut shared = Vec::new();
+    for term in &raw.shared {
+        match SharedTerm::ALL.iter().find(|(n, _)| n == term) {
+            Some(&(_, t)) => shared.push(t),
+            None => word(
+                sink,
+                format!(
+                    "unknown shared-memory term `{term}`; expected operands, totals or partials"
+                ),
+            ),
+        }
+    }
     let grid = match raw.grid.as_str() {
         "tiles" => Some(GridKind::Tiles),
         other => {
@@ -391,6 +403,7 @@ fn resolve_family(
         abi: raw.abi.clone(),
         instruction: raw.instruction.clone(),
         staging: staging?,
+        shared,
         grid: grid?,
         variants,
         location: at,
@@ -579,6 +592,8 @@ fn resolve_tile(
         stages: raw.stages,
         thread_m: raw.thread_m.max(1),
         thread_n: raw.thread_n.max(1),
+        k_split: raw.k_split,
+        min_blocks: raw.min_blocks,
         location: at.clone(),
     };
     let before = sink.errors.len();
@@ -638,6 +653,15 @@ fn resolve_tile(
             "a tile needs at least one stage".into(),
         );
     }
+    if tile.k_split == 0 {
+        shape_err(
+            sink,
+            "k_split",
+            0,
+            1,
+            "a block reduces at least one K chunk".into(),
+        );
+    }
     if sink.errors.len() != before {
         return None;
     }
@@ -678,7 +702,7 @@ fn resolve_tile(
     Some(tile)
 }
 
-/// Shared memory a tile of this family needs: `stages` copies of the A and B tiles.
+/// Shared memory a tile of this family needs: the sum of the family's shared terms.
 pub fn shared_bytes(family: &Family, tile: &Tile) -> u64 {
     let elem = match family.staging {
         Staging::F32 => 4,
@@ -690,9 +714,20 @@ pub fn shared_bytes(family: &Family, tile: &Tile) -> u64 {
             .unwrap_or(4),
     };
     let (m, n, k) = (tile.m as u64, tile.n as u64, tile.k as u64);
-    (tile.stages as u64)
-        .saturating_mul(m.saturating_mul(k).saturating_add(k.saturating_mul(n)))
-        .saturating_mul(elem)
+    family
+        .shared
+        .iter()
+        .map(|term| match term {
+            SharedTerm::Operands => (tile.stages as u64)
+                .saturating_mul(m.saturating_mul(k).saturating_add(k.saturating_mul(n)))
+                .saturating_mul(elem),
+            SharedTerm::Totals => m.saturating_mul(n).saturating_mul(4),
+            SharedTerm::Partials => (tile.k_split as u64)
+                .saturating_mul(m)
+                .saturating_mul(n)
+                .saturating_mul(4),
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 fn resolve_range(

@@ -1,14 +1,18 @@
-// Family `fma`, contract `fma-seq`: every element of C is one f32 FMA chain over k ascending
-// from 0, with no split of K, then the shared epilogue. The tile only decides which thread
-// computes an element, never the order of its reduction, so every tile of this family gives
-// the same bits, whatever M is.
+// Family `fma`, contract `fma-k256` (see common/fma_chunks.cuh), for mid-size and large m.
 //
-// Schedule: one block per Tile::M x Tile::N tile of C; each thread owns a THREAD_M x THREAD_N
-// micro-tile. Operands are widened to f32 into shared memory (A as [K][M], B as [K][N]).
-// With STAGES == 2 the next k-tile is loaded into registers while the current one is used.
+// Schedule: one block per Tile::M x Tile::N tile of C; each thread owns THREAD_M x THREAD_N
+// elements. Operands are widened to f32 into shared memory (A as [K][M], B as [K][N]); with
+// STAGES == 2 the next k-tile is loaded into registers while the current one is used. The
+// chunk partials live in registers; at each chunk end they are folded into f32 totals kept in
+// shared memory (each thread owns its slots, so no barrier is needed for them).
+//
+// A thread's rows (and columns) are two halves of THREAD_M/2 placed BM/2 apart when
+// THREAD_M % 8 == 0, so that the float4 reads of a warp from shared memory do not conflict.
+// This placement decides which thread computes an element, never its reduction order.
 #pragma once
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
+#include "common/fma_chunks.cuh"
 #include "common/operand_layout.cuh"
 #include "common/tile_config.cuh"
 
@@ -18,14 +22,29 @@ struct fma_gemm {
     static constexpr int TM = Tile::THREAD_M, TN = Tile::THREAD_N;
     static constexpr int kStages = Tile::STAGES;
     static constexpr int kThreads = (BM / TM) * (BN / TN);
-    static constexpr int kSharedBytes = kStages * (BM * BK + BK * BN) * (int)sizeof(float);
+    static constexpr int kStageFloats = BM * BK + BK * BN;
+    static constexpr int kSharedBytes = (kStages * kStageFloats + BM * BN) * (int)sizeof(float);
     static constexpr int kLoadsA = (BM * BK + kThreads - 1) / kThreads;
     static constexpr int kLoadsB = (BK * BN + kThreads - 1) / kThreads;
+    // Split placement (two halves BM/2 apart) when a half is a whole float4.
+    static constexpr bool kSplitM = TM % 8 == 0;
+    static constexpr bool kSplitN = TN % 8 == 0;
     using Layout = OperandLayout<OP>;
 
+    static_assert(Tile::K_SPLIT == 1, "fma_gemm: reduces K in sequence; k_split must be 1");
     static_assert(BM % TM == 0 && BN % TN == 0, "fma_gemm: tile m and n must be multiples of thread_m and thread_n");
     static_assert(kThreads % 32 == 0, "fma_gemm: threads per block must be a multiple of 32");
     static_assert(kStages == 1 || kStages == 2, "fma_gemm: supports 1 or 2 shared-memory stages");
+    static_assert(kFmaChunk % BK == 0, "fma_gemm: tile k must divide the contract's chunk (256)");
+
+    __device__ __forceinline__ static int row_of(int ty, int i) {
+        if (kSplitM) return i < TM / 2 ? ty * (TM / 2) + i : BM / 2 + ty * (TM / 2) + (i - TM / 2);
+        return ty * TM + i;
+    }
+    __device__ __forceinline__ static int col_of(int tx, int j) {
+        if (kSplitN) return j < TN / 2 ? tx * (TN / 2) + j : BN / 2 + tx * (TN / 2) + (j - TN / 2);
+        return tx * TN + j;
+    }
 
     // Element e of a k-tile, mapped so that consecutive threads read consecutive addresses.
     __device__ __forceinline__ static void a_coord(int e, int& i, int& kk) {
@@ -72,24 +91,59 @@ struct fma_gemm {
         }
     }
 
-    // One FMA per (element, kk), kk ascending: the contract's chain.
+    template <int W>
+    __device__ __forceinline__ static void read_run(const float* src, float* dst) {
+        if (W % 4 == 0) {
+#pragma unroll
+            for (int v = 0; v < W / 4; ++v) {
+                float4 q = reinterpret_cast<const float4*>(src)[v];
+                dst[4 * v] = q.x; dst[4 * v + 1] = q.y; dst[4 * v + 2] = q.z; dst[4 * v + 3] = q.w;
+            }
+        } else {
+#pragma unroll
+            for (int v = 0; v < W; ++v) dst[v] = src[v];
+        }
+    }
+
+    // One FMA per (element, kk): the chunk's chain, kk ascending.
     __device__ __forceinline__ static void step(const float* As, const float* Bs, int kk, int ty, int tx,
                                                 float (&acc)[TM][TN]) {
         float av[TM], bv[TN];
-#pragma unroll
-        for (int i = 0; i < TM; ++i) av[i] = As[kk * BM + ty * TM + i];
-#pragma unroll
-        for (int j = 0; j < TN; ++j) bv[j] = Bs[kk * BN + tx * TN + j];
+        if (kSplitM) {
+            read_run<TM / 2>(As + kk * BM + ty * (TM / 2), av);
+            read_run<TM / 2>(As + kk * BM + BM / 2 + ty * (TM / 2), av + TM / 2);
+        } else {
+            read_run<TM>(As + kk * BM + ty * TM, av);
+        }
+        if (kSplitN) {
+            read_run<TN / 2>(Bs + kk * BN + tx * (TN / 2), bv);
+            read_run<TN / 2>(Bs + kk * BN + BN / 2 + tx * (TN / 2), bv + TN / 2);
+        } else {
+            read_run<TN>(Bs + kk * BN + tx * TN, bv);
+        }
 #pragma unroll
         for (int i = 0; i < TM; ++i)
 #pragma unroll
             for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
 
+    // Folds this chunk's partials into the totals in shared memory and restarts the chain.
+    __device__ __forceinline__ static void fold(float* totals, int chunk, int ty, int tx, float (&acc)[TM][TN]) {
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+                float* t = totals + row_of(ty, i) * BN + col_of(tx, j);
+                *t = fma_chunk_fold(chunk, *t, acc[i][j]);
+                acc[i][j] = 0.0f;
+            }
+    }
+
     // Args: the family's ABI struct (a, b, bias, c, m, n, k, lda, ldb, ldc, beta, flags).
     template <typename Args>
     __device__ static void run(const Args& p) {
         extern __shared__ __align__(16) float smem[];
+        float* totals = smem + kStages * kStageFloats;
         const int m0 = blockIdx.x * BM;
         const int n0 = blockIdx.y * BN;
         const int tx = threadIdx.x % (BN / TN);
@@ -102,6 +156,7 @@ struct fma_gemm {
             for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
         const int tiles = (p.k + BK - 1) / BK;
+        constexpr int kTilesPerChunk = kFmaChunk / BK;
         float ra[kLoadsA], rb[kLoadsB];
         if (tiles > 0) {
             load(p, m0, n0, 0, ra, rb);
@@ -110,7 +165,7 @@ struct fma_gemm {
         }
         for (int t = 0; t < tiles; ++t) {
             const int s = kStages == 2 ? (t & 1) : 0;
-            const float* As = smem + s * (BM * BK + BK * BN);
+            const float* As = smem + s * kStageFloats;
             const float* Bs = As + BM * BK;
             const bool next = t + 1 < tiles;
             if (kStages == 2 && next) load(p, m0, n0, (t + 1) * BK, ra, rb);
@@ -121,13 +176,14 @@ struct fma_gemm {
             } else {
                 for (int kk = 0; kk < kcount; ++kk) step(As, Bs, kk, ty, tx, acc);
             }
+            if ((t + 1) % kTilesPerChunk == 0 || !next) fold(totals, t / kTilesPerChunk, ty, tx, acc);
             if (next) {
                 if (kStages == 1) {
                     __syncthreads();
                     load(p, m0, n0, (t + 1) * BK, ra, rb);
                     store(smem, smem + BM * BK, ra, rb);
                 } else {
-                    float* dst = smem + (s ^ 1) * (BM * BK + BK * BN);
+                    float* dst = smem + (s ^ 1) * kStageFloats;
                     store(dst, dst + BM * BK, ra, rb);
                 }
                 __syncthreads();
@@ -136,11 +192,13 @@ struct fma_gemm {
 
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
-            const int m = m0 + ty * TM + i;
+            const int m = m0 + row_of(ty, i);
 #pragma unroll
             for (int j = 0; j < TN; ++j) {
-                const int n = n0 + tx * TN + j;
-                if (m < p.m && n < p.n) epilogue_store<TC>(acc[i][j], m, n, p);
+                const int col = col_of(tx, j);
+                const int n = n0 + col;
+                const float total = tiles > 0 ? totals[row_of(ty, i) * BN + col] : 0.0f;
+                if (m < p.m && n < p.n) epilogue_store<TC>(total, m, n, p);
             }
         }
     }

@@ -11,7 +11,7 @@
 //! let bf16 = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
 //! let hit = dispatch(tier.id, Policy::Exact, Op::Nn, bf16, 1, 4096, 4096).unwrap();
 //! let k = kernel(hit.kernel).unwrap();
-//! assert_eq!(k.contract, "fma-seq");
+//! assert_eq!(k.contract, "fma-k256");
 //! assert_eq!(k.op, Op::Nn);
 //! ```
 

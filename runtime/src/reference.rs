@@ -34,9 +34,13 @@ impl HostGemm {
     }
 }
 
-/// Contract `fma-seq`: `acc = 0; for k ascending: acc = fma(a, b, acc)`; then `+ bias`, then
-/// `fma(beta, c, ·)`; one rounding to C's type. Writes C in place.
-pub fn fma_seq<A: Element, C: Element>(
+/// The chunk length of contract `fma-k256`.
+pub const FMA_CHUNK: usize = 256;
+
+/// Contract `fma-k256`: K cut into chunks of 256; each chunk one f32 FMA chain from 0 over
+/// ascending k; chunk results added left to right (`acc = p0; acc = acc + p1; ...`, 0 when
+/// K = 0); then `+ bias`, then `fma(beta, c, ·)`; one rounding to C's type. Writes C in place.
+pub fn fma_k256<A: Element, C: Element>(
     g: &HostGemm,
     a: &[A],
     b: &[A],
@@ -46,10 +50,14 @@ pub fn fma_seq<A: Element, C: Element>(
     for i in 0..g.m {
         for j in 0..g.n {
             let mut acc = 0.0f32;
-            for p in 0..g.k {
-                acc = a[g.a_at(i, p)]
-                    .to_f32()
-                    .mul_add(b[g.b_at(p, j)].to_f32(), acc);
+            for (chunk, start) in (0..g.k).step_by(FMA_CHUNK).enumerate() {
+                let mut part = 0.0f32;
+                for p in start..(start + FMA_CHUNK).min(g.k) {
+                    part = a[g.a_at(i, p)]
+                        .to_f32()
+                        .mul_add(b[g.b_at(p, j)].to_f32(), part);
+                }
+                acc = if chunk == 0 { part } else { acc + part };
             }
             let mut v = acc;
             if let Some(bias) = bias {
@@ -120,7 +128,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fma_seq_rounds_once_at_the_store_and_orders_bias_then_beta() {
+    fn chunks_are_chains_added_in_order() {
+        // k = 600: chunks [0, 256), [256, 512), [512, 600).
+        let k = 600;
+        let g = HostGemm {
+            op: Op::Nn,
+            m: 1,
+            n: 1,
+            k,
+            lda: k,
+            ldb: 1,
+            ldc: 1,
+            beta: 0.0,
+        };
+        let a: Vec<f32> = (0..k).map(|i| (i as f32 * 0.37).sin() * 3.1).collect();
+        let b: Vec<f32> = (0..k).map(|i| (i as f32 * 1.13).cos() * 0.7).collect();
+        let chain = |r: std::ops::Range<usize>| r.fold(0.0f32, |acc, p| a[p].mul_add(b[p], acc));
+        let want = (chain(0..256) + chain(256..512)) + chain(512..600);
+        let mut c = [0.0f32];
+        fma_k256(&g, &a, &b, None, &mut c);
+        assert_eq!(c[0].to_bits(), want.to_bits());
+        assert_ne!(
+            want.to_bits(),
+            chain(0..600).to_bits(),
+            "the test must tell chunked from one chain"
+        );
+    }
+
+    #[test]
+    fn fma_k256_rounds_once_at_the_store_and_orders_bias_then_beta() {
         // 1 x 1 x 2: acc = fma(a1, b1, fma(a0, b0, 0)).
         let g = HostGemm {
             op: Op::Nn,
@@ -135,13 +171,13 @@ mod tests {
         let a = [1.0f32 + f32::EPSILON, 1.0];
         let b = [1.0f32 - f32::EPSILON, -1.0];
         let mut c = [0.5f32];
-        fma_seq(&g, &a, &b, Some(&[0.25f32]), &mut c);
+        fma_k256(&g, &a, &b, Some(&[0.25f32]), &mut c);
         let acc = 1.0f32.mul_add(-1.0, (1.0f32 + f32::EPSILON) * (1.0 - f32::EPSILON));
         assert_eq!(c[0], 1.0f32.mul_add(0.5, acc + 0.25));
         // Half output rounds the f32 value once.
         let mut h = [half::bf16::ZERO];
         let g0 = HostGemm { beta: 0.0, ..g };
-        fma_seq(
+        fma_k256(
             &g0,
             &[3.0f32, 0.0],
             &[1.0f32 / 3.0, 0.0],
@@ -165,17 +201,17 @@ mod tests {
             beta: 0.0,
         };
         let mut c = [0.0f32; 2];
-        fma_seq(&nn, &[1.0f32, 2.0, 3.0, 4.0], &[1.0, 10.0], None, &mut c);
+        fma_k256(&nn, &[1.0f32, 2.0, 3.0, 4.0], &[1.0, 10.0], None, &mut c);
         assert_eq!(c, [21.0, 43.0]);
         let tn = HostGemm { op: Op::Tn, ..nn };
-        fma_seq(&tn, &[1.0f32, 3.0, 2.0, 4.0], &[1.0, 10.0], None, &mut c);
+        fma_k256(&tn, &[1.0f32, 3.0, 2.0, 4.0], &[1.0, 10.0], None, &mut c);
         assert_eq!(c, [21.0, 43.0]);
         let nt = HostGemm {
             op: Op::Nt,
             ldb: 2,
             ..nn
         };
-        fma_seq(&nt, &[1.0f32, 2.0, 3.0, 4.0], &[1.0, 10.0], None, &mut c);
+        fma_k256(&nt, &[1.0f32, 2.0, 3.0, 4.0], &[1.0, 10.0], None, &mut c);
         assert_eq!(c, [21.0, 43.0]);
     }
 }

@@ -47,6 +47,8 @@ pub struct TileShape {
     pub stages: u32,
     pub thread_m: u32,
     pub thread_n: u32,
+    /// K chunks one block reduces in parallel.
+    pub k_split: u32,
 }
 
 /// How a kernel's grid covers C.

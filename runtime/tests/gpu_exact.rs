@@ -5,7 +5,7 @@
 
 mod common;
 use common::*;
-use gemm_runtime::reference::{f64_reference, fma_seq, relative_error, HostGemm};
+use gemm_runtime::reference::{f64_reference, fma_k256, relative_error, HostGemm};
 use gemm_runtime::*;
 
 const SHAPES: &[(usize, usize, usize)] = &[
@@ -92,7 +92,7 @@ fn run_case<A: Element, C: Element>(ctx: &Context, rng: &mut Rng, case: &Case) {
         beta,
     };
     let mut want = c_before.clone();
-    fma_seq(&g, &a, &b, bias.then_some(bias_host.as_slice()), &mut want);
+    fma_k256(&g, &a, &b, bias.then_some(bias_host.as_slice()), &mut want);
     let label = format!(
         "{op} {}->{} m={m} n={n} k={k} pad={pad} bias={bias} beta={beta} kernel={:?}",
         A::DTYPE,
@@ -287,7 +287,7 @@ fn convenience_ops_map_onto_the_gemm_view() {
     ctx.input_grad(dy_.mat(n), dw_.mat(n), dx.mat_mut(k), (m, n, k))
         .unwrap();
     let mut want = vec![bf16::ZERO; m * k];
-    fma_seq(
+    fma_k256(
         &HostGemm {
             op: Op::Nt,
             m,
@@ -321,8 +321,8 @@ fn convenience_ops_map_onto_the_gemm_view() {
         ldc: n,
         beta: 1.0,
     };
-    fma_seq(&g, &x, &dy, None, &mut want);
-    fma_seq(&g, &x, &dy, None, &mut want);
+    fma_k256(&g, &x, &dy, None, &mut want);
+    fma_k256(&g, &x, &dy, None, &mut want);
     assert_eq!(ctx.download(&dw).unwrap(), want);
     // lm_head: logits[m, vocab] = X[m, k] E[vocab, k]^T, f32 logits.
     let vocab = 1000;
@@ -332,7 +332,7 @@ fn convenience_ops_map_onto_the_gemm_view() {
     ctx.lm_head(dx_.mat(k), de.mat(k), logits.mat_mut(vocab), (m, vocab, k))
         .unwrap();
     let mut want = vec![0.0f32; m * vocab];
-    fma_seq(
+    fma_k256(
         &HostGemm {
             op: Op::Nt,
             m,

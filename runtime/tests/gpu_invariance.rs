@@ -6,7 +6,7 @@
 
 mod common;
 use common::*;
-use gemm_runtime::reference::{fma_seq, HostGemm};
+use gemm_runtime::reference::{fma_k256, HostGemm};
 use gemm_runtime::*;
 
 const M_FULL: usize = 4096;
@@ -153,7 +153,7 @@ fn tn_sweep<A: Element>() {
             ldc: n,
             beta: 1.0,
         };
-        fma_seq(&g, &x, &dy, None, &mut want);
+        fma_k256(&g, &x, &dy, None, &mut want);
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(
                 g.to_bits(),

@@ -19,7 +19,7 @@ fn instantiation(plan: &Plan, k: &PlannedKernel) -> String {
     let family = &plan.specs.families[&k.family];
     let t = &k.tile;
     format!(
-        "{}<{}, {}, {}, TileConfig<{}, {}, {}, {}, {}, {}>>",
+        "{}<{}, {}, {}, TileConfig<{}, {}, {}, {}, {}, {}, {}>>",
         family.template,
         k.dtype.ab.cuda_type(),
         k.dtype.c.cuda_type(),
@@ -29,7 +29,8 @@ fn instantiation(plan: &Plan, k: &PlannedKernel) -> String {
         t.k,
         t.stages,
         t.thread_m,
-        t.thread_n
+        t.thread_n,
+        t.k_split
     )
 }
 
@@ -53,7 +54,7 @@ pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
             "\n// {} {} {} tile {} ({}x{}x{}), contract {}\n\
              static_assert({inst}::kThreads == {threads}, \"{name}: the spec plans {threads} threads a block but the template uses a different count\");\n\
              static_assert({inst}::kSharedBytes == {smem}, \"{name}: the spec plans {smem} bytes of shared memory but the template needs a different amount\");\n\
-             extern \"C\" __global__ void __launch_bounds__({threads}) {name}(const {abi} args) {{\n    {inst}::run(args);\n}}\n",
+             extern \"C\" __global__ void __launch_bounds__({bounds}) {name}(const {abi} args) {{\n    {inst}::run(args);\n}}\n",
             k.family,
             k.op,
             k.dtype,
@@ -63,6 +64,10 @@ pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
             k.tile.k,
             k.contract,
             threads = k.threads,
+            bounds = match k.tile.min_blocks {
+                Some(b) => format!("{}, {b}", k.threads),
+                None => k.threads.to_string(),
+            },
             smem = k.shared_bytes,
             name = k.name,
             abi = family.abi,

@@ -159,6 +159,7 @@ fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
         lit(t.thread_m),
         lit(t.thread_n),
     );
+    let tks = lit(t.k_split);
     let threads = lit(k.threads);
     let smem = lit(k.shared_bytes);
     quote! {
@@ -171,7 +172,7 @@ fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
             policy: #policy,
             op: #op,
             dtype: #dtype,
-            tile: TileShape { name: #tname, m: #tm, n: #tn, k: #tk, stages: #ts, thread_m: #ttm, thread_n: #ttn },
+            tile: TileShape { name: #tname, m: #tm, n: #tn, k: #tk, stages: #ts, thread_m: #ttm, thread_n: #ttn, k_split: #tks },
             grid: #grid,
             block_threads: #threads,
             shared_bytes: #smem,

@@ -1,0 +1,80 @@
+// Family `fmadec`, contract `fma-k256` (see common/fma_chunks.cuh), for small m (decode).
+//
+// A few rows of A against a wide B: the work is streaming B. One block covers Tile::M rows and
+// 32 columns (one warp wide, so a warp reads a 128-byte row segment of B for nn); its
+// Tile::K_SPLIT warps reduce K chunks in parallel, one chunk each per round. After a round
+// the chunk results go to shared memory and are folded in ascending chunk order, which is the
+// contract's order however many warps ran them.
+#pragma once
+#include "common/element.cuh"
+#include "common/epilogue.cuh"
+#include "common/fma_chunks.cuh"
+#include "common/operand_layout.cuh"
+#include "common/tile_config.cuh"
+
+template <typename TAB, typename TC, int OP, typename Tile>
+struct fma_decode_gemm {
+    static constexpr int BM = Tile::M, BN = Tile::N, KS = Tile::K_SPLIT;
+    static constexpr int kThreads = BN * KS;
+    static constexpr int kSharedBytes = KS * BM * BN * (int)sizeof(float);
+    using Layout = OperandLayout<OP>;
+
+    static_assert(BN == 32 && Tile::THREAD_N == 1, "fma_decode_gemm: a block is one warp (32 columns) wide");
+    static_assert(Tile::THREAD_M == BM, "fma_decode_gemm: each thread computes all of the block's rows");
+    static_assert(Tile::K == kFmaChunk, "fma_decode_gemm: tile k must equal the contract's chunk (256)");
+    static_assert(KS >= BM, "fma_decode_gemm: k_split must be at least tile m (the fold uses one thread per element)");
+
+    template <typename Args>
+    __device__ static void run(const Args& p) {
+        extern __shared__ __align__(16) float partials[];  // [KS][BM][BN]
+        const TAB* a = static_cast<const TAB*>(p.a);
+        const TAB* b = static_cast<const TAB*>(p.b);
+        const int lane = threadIdx.x % BN;
+        const int warp = threadIdx.x / BN;
+        const int m0 = blockIdx.x * BM;
+        const int j = blockIdx.y * BN + lane;
+        const int rows = min(BM, p.m - m0);
+        const bool col_ok = j < p.n;
+        const int chunks = fma_chunk_count(p.k);
+        const int rounds = (chunks + KS - 1) / KS;
+        // The folding thread of element (fr, lane) keeps its running total here.
+        const int fr = threadIdx.x / BN;
+        float total = 0.0f;
+
+        for (int round = 0; round < rounds; ++round) {
+            const int c = round * KS + warp;
+            float part[BM];
+#pragma unroll
+            for (int r = 0; r < BM; ++r) part[r] = 0.0f;
+            if (c < chunks && col_ok) {
+                const int k0 = c * kFmaChunk;
+                const int k1 = min(k0 + kFmaChunk, p.k);
+                if (k1 - k0 == kFmaChunk) {
+#pragma unroll 8
+                    for (int k = k0; k < k0 + kFmaChunk; ++k) {
+                        const float bv = to_f32(b[Layout::b_index(k, j, p.ldb)]);
+#pragma unroll
+                        for (int r = 0; r < BM; ++r)
+                            if (r < rows) part[r] = fmaf(to_f32(a[Layout::a_index(m0 + r, k, p.lda)]), bv, part[r]);
+                    }
+                } else {
+                    for (int k = k0; k < k1; ++k) {
+                        const float bv = to_f32(b[Layout::b_index(k, j, p.ldb)]);
+#pragma unroll
+                        for (int r = 0; r < BM; ++r)
+                            if (r < rows) part[r] = fmaf(to_f32(a[Layout::a_index(m0 + r, k, p.lda)]), bv, part[r]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int r = 0; r < BM; ++r) partials[(warp * BM + r) * BN + lane] = part[r];
+            __syncthreads();
+            if (fr < BM) {
+                for (int s = 0; s < KS && round * KS + s < chunks; ++s)
+                    total = fma_chunk_fold(round * KS + s, total, partials[(s * BM + fr) * BN + lane]);
+            }
+            __syncthreads();
+        }
+        if (fr < rows && col_ok) epilogue_store<TC>(total, m0 + fr, j, p);
+    }
+};
