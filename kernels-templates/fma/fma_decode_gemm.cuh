@@ -17,11 +17,14 @@ struct fma_decode_gemm {
     static constexpr int BM = Tile::M, BN = Tile::N, KS = Tile::K_SPLIT;
     static constexpr int kThreads = BN * KS;
     static constexpr int kSharedBytes = KS * BM * BN * (int)sizeof(float);
+    // B loads issued together per thread: more for few rows (registers to spare).
+    static constexpr int kBatch = BM <= 4 ? 32 : 8;
     using Layout = OperandLayout<OP>;
 
     static_assert(BN == 32 && Tile::THREAD_N == 1, "fma_decode_gemm: a block is one warp (32 columns) wide");
     static_assert(Tile::THREAD_M == BM, "fma_decode_gemm: each thread computes all of the block's rows");
     static_assert(Tile::K == kFmaChunk, "fma_decode_gemm: tile k must equal the contract's chunk (256)");
+    static_assert(kFmaChunk % kBatch == 0, "fma_decode_gemm: the load batch must divide the chunk");
     static_assert(KS >= BM, "fma_decode_gemm: k_split must be at least tile m (the fold uses one thread per element)");
 
     template <typename Args>
@@ -50,12 +53,17 @@ struct fma_decode_gemm {
                 const int k0 = c * kFmaChunk;
                 const int k1 = min(k0 + kFmaChunk, p.k);
                 if (k1 - k0 == kFmaChunk) {
-#pragma unroll 8
-                    for (int k = k0; k < k0 + kFmaChunk; ++k) {
-                        const float bv = to_f32(b[Layout::b_index(k, j, p.ldb)]);
+                    // Issue kBatch loads of B before their FMAs: the B stream is the cost, and
+                    // loads in flight are what hide its latency.
+                    for (int kb = k0; kb < k1; kb += kBatch) {
+                        float bv[kBatch];
 #pragma unroll
-                        for (int r = 0; r < BM; ++r)
-                            if (r < rows) part[r] = fmaf(to_f32(a[Layout::a_index(m0 + r, k, p.lda)]), bv, part[r]);
+                        for (int u = 0; u < kBatch; ++u) bv[u] = to_f32(b[Layout::b_index(kb + u, j, p.ldb)]);
+#pragma unroll
+                        for (int u = 0; u < kBatch; ++u)
+#pragma unroll
+                            for (int r = 0; r < BM; ++r)
+                                if (r < rows) part[r] = fmaf(to_f32(a[Layout::a_index(m0 + r, kb + u, p.lda)]), bv[u], part[r]);
                     }
                 } else {
                     for (int k = k0; k < k1; ++k) {
