@@ -97,6 +97,8 @@ pub enum GemmError {
         m: u64,
         n: u64,
     },
+    #[error("the recording observer holds {capacity} launches; this call would make it {needed}")]
+    ObserverFull { capacity: usize, needed: usize },
     #[error("{0} is not supported in the cuBLAS modes")]
     VendorUnsupported(&'static str),
 }

@@ -151,6 +151,15 @@ impl Context {
         &self,
         req: GemmRequest<'_, A, C>,
     ) -> Result<Launch, GemmError> {
+        self.gemm_observed(req, &mut crate::observer::NoObserver)
+    }
+
+    /// [`gemm`](Self::gemm) with an observer that sees the launch (and can refuse it first).
+    pub fn gemm_observed<A: Element, C: Element, O: crate::observer::Observer>(
+        &self,
+        req: GemmRequest<'_, A, C>,
+        observer: &mut O,
+    ) -> Result<Launch, GemmError> {
         let (m, n, k) = (dim("m", req.m)?, dim("n", req.n)?, dim("k", req.k)?);
         let ea = std::mem::size_of::<A>() as u64;
         let ec = std::mem::size_of::<C>() as u64;
@@ -250,6 +259,9 @@ impl Context {
             beta: req.beta,
             flags: u32::from(bias.is_some()),
         };
+        if O::ENABLED {
+            observer.reserve(1)?;
+        }
         let func = self.function(kernel)?;
         let cfg = LaunchConfig {
             grid_dim: grid,
@@ -261,6 +273,42 @@ impl Context {
         // SAFETY: every pointer in `args` was checked above to lie inside a live allocation of
         // this context, long enough for the shape, with C overlapping no input.
         unsafe { builder.launch(cfg) }?;
+        if O::ENABLED {
+            let identity = |name: &str| {
+                let (view, elem) = match name {
+                    "a" => (Some((&req.a.span, req.a.offset)), ea),
+                    "b" => (Some((&req.b.span, req.b.offset)), ea),
+                    "bias" => (req.bias.as_ref().map(|v| (&v.span, v.offset)), ec),
+                    "c" => (Some((&req.c.span, req.c.offset)), ec),
+                    _ => (None, 0),
+                };
+                view.map_or(Default::default(), |(span, offset)| {
+                    crate::observer::PointerIdentity {
+                        allocation: span.id,
+                        generation: span.generation,
+                        offset: offset as u64 * elem,
+                    }
+                })
+            };
+            observer.record(crate::observer::LaunchRecord {
+                kind: crate::observer::LaunchKind::Gemm,
+                kernel: kernel.id,
+                tier: self.tier.id,
+                op: req.op,
+                logical: (A::DTYPE, C::DTYPE),
+                execution: (kernel.dtype.ab, kernel.dtype.c),
+                shape: (m, n, k),
+                leading_dims: (req.a.ld as u64, req.b.ld as u64, req.c.ld as u64),
+                grid,
+                block: cfg.block_dim,
+                shared_bytes: kernel.shared_bytes,
+                args_digest: crate::observer::argument_digest(
+                    &args.to_bytes(),
+                    GemmArgs::POINTER_FIELDS,
+                    identity,
+                ),
+            });
+        }
         Ok(Launch {
             kernel: Some(kernel.id),
             rule: hit.rule,

@@ -20,6 +20,7 @@ mod context;
 mod element;
 mod error;
 mod gemm;
+mod observer;
 mod ops;
 pub mod reference;
 mod registry;
@@ -31,6 +32,9 @@ pub use element::Element;
 pub use error::{GemmError, Operand};
 pub use gemm::{vendor_calls, GemmRequest, Launch, DIM_MAX};
 pub use half::{bf16, f16};
+pub use observer::{
+    argument_digest, LaunchKind, LaunchRecord, NoObserver, Observer, PointerIdentity, Recorder,
+};
 pub use registry::Span;
 
 /// Code generated from the specs at build time (`@generated`; see `build.rs`).

@@ -1,0 +1,254 @@
+//! Launch observers: every GEMM launch can be recorded, with a digest of its argument struct in
+//! which each device pointer is replaced by (allocation id, generation, offset), so equal work
+//! at other addresses gives equal records.
+//!
+//! An observer is a type parameter with `const ENABLED: bool`: with [`NoObserver`] every
+//! observer branch is `if false` and compiles away. [`Recorder`] has a capacity fixed before
+//! recording and refuses, before anything is launched, a request that would exceed it.
+
+use crate::error::GemmError;
+use crate::table::{Dtype, KernelId, Op, TierId};
+
+/// What a launch does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LaunchKind {
+    Gemm,
+    InputUpcast,
+    OutputDowncast,
+}
+
+/// Where a device pointer of an argument struct points, independent of the address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct PointerIdentity {
+    pub allocation: u64,
+    pub generation: u64,
+    pub offset: u64,
+}
+
+/// One launch as recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct LaunchRecord {
+    pub kind: LaunchKind,
+    pub kernel: KernelId,
+    pub tier: TierId,
+    pub op: Op,
+    /// Element types the caller asked for: (A and B, C).
+    pub logical: (Dtype, Dtype),
+    /// Element types the kernel runs on: (A and B, C).
+    pub execution: (Dtype, Dtype),
+    pub shape: (u64, u64, u64),
+    pub leading_dims: (u64, u64, u64),
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub shared_bytes: u32,
+    /// [`argument_digest`] of the kernel's argument struct.
+    pub args_digest: u64,
+}
+
+/// Sees every launch of the calls it is passed to.
+pub trait Observer {
+    /// False for an observer that records nothing: the launch path then has no observer code.
+    const ENABLED: bool;
+    /// Called before enqueueing `launches` launches; an error stops the call with nothing
+    /// launched.
+    fn reserve(&mut self, launches: usize) -> Result<(), GemmError>;
+    /// Called after each launch was enqueued.
+    fn record(&mut self, record: LaunchRecord);
+}
+
+/// Records nothing; the default for every call.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    const ENABLED: bool = false;
+    #[inline(always)]
+    fn reserve(&mut self, _: usize) -> Result<(), GemmError> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn record(&mut self, _: LaunchRecord) {}
+}
+
+/// Records launches up to a capacity chosen up front.
+#[derive(Clone, Debug)]
+pub struct Recorder {
+    capacity: usize,
+    records: Vec<LaunchRecord>,
+}
+
+impl Recorder {
+    pub fn with_capacity(capacity: usize) -> Self {
+        Recorder {
+            capacity,
+            records: Vec::with_capacity(capacity),
+        }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The records so far, in launch order.
+    pub fn records(&self) -> &[LaunchRecord] {
+        &self.records
+    }
+
+    /// Takes the records, leaving the recorder empty with its capacity.
+    pub fn take(&mut self) -> Vec<LaunchRecord> {
+        std::mem::replace(&mut self.records, Vec::with_capacity(self.capacity))
+    }
+}
+
+impl Observer for Recorder {
+    const ENABLED: bool = true;
+    fn reserve(&mut self, launches: usize) -> Result<(), GemmError> {
+        let needed = self.records.len() + launches;
+        if needed > self.capacity {
+            return Err(GemmError::ObserverFull {
+                capacity: self.capacity,
+                needed,
+            });
+        }
+        Ok(())
+    }
+    fn record(&mut self, record: LaunchRecord) {
+        self.records.push(record);
+    }
+}
+
+/// 64-bit FNV-1a, stable across runs and platforms.
+fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+/// Digest of an argument struct's bytes in which each pointer field (name, byte offset, from
+/// the generated `POINTER_FIELDS`) is replaced by the identity of what it points into: equal for
+/// the same work at other addresses, different at another offset, allocation or scalar.
+pub fn argument_digest(
+    bytes: &[u8],
+    pointer_fields: &[(&str, usize)],
+    identity: impl Fn(&str) -> PointerIdentity,
+) -> u64 {
+    let mut canonical = bytes.to_vec();
+    let mut extra = Vec::new();
+    for &(name, offset) in pointer_fields {
+        if let Some(slot) = canonical.get_mut(offset..offset + 8) {
+            slot.fill(0);
+        }
+        let id = identity(name);
+        extra.extend(name.bytes());
+        extra.extend(id.allocation.to_le_bytes());
+        extra.extend(id.generation.to_le_bytes());
+        extra.extend(id.offset.to_le_bytes());
+    }
+    fnv1a(canonical.into_iter().chain(extra))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GemmArgs;
+
+    fn args(a: u64, c: u64, m: i32, beta: f32) -> GemmArgs {
+        GemmArgs {
+            a,
+            b: 0x9000,
+            bias: 0,
+            c,
+            m,
+            n: 64,
+            k: 32,
+            lda: 32,
+            ldb: 64,
+            ldc: 64,
+            beta,
+            flags: 0,
+        }
+    }
+
+    /// Identities for allocations A (id 1) at `a_base` and C (id 2) at `c_base`, B (id 3).
+    fn digest_of(args: &GemmArgs, a_base: u64, c_base: u64, generation: u64) -> u64 {
+        argument_digest(
+            &args.to_bytes(),
+            GemmArgs::POINTER_FIELDS,
+            |name| match name {
+                "a" => PointerIdentity {
+                    allocation: 1,
+                    generation,
+                    offset: args.a - a_base,
+                },
+                "c" => PointerIdentity {
+                    allocation: 2,
+                    generation: 1,
+                    offset: args.c - c_base,
+                },
+                "b" => PointerIdentity {
+                    allocation: 3,
+                    generation: 1,
+                    offset: 0,
+                },
+                _ => PointerIdentity::default(),
+            },
+        )
+    }
+
+    #[test]
+    fn same_work_at_other_addresses_has_one_digest() {
+        let here = digest_of(&args(0x1000, 0x5000, 16, 0.0), 0x1000, 0x5000, 1);
+        let there = digest_of(&args(0x7_0000, 0x8_0000, 16, 0.0), 0x7_0000, 0x8_0000, 1);
+        assert_eq!(here, there);
+    }
+
+    #[test]
+    fn another_offset_scalar_or_generation_changes_the_digest() {
+        let base = digest_of(&args(0x1000, 0x5000, 16, 0.0), 0x1000, 0x5000, 1);
+        let offset = digest_of(&args(0x1040, 0x5000, 16, 0.0), 0x1000, 0x5000, 1);
+        let scalar_m = digest_of(&args(0x1000, 0x5000, 17, 0.0), 0x1000, 0x5000, 1);
+        let scalar_beta = digest_of(&args(0x1000, 0x5000, 16, 1.0), 0x1000, 0x5000, 1);
+        let generation = digest_of(&args(0x1000, 0x5000, 16, 0.0), 0x1000, 0x5000, 2);
+        for (what, d) in [
+            ("offset", offset),
+            ("m", scalar_m),
+            ("beta", scalar_beta),
+            ("generation", generation),
+        ] {
+            assert_ne!(base, d, "{what} must change the digest");
+        }
+    }
+
+    #[test]
+    fn a_full_recorder_refuses_before_launch() {
+        let mut r = Recorder::with_capacity(1);
+        assert!(r.reserve(1).is_ok());
+        r.record(LaunchRecord {
+            kind: LaunchKind::Gemm,
+            kernel: KernelId(0),
+            tier: TierId(0),
+            op: Op::Nn,
+            logical: (Dtype::F32, Dtype::F32),
+            execution: (Dtype::F32, Dtype::F32),
+            shape: (1, 1, 1),
+            leading_dims: (1, 1, 1),
+            grid: (1, 1, 1),
+            block: (32, 1, 1),
+            shared_bytes: 0,
+            args_digest: 0,
+        });
+        match r.reserve(1) {
+            Err(GemmError::ObserverFull {
+                capacity: 1,
+                needed: 2,
+            }) => {}
+            other => panic!("expected ObserverFull, got {other:?}"),
+        }
+        assert_eq!(r.records().len(), 1);
+        assert_eq!(r.take().len(), 1);
+        assert!(r.records().is_empty());
+    }
+}
