@@ -18,10 +18,12 @@ pub struct DeviceBuffer<T: Element> {
 }
 
 impl<T: Element> DeviceBuffer<T> {
+    /// Elements in the buffer.
     pub fn len(&self) -> usize {
         self.len
     }
 
+    /// Whether the buffer holds no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -79,6 +81,7 @@ pub struct ExternalSpan<T: Element> {
 }
 
 impl<T: Element> ExternalSpan<T> {
+    /// The registered span (id, generation, address, size).
     pub fn span(&self) -> Span {
         self.span
     }
@@ -124,24 +127,30 @@ pub struct MatMut<'a, T: Element> {
 }
 
 impl<T: Element> Mat<'_, T> {
+    /// Leading dimension in elements.
     pub fn ld(&self) -> usize {
         self.ld
     }
+    /// Offset of element (0, 0) from the span start, in elements.
     pub fn offset(&self) -> usize {
         self.offset
     }
+    /// The span the view is of.
     pub fn span(&self) -> Span {
         self.span
     }
 }
 
 impl<T: Element> MatMut<'_, T> {
+    /// Leading dimension in elements.
     pub fn ld(&self) -> usize {
         self.ld
     }
+    /// Offset of element (0, 0) from the span start, in elements.
     pub fn offset(&self) -> usize {
         self.offset
     }
+    /// The span the view is of.
     pub fn span(&self) -> Span {
         self.span
     }

@@ -98,14 +98,17 @@ impl Context {
         self.tier
     }
 
+    /// The stream every call of this context is enqueued on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 
+    /// The current mode (default `Deterministic`).
     pub fn mode(&self) -> Mode {
         *self.mode.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Switches the mode for the calls that follow.
     pub fn set_mode(&self, mode: Mode) {
         *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode;
     }
@@ -115,6 +118,7 @@ impl Context {
         *self.policy.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Switches the policy deterministic calls route under.
     pub fn set_policy(&self, policy: Policy) {
         *self.policy.lock().unwrap_or_else(|p| p.into_inner()) = policy;
     }

@@ -5,6 +5,7 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 
 /// A storage type of GEMM operands and outputs.
 pub trait Element: DeviceRepr + ValidAsZeroBits + Copy + Default + Send + Sync + 'static {
+    /// The dtype the generated tables know this type as.
     const DTYPE: Dtype;
     /// Exact widening to f32.
     fn to_f32(self) -> f32;

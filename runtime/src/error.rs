@@ -7,9 +7,13 @@ use thiserror::Error;
 /// Which operand of a GEMM call an error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Operand {
+    /// The first GEMM operand.
     A,
+    /// The second GEMM operand.
     B,
+    /// The bias vector.
     Bias,
+    /// The output.
     C,
 }
 
@@ -24,12 +28,17 @@ impl std::fmt::Display for Operand {
     }
 }
 
+/// Why a call was refused or failed. Each variant's fields are the values its message names.
 #[derive(Debug, Error)]
+#[allow(missing_docs)] // the fields are the values the variant's message names
 pub enum GemmError {
+    /// libcuda could not be loaded.
     #[error("no CUDA driver found (libcuda could not be loaded): gemm-runtime needs an NVIDIA driver to launch kernels")]
     NoDriver,
+    /// The crate was built with `GEMM_AOT_NO_CUBINS`.
     #[error("this build of gemm-runtime carries no cubins (it was built with GEMM_AOT_NO_CUBINS): rebuild without it to launch kernels")]
     NoCubins,
+    /// No tier of the specs serves the device.
     #[error("no tier serves device {ordinal} of compute capability {major}.{minor}; the specs define {tiers}")]
     NoTier {
         ordinal: usize,
@@ -37,18 +46,23 @@ pub enum GemmError {
         minor: u32,
         tiers: String,
     },
+    /// A CUDA driver call failed.
     #[error("CUDA driver call failed: {0}")]
     Driver(#[from] cudarc::driver::DriverError),
+    /// A cuBLAS call failed (vendor modes).
     #[error("cuBLAS call failed: {0}")]
     Cublas(#[from] cudarc::cublas::result::CublasError),
+    /// An operand with elements is at address 0.
     #[error("{operand} is a null pointer")]
     NullPointer { operand: Operand },
+    /// An operand is not aligned to its element size.
     #[error("{operand} at address {address:#x} is not aligned to {align} bytes")]
     Misaligned {
         operand: Operand,
         address: u64,
         align: u64,
     },
+    /// An operand does not fit its allocation for this shape.
     #[error(
         "{operand} needs {needed} bytes from offset {offset} but its allocation holds {available}"
     )]
@@ -58,6 +72,7 @@ pub enum GemmError {
         needed: u64,
         available: u64,
     },
+    /// An operand's allocation was freed, or replaced at the same address.
     #[error(
         "{operand} refers to allocation {id} generation {generation}, which was freed or replaced"
     )]
@@ -66,8 +81,10 @@ pub enum GemmError {
         id: u64,
         generation: u64,
     },
+    /// An operand was registered with another context.
     #[error("{operand} belongs to another context")]
     ForeignAllocation { operand: Operand },
+    /// The output overlaps an input.
     #[error("output C [{c_start:#x}, {c_end:#x}) overlaps input {operand} [{start:#x}, {end:#x})")]
     Overlap {
         operand: Operand,
@@ -76,14 +93,17 @@ pub enum GemmError {
         start: u64,
         end: u64,
     },
+    /// A dimension or leading dimension does not fit in i32.
     #[error("{what} = {value} does not fit the kernels' i32 dimensions (max {max})")]
     DimensionOverflow {
         what: &'static str,
         value: u64,
         max: u64,
     },
+    /// A leading dimension is shorter than a row.
     #[error("leading dimension of {operand} is {ld}, less than the {min} elements of a row")]
     LeadingDimension { operand: Operand, ld: u64, min: u64 },
+    /// The tier has no route for this (policy, op, dtype).
     #[error("tier {tier} has no {policy} route for {op} {dtype}")]
     NoRoute {
         tier: &'static str,
@@ -91,14 +111,17 @@ pub enum GemmError {
         op: Op,
         dtype: DtypeTriple,
     },
+    /// The launch grid would exceed the device's limits.
     #[error("grid for m = {m}, n = {n} exceeds the launch limits of kernel {kernel}")]
     GridTooLarge {
         kernel: &'static str,
         m: u64,
         n: u64,
     },
+    /// A recording observer would exceed its capacity.
     #[error("the recording observer holds {capacity} launches; this call would make it {needed}")]
     ObserverFull { capacity: usize, needed: usize },
+    /// The request needs something the cuBLAS modes do not offer.
     #[error("{0} is not supported in the cuBLAS modes")]
     VendorUnsupported(&'static str),
 }

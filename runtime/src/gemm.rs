@@ -26,13 +26,21 @@ pub fn vendor_calls() -> u64 {
 /// `nn`/`tn` and `[n, k]` for `nt`; `C` is `[m, n]`; every view is row-major with its own
 /// leading dimension.
 pub struct GemmRequest<'a, A: Element, C: Element> {
+    /// Operand layout (`nn`, `tn`, `nt`).
     pub op: Op,
+    /// Rows of C.
     pub m: usize,
+    /// Columns of C.
     pub n: usize,
+    /// Reduction length; 0 runs only the epilogue.
     pub k: usize,
+    /// A, stored `[m, k]` (`nn`, `nt`) or `[k, m]` (`tn`).
     pub a: Mat<'a, A>,
+    /// B, stored `[k, n]` (`nn`, `tn`) or `[n, k]` (`nt`).
     pub b: Mat<'a, A>,
+    /// Optional bias of n elements in C's type, added after the reduction.
     pub bias: Option<Mat<'a, C>>,
+    /// The output, `[m, n]`.
     pub c: MatMut<'a, C>,
     /// 0 overwrites C; otherwise `C = fma(beta, C, result)`.
     pub beta: f32,
@@ -45,9 +53,13 @@ pub struct Launch {
     pub kernel: Option<KernelId>,
     /// The route (1-based, as in the tier's spec file) that chose the kernel.
     pub rule: u16,
+    /// Launch grid (zeros when nothing was launched).
     pub grid: (u32, u32, u32),
+    /// Threads a block.
     pub block: (u32, u32, u32),
+    /// Dynamic shared memory a block, in bytes.
     pub shared_bytes: u32,
+    /// Whether the call went to cuBLAS.
     pub vendor: bool,
 }
 

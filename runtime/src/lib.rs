@@ -15,6 +15,8 @@
 //! assert_eq!(k.op, Op::Nn);
 //! ```
 
+#![warn(missing_docs)]
+
 mod buffer;
 mod context;
 mod element;

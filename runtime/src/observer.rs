@@ -12,34 +12,49 @@ use crate::table::{Dtype, KernelId, Op, TierId};
 /// What a launch does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum LaunchKind {
+    /// A GEMM kernel.
     Gemm,
+    /// A conversion of half inputs to f32 before a GEMM.
     InputUpcast,
+    /// A rounding of an f32 result to a half output.
     OutputDowncast,
 }
 
 /// Where a device pointer of an argument struct points, independent of the address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct PointerIdentity {
+    /// Allocation id from the registry (0 for a null pointer).
     pub allocation: u64,
+    /// Generation of that allocation.
     pub generation: u64,
+    /// Byte offset into it.
     pub offset: u64,
 }
 
 /// One launch as recorded.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchRecord {
+    /// What the launch does.
     pub kind: LaunchKind,
+    /// Kernel id in the generated table.
     pub kernel: KernelId,
+    /// Tier the kernel belongs to.
     pub tier: TierId,
+    /// Operand layout.
     pub op: Op,
     /// Element types the caller asked for: (A and B, C).
     pub logical: (Dtype, Dtype),
     /// Element types the kernel runs on: (A and B, C).
     pub execution: (Dtype, Dtype),
+    /// GEMM shape (m, n, k).
     pub shape: (u64, u64, u64),
+    /// Leading dimensions of A, B and C.
     pub leading_dims: (u64, u64, u64),
+    /// Launch grid.
     pub grid: (u32, u32, u32),
+    /// Threads a block.
     pub block: (u32, u32, u32),
+    /// Dynamic shared memory a block, in bytes.
     pub shared_bytes: u32,
     /// [`argument_digest`] of the kernel's argument struct.
     pub args_digest: u64,
@@ -78,6 +93,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// A recorder that holds at most `capacity` launches.
     pub fn with_capacity(capacity: usize) -> Self {
         Recorder {
             capacity,
@@ -85,6 +101,7 @@ impl Recorder {
         }
     }
 
+    /// Launches it can hold.
     pub fn capacity(&self) -> usize {
         self.capacity
     }

@@ -7,13 +7,21 @@ use crate::table::Op;
 /// Shapes and strides of one GEMM in the GEMM view (see [`GemmRequest`](crate::GemmRequest)).
 #[derive(Clone, Copy, Debug)]
 pub struct HostGemm {
+    /// Operand layout.
     pub op: Op,
+    /// Rows of C.
     pub m: usize,
+    /// Columns of C.
     pub n: usize,
+    /// Reduction length.
     pub k: usize,
+    /// Leading dimension of A as stored.
     pub lda: usize,
+    /// Leading dimension of B as stored.
     pub ldb: usize,
+    /// Leading dimension of C.
     pub ldc: usize,
+    /// 0 overwrites C; otherwise C = fma(beta, C, result).
     pub beta: f32,
 }
 

@@ -32,6 +32,7 @@ impl Span {
     pub fn base(&self) -> u64 {
         self.base
     }
+    /// Size in bytes.
     pub fn bytes(&self) -> u64 {
         self.bytes
     }

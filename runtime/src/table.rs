@@ -15,14 +15,19 @@ pub struct KernelId(pub u16);
 /// One SM tier: its compile target and its embedded cubin.
 #[derive(Debug)]
 pub struct TierInfo {
+    /// Index in `TIERS`.
     pub id: TierId,
+    /// Tier name, as in its spec file.
     pub name: &'static str,
     /// The spec file the tier came from.
     pub spec_file: &'static str,
+    /// The nvcc `-gencode` value the tier was built with.
     pub gencode: &'static str,
+    /// (major, minor) compute capability of the target.
     pub compute_capability: (u32, u32),
     /// Built for an `sm_XYa` target: loads only on exactly this compute capability.
     pub arch_specific: bool,
+    /// Shared memory a block may use on this tier, in bytes.
     pub max_shared_bytes: u32,
     /// The tier's kernels, as a range of kernel ids.
     pub kernels: Range<u16>,
@@ -33,19 +38,28 @@ pub struct TierInfo {
 /// A numeric contract: the reduction order every kernel claiming it follows.
 #[derive(Debug)]
 pub struct ContractInfo {
+    /// Contract name, as kernels name it.
     pub name: &'static str,
+    /// The reduction order it promises.
     pub doc: &'static str,
 }
 
 /// A tile as the spec gives it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileShape {
+    /// Tile name, as in the spec.
     pub name: &'static str,
+    /// Rows of C a block computes.
     pub m: u32,
+    /// Columns of C a block computes.
     pub n: u32,
+    /// Reduction step staged in shared memory (or the K chunk for decode tiles).
     pub k: u32,
+    /// Shared-memory buffers in flight.
     pub stages: u32,
+    /// Rows of C a thread computes.
     pub thread_m: u32,
+    /// Columns of C a thread computes.
     pub thread_n: u32,
     /// K chunks one block reduces in parallel.
     pub k_split: u32,
@@ -61,17 +75,27 @@ pub enum GridKind {
 /// One kernel of one tier.
 #[derive(Debug)]
 pub struct KernelInfo {
+    /// Index in `KERNELS`.
     pub id: KernelId,
+    /// Tier whose cubin holds the kernel.
     pub tier: TierId,
     /// The entry point's name in the cubin (see the README for the pattern).
     pub name: &'static str,
+    /// Family (template) it instantiates.
     pub family: &'static str,
+    /// Numeric contract it implements.
     pub contract: &'static str,
+    /// Policy it serves.
     pub policy: Policy,
+    /// Operand layout.
     pub op: Op,
+    /// Element types (A and B, C, accumulator).
     pub dtype: DtypeTriple,
+    /// Its tile.
     pub tile: TileShape,
+    /// How its grid covers C.
     pub grid: GridKind,
+    /// Threads a block.
     pub block_threads: u32,
     /// Dynamic shared memory per block.
     pub shared_bytes: u32,
@@ -96,16 +120,22 @@ impl KernelInfo {
 /// What ptxas reported for a kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelResources {
+    /// Registers a thread.
     pub registers: u32,
+    /// Static shared memory a block, in bytes.
     pub static_shared_bytes: u32,
+    /// Stack frame, in bytes.
     pub stack_bytes: u32,
+    /// Spill stores plus loads, in bytes (0 for every shipped kernel).
     pub spill_bytes: u32,
 }
 
 /// The kernel a route table picked, and which route (1-based, as in the tier's spec file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RouteHit {
+    /// The kernel to launch.
     pub kernel: KernelId,
+    /// 1-based position of the route in its tier file.
     pub rule: u16,
 }
 

@@ -21,6 +21,11 @@ fn lit(v: impl Into<u64>) -> Literal {
     Literal::u64_unsuffixed(v.into())
 }
 
+/// Spec text as a rustdoc line: brackets escaped so `C[m, n]` is not read as a link.
+fn doc_text(s: &str) -> String {
+    format!(" {}", s.replace('[', "\\[").replace(']', "\\]"))
+}
+
 fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
 }
@@ -73,14 +78,14 @@ pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
     let mut items = TokenStream::new();
     for abi in specs.abis.values() {
         let name = ident(&abi.name);
-        let doc = format!(" {}", abi.doc);
+        let doc = doc_text(&abi.doc);
         let fields = abi.fields.iter().map(|f| {
             let fname = ident(&f.name);
             let ty = field_rust_type(f.ty);
             let doc = if f.ty.is_pointer() {
-                format!(" {} (device address)", f.doc)
+                doc_text(&format!("{} (device address)", f.doc))
             } else {
-                format!(" {}", f.doc)
+                doc_text(&f.doc)
             };
             quote! { #[doc = #doc] pub #fname: #ty, }
         });
