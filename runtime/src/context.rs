@@ -93,6 +93,24 @@ impl Context {
         })
     }
 
+    /// Another stream on the same device and context. The allocation registry is shared (the
+    /// same buffers are valid on both); mode and policy start as this context's; packages
+    /// remember which stream they were made for.
+    pub fn new_stream(&self) -> Result<Context, GemmError> {
+        Ok(Context {
+            ordinal: self.ordinal,
+            cuda: self.cuda.clone(),
+            stream: self.cuda.new_stream()?,
+            tier: self.tier,
+            module: OnceLock::new(),
+            functions: Mutex::new(HashMap::new()),
+            registry: self.registry.clone(),
+            mode: Mutex::new(self.mode()),
+            policy: Mutex::new(self.policy()),
+            blas: OnceLock::new(),
+        })
+    }
+
     /// The tier serving this device.
     pub fn tier(&self) -> &'static TierInfo {
         self.tier

@@ -240,6 +240,11 @@ impl Context {
             },
         )?;
         if mode != Mode::Deterministic {
+            if O::ENABLED {
+                return Err(GemmError::VendorUnsupported(
+                    "recording or packaging launches",
+                ));
+            }
             return self.vendor_gemm(&req, mode, m, n, k);
         }
         let kernel = table::kernel(hit.kernel).ok_or(GemmError::NoRoute {
@@ -274,17 +279,19 @@ impl Context {
         if O::ENABLED {
             observer.reserve(1)?;
         }
-        let func = self.function(kernel)?;
         let cfg = LaunchConfig {
             grid_dim: grid,
             block_dim: (kernel.block_threads, 1, 1),
             shared_mem_bytes: kernel.shared_bytes,
         };
-        let mut builder = self.stream.launch_builder(&func);
-        builder.arg(&args);
-        // SAFETY: every pointer in `args` was checked above to lie inside a live allocation of
-        // this context, long enough for the shape, with C overlapping no input.
-        unsafe { builder.launch(cfg) }?;
+        let launch_info = Launch {
+            kernel: Some(kernel.id),
+            rule: hit.rule,
+            grid,
+            block: cfg.block_dim,
+            shared_bytes: kernel.shared_bytes,
+            vendor: false,
+        };
         if O::ENABLED {
             let identity = |name: &str| {
                 let (view, elem) = match name {
@@ -302,7 +309,7 @@ impl Context {
                     }
                 })
             };
-            observer.record(crate::observer::LaunchRecord {
+            let record = crate::observer::LaunchRecord {
                 kind: crate::observer::LaunchKind::Gemm,
                 kernel: kernel.id,
                 tier: self.tier.id,
@@ -319,16 +326,40 @@ impl Context {
                     GemmArgs::POINTER_FIELDS,
                     identity,
                 ),
-            });
+            };
+            if O::DEFERS {
+                let mut spans = vec![req.a.span, req.b.span, req.c.span];
+                spans.extend(req.bias.as_ref().map(|v| v.span));
+                observer.defer(crate::package::PreparedLaunch {
+                    record,
+                    args,
+                    spans,
+                });
+                return Ok(launch_info);
+            }
+            self.launch_args(kernel, cfg, &args)?;
+            observer.record(record);
+        } else {
+            self.launch_args(kernel, cfg, &args)?;
         }
-        Ok(Launch {
-            kernel: Some(kernel.id),
-            rule: hit.rule,
-            grid,
-            block: cfg.block_dim,
-            shared_bytes: kernel.shared_bytes,
-            vendor: false,
-        })
+        Ok(launch_info)
+    }
+
+    /// Enqueues one kernel with its argument struct.
+    pub(crate) fn launch_args(
+        &self,
+        kernel: &crate::table::KernelInfo,
+        cfg: LaunchConfig,
+        args: &GemmArgs,
+    ) -> Result<(), GemmError> {
+        let func = self.function(kernel)?;
+        let mut builder = self.stream.launch_builder(&func);
+        builder.arg(args);
+        // SAFETY: every pointer in `args` was checked, when the call was validated, to lie
+        // inside a live allocation of this context, long enough for the shape, with C
+        // overlapping no input; packages re-check that the allocations are still live.
+        unsafe { builder.launch(cfg) }?;
+        Ok(())
     }
 
     fn vendor_gemm<A: Element, C: Element>(

@@ -24,6 +24,7 @@ mod error;
 mod gemm;
 mod observer;
 mod ops;
+mod package;
 pub mod reference;
 mod registry;
 pub mod table;
@@ -36,6 +37,9 @@ pub use gemm::{vendor_calls, GemmRequest, Launch, DIM_MAX};
 pub use half::{bf16, f16};
 pub use observer::{
     argument_digest, LaunchKind, LaunchRecord, NoObserver, Observer, PointerIdentity, Recorder,
+};
+pub use package::{
+    record_difference, CapturedPackage, Manifest, Package, PackageError, PreparedLaunch, Request,
 };
 pub use registry::Span;
 

@@ -64,11 +64,16 @@ pub struct LaunchRecord {
 pub trait Observer {
     /// False for an observer that records nothing: the launch path then has no observer code.
     const ENABLED: bool;
+    /// True for an observer that takes launches instead of letting them run (package
+    /// preparation); the call then enqueues nothing.
+    const DEFERS: bool = false;
     /// Called before enqueueing `launches` launches; an error stops the call with nothing
     /// launched.
     fn reserve(&mut self, launches: usize) -> Result<(), GemmError>;
     /// Called after each launch was enqueued.
     fn record(&mut self, record: LaunchRecord);
+    /// Called instead of launching when `DEFERS` is true.
+    fn defer(&mut self, _launch: crate::package::PreparedLaunch) {}
 }
 
 /// Records nothing; the default for every call.

@@ -67,6 +67,11 @@ impl Registry {
         }
     }
 
+    /// The token of the context this registry belongs to.
+    pub fn token(&self) -> u64 {
+        self.context
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
