@@ -19,7 +19,7 @@ use thiserror::Error;
 pub trait Request {
     /// Makes the request's GEMM calls on `ctx`, passing `observer` to each
     /// (`Context::gemm_observed`).
-    fn run<O: Observer>(&self, ctx: &Context, observer: &mut O) -> Result<(), GemmError>;
+    fn run<O: Observer>(&mut self, ctx: &Context, observer: &mut O) -> Result<(), GemmError>;
 }
 
 /// One launch, prepared but not enqueued.
@@ -183,7 +183,7 @@ impl Context {
     /// Runs `request` eagerly and records its launches (at most `capacity`).
     pub fn record_manifest<R: Request>(
         &self,
-        request: &R,
+        request: &mut R,
         capacity: usize,
     ) -> Result<Manifest, PackageError> {
         if self.mode() != Mode::Deterministic {
@@ -205,7 +205,7 @@ impl Context {
     pub fn prepare_package<R: Request>(
         &self,
         manifest: &Manifest,
-        request: &R,
+        request: &mut R,
     ) -> Result<Package, PackageError> {
         let package = Package {
             context: manifest.context,
@@ -464,6 +464,11 @@ impl CapturedPackage {
     /// The package it was captured from.
     pub fn package(&self) -> &Package {
         &self.package
+    }
+
+    /// The verified graph.
+    pub fn graph(&self) -> &CudaGraph {
+        &self.graph
     }
 
     /// Replays the graph on the context's stream, after the same checks as capture.

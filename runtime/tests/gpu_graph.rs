@@ -1,0 +1,385 @@
+//! Packages and CUDA graphs on the GPU: a manifest from an eager run, a package of exactly its
+//! launches, a captured graph read back node for node, replay bitwise equal to the eager run;
+//! and every refusal, each followed by a correct eager launch on the same stream.
+
+mod common;
+use common::*;
+use gemm_runtime::reference::{fma_k256, HostGemm};
+use gemm_runtime::*;
+
+const M: usize = 37;
+const K: usize = 300;
+const H: usize = 129;
+const N: usize = 65;
+
+/// `y = x · w` (one launch).
+struct Single<'a> {
+    x: Mat<'a, f32>,
+    w: Mat<'a, f32>,
+    y: &'a mut DeviceBuffer<f32>,
+}
+
+impl Request for Single<'_> {
+    fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
+        let req = GemmRequest {
+            op: Op::Nn,
+            m: M,
+            n: H,
+            k: K,
+            a: self.x,
+            b: self.w,
+            bias: None,
+            c: self.y.mat_mut(H),
+            beta: 0.0,
+        };
+        ctx.gemm_observed(req, obs).map(|_| ())
+    }
+}
+
+/// `h = x · w1; y = h · w2` (two launches).
+struct TwoLayer<'a> {
+    x: Mat<'a, f32>,
+    w1: Mat<'a, f32>,
+    w2: Mat<'a, f32>,
+    h: &'a mut DeviceBuffer<f32>,
+    y: &'a mut DeviceBuffer<f32>,
+}
+
+impl Request for TwoLayer<'_> {
+    fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
+        let first = GemmRequest {
+            op: Op::Nn,
+            m: M,
+            n: H,
+            k: K,
+            a: self.x,
+            b: self.w1,
+            bias: None,
+            c: self.h.mat_mut(H),
+            beta: 0.0,
+        };
+        ctx.gemm_observed(first, obs)?;
+        let h = self.h.mat(H);
+        let second = GemmRequest {
+            op: Op::Nn,
+            m: M,
+            n: N,
+            k: H,
+            a: h,
+            b: self.w2,
+            bias: None,
+            c: self.y.mat_mut(N),
+            beta: 0.0,
+        };
+        ctx.gemm_observed(second, obs).map(|_| ())
+    }
+}
+
+struct Data {
+    x: Vec<f32>,
+    w1: Vec<f32>,
+    w2: Vec<f32>,
+}
+
+fn data() -> Data {
+    let mut rng = Rng::fresh("graph");
+    Data {
+        x: rng.vec(M * K),
+        w1: rng.vec(K * H),
+        w2: rng.vec(H * N),
+    }
+}
+
+/// A correct eager launch on `ctx`'s stream, checked against the CPU model.
+fn eager_still_works(ctx: &Context, d: &Data) {
+    let x = ctx.upload(&d.x).unwrap();
+    let w = ctx.upload(&d.w1).unwrap();
+    let mut y = ctx.upload(&vec![poison::<f32>(); M * H]).unwrap();
+    ctx.gemm(GemmRequest {
+        op: Op::Nn,
+        m: M,
+        n: H,
+        k: K,
+        a: x.mat(K),
+        b: w.mat(H),
+        bias: None,
+        c: y.mat_mut(H),
+        beta: 0.0,
+    })
+    .unwrap();
+    let mut want = vec![0.0f32; M * H];
+    fma_k256(
+        &HostGemm {
+            op: Op::Nn,
+            m: M,
+            n: H,
+            k: K,
+            lda: K,
+            ldb: H,
+            ldc: H,
+            beta: 0.0,
+        },
+        &d.x,
+        &d.w1,
+        None,
+        &mut want,
+    );
+    assert_eq!(
+        ctx.download(&y).unwrap(),
+        want,
+        "eager launch after a refusal"
+    );
+}
+
+fn bits_of(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn single_and_multi_launch_requests_capture_and_replay_bitwise() {
+    let ctx = context();
+    let d = data();
+    let (x, w1, w2) = (
+        ctx.upload(&d.x).unwrap(),
+        ctx.upload(&d.w1).unwrap(),
+        ctx.upload(&d.w2).unwrap(),
+    );
+    let mut h = ctx.alloc::<f32>(M * H).unwrap();
+    let mut y = ctx.alloc::<f32>(M * N).unwrap();
+
+    // Single launch.
+    let mut single = Single {
+        x: x.mat(K),
+        w: w1.mat(H),
+        y: &mut h,
+    };
+    let manifest = ctx.record_manifest(&mut single, 4).unwrap();
+    assert_eq!(manifest.records().len(), 1);
+    let package = ctx.prepare_package(&manifest, &mut single).unwrap();
+    assert_eq!(package.launches().len(), 1);
+    let eager = ctx.download(single.y).unwrap();
+    ctx.write(single.y, &vec![poison::<f32>(); M * H]).unwrap();
+    let graph = package.capture(&ctx).unwrap();
+    ctx.synchronize().unwrap();
+    assert!(
+        ctx.download(single.y).unwrap().iter().all(|v| v.is_nan()),
+        "capture must not run kernels"
+    );
+    graph.replay(&ctx).unwrap();
+    assert_eq!(bits_of(&ctx.download(single.y).unwrap()), bits_of(&eager));
+
+    // Two launches.
+    let mut two = TwoLayer {
+        x: x.mat(K),
+        w1: w1.mat(H),
+        w2: w2.mat(N),
+        h: &mut h,
+        y: &mut y,
+    };
+    let manifest = ctx.record_manifest(&mut two, 4).unwrap();
+    assert_eq!(manifest.records().len(), 2);
+    assert_ne!(
+        manifest.records()[0].args_digest,
+        manifest.records()[1].args_digest
+    );
+    let eager = ctx.download(two.y).unwrap();
+    let package = ctx.prepare_package(&manifest, &mut two).unwrap();
+    let graph = package.capture(&ctx).unwrap();
+    ctx.write(two.y, &vec![poison::<f32>(); M * N]).unwrap();
+    for _ in 0..3 {
+        graph.replay(&ctx).unwrap();
+    }
+    assert_eq!(bits_of(&ctx.download(two.y).unwrap()), bits_of(&eager));
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
+    let ctx = context();
+    let d = data();
+    let (x, w1, w2) = (
+        ctx.upload(&d.x).unwrap(),
+        ctx.upload(&d.w1).unwrap(),
+        ctx.upload(&d.w2).unwrap(),
+    );
+    let mut h = ctx.alloc::<f32>(M * H).unwrap();
+    let mut y = ctx.alloc::<f32>(M * N).unwrap();
+    let mut seen = Vec::new();
+    let mut refused = |what: &str, r: Result<(), PackageError>, ok: fn(&PackageError) -> bool| {
+        match r {
+            Err(e) if ok(&e) => seen.push(format!("{what}: {e}")),
+            other => panic!("{what}: expected a specific refusal, got {other:?}"),
+        }
+        eager_still_works(&ctx, &d);
+    };
+
+    // Another context, another stream.
+    let mut single = Single {
+        x: x.mat(K),
+        w: w1.mat(H),
+        y: &mut h,
+    };
+    let manifest = ctx.record_manifest(&mut single, 1).unwrap();
+    let package = ctx.prepare_package(&manifest, &mut single).unwrap();
+    let other = context();
+    refused(
+        "another context",
+        package.capture(&other).map(|_| ()),
+        |e| matches!(e, PackageError::WrongContext),
+    );
+    let side = ctx.new_stream().unwrap();
+    refused("another stream", package.capture(&side).map(|_| ()), |e| {
+        matches!(e, PackageError::WrongStream)
+    });
+
+    // Mode and policy changed after capture: replay refused.
+    let graph = package.capture(&ctx).unwrap();
+    ctx.set_mode(Mode::CublasFast);
+    let r = graph.replay(&ctx);
+    ctx.set_mode(Mode::Deterministic);
+    refused("mode changed", r, |e| {
+        matches!(e, PackageError::ModeChanged { .. })
+    });
+    ctx.set_policy(Policy::TensorCore);
+    let r = graph.replay(&ctx);
+    ctx.set_policy(Policy::Exact);
+    refused("policy changed", r, |e| {
+        matches!(e, PackageError::PolicyChanged { .. })
+    });
+
+    // Capacity not exact, both ways.
+    let mut two = TwoLayer {
+        x: x.mat(K),
+        w1: w1.mat(H),
+        w2: w2.mat(N),
+        h: &mut h,
+        y: &mut y,
+    };
+    let manifest_two = ctx.record_manifest(&mut two, 2).unwrap();
+    let mut single = Single {
+        x: x.mat(K),
+        w: w1.mat(H),
+        y: &mut h,
+    };
+    refused(
+        "fewer launches",
+        ctx.prepare_package(&manifest_two, &mut single).map(|_| ()),
+        |e| {
+            matches!(
+                e,
+                PackageError::CountMismatch {
+                    recorded: 2,
+                    prepared: 1
+                }
+            )
+        },
+    );
+    let mut two = TwoLayer {
+        x: x.mat(K),
+        w1: w1.mat(H),
+        w2: w2.mat(N),
+        h: &mut h,
+        y: &mut y,
+    };
+    refused(
+        "more launches",
+        ctx.prepare_package(&manifest, &mut two).map(|_| ()),
+        |e| {
+            matches!(
+                e,
+                PackageError::CountMismatch {
+                    recorded: 1,
+                    prepared: 2
+                }
+            )
+        },
+    );
+    // A recorder that is too small refuses before launching.
+    let mut two = TwoLayer {
+        x: x.mat(K),
+        w1: w1.mat(H),
+        w2: w2.mat(N),
+        h: &mut h,
+        y: &mut y,
+    };
+    refused(
+        "recorder full",
+        ctx.record_manifest(&mut two, 1).map(|_| ()),
+        |e| {
+            matches!(
+                e,
+                PackageError::Gemm(GemmError::ObserverFull {
+                    capacity: 1,
+                    needed: 2
+                })
+            )
+        },
+    );
+
+    // A graph holding a node the package did not prepare.
+    let mut two = TwoLayer {
+        x: x.mat(K),
+        w1: w1.mat(H),
+        w2: w2.mat(N),
+        h: &mut h,
+        y: &mut y,
+    };
+    let package_two = ctx.prepare_package(&manifest_two, &mut two).unwrap();
+    let graph_two = package_two.capture(&ctx).unwrap();
+    refused(
+        "extra node",
+        package.verify_graph(&ctx, graph_two.graph()),
+        |e| matches!(e, PackageError::GraphMismatch { node: 1, .. }),
+    );
+    refused(
+        "missing node",
+        package_two.verify_graph(&ctx, graph.graph()),
+        |e| matches!(e, PackageError::GraphMismatch { node: 1, .. }),
+    );
+
+    // Argument bytes changed between manifest and package (another offset into x).
+    let mut shifted = Single {
+        x: x.mat_at(1, K),
+        w: w1.mat(H),
+        y: &mut h,
+    };
+    let r = ctx.prepare_package(&manifest, &mut shifted).map(|_| ());
+    refused("argument bytes", r, |e| {
+        matches!(
+            e,
+            PackageError::RecordMismatch {
+                what: "the argument bytes",
+                ..
+            }
+        )
+    });
+
+    // An allocation freed, and one freed and registered again at the same address.
+    let ext = ctx.register_external::<f32>(x.span().base(), M * K);
+    let mut via_ext = Single {
+        x: ext.mat_at(0, K),
+        w: w1.mat(H),
+        y: &mut h,
+    };
+    let manifest_ext = ctx.record_manifest(&mut via_ext, 1).unwrap();
+    let package_ext = ctx.prepare_package(&manifest_ext, &mut via_ext).unwrap();
+    let graph_ext = package_ext.capture(&ctx).unwrap();
+    graph_ext.replay(&ctx).unwrap();
+    ctx.unregister(ext);
+    refused("freed", graph_ext.replay(&ctx), |e| {
+        matches!(e, PackageError::AllocationChanged { .. })
+    });
+    let again = ctx.register_external::<f32>(x.span().base(), M * K);
+    assert_eq!(again.span().base(), ext.span().base());
+    refused(
+        "replaced at the same address",
+        graph_ext.replay(&ctx),
+        |e| matches!(e, PackageError::AllocationChanged { .. }),
+    );
+
+    for line in &seen {
+        eprintln!("refused: {line}");
+    }
+    assert_eq!(seen.len(), 12);
+}
