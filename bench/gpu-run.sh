@@ -16,7 +16,7 @@ summary=()
 for step in $steps; do
   case $step in
     tests)
-      for t in gpu_exact gpu_validation gpu_invariance; do
+      for t in gpu_exact gpu_validation gpu_invariance gpu_graph; do
         (cd runtime && "$(bin $t)" --include-ignored --test-threads=1 --nocapture) > "$out/$t.log" 2>&1
         summary+=("$t: $(grep -E '^test result' "$out/$t.log" | tail -1)")
       done ;;
