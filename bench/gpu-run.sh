@@ -37,7 +37,7 @@ for step in $steps; do
     ncu)
       for m in 1 4096; do
         ncu --clock-control none --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
-          -k regex:gemm_ -c 1 "$root"/.device/bin/gemm-aot-bench --m $m --nk 4096x4096 --dtype f32 --reps 1 --out /tmp/ncu-bench
+          -k regex:gemm_ -c 1 "$root"/.device/bin/gemm-aot-bench --m $m --nk 4096x4096 --dtype f32 --reps 1 --out "$out/ncu-bench"
       done > "$out/ncu.log" 2>&1
       summary+=("ncu: $(grep -c 'Section' "$out/ncu.log") sections") ;;
     bench)
