@@ -202,10 +202,9 @@ pub fn check_resources(
     let mut bad = Vec::new();
     for c in compiled {
         let report = ptxas::parse(&c.ptxas_log);
-        let tier = plan
-            .specs
-            .tier(&c.tier)
-            .expect("compiled tiers come from the plan");
+        let Some(tier) = plan.specs.tier(&c.tier) else {
+            continue; // every compiled tier comes from the plan
+        };
         for k in plan.tier_kernels(&c.tier) {
             let mut fail = |message: String| {
                 bad.push(ResourceViolation {

