@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use gemm_codegen::compile::{cache::cache_root, toolchain};
 use gemm_codegen::explain::{self, Query};
-use gemm_codegen::{build, BuildOptions, CompileMode, Provenance};
+use gemm_codegen::{build, BuildOptions, CompileMode};
 use gemm_spec::{DtypeTriple, Op, Policy};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -109,7 +109,6 @@ fn run(cli: Cli) -> Result<(), String> {
             jobs,
         } => {
             let mut opts = BuildOptions::new(&specs, &out, "gemm-aot build");
-            opts.provenance = Provenance::new("gemm-aot build");
             opts.tiers = tiers;
             opts.progress = true;
             opts.compile = if no_cubins {

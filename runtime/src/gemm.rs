@@ -11,8 +11,9 @@ use crate::GemmArgs;
 use cudarc::driver::{LaunchConfig, PushKernelArg};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Largest dimension or leading dimension the kernels accept.
-pub const DIM_MAX: u64 = i32::MAX as u64;
+/// Largest dimension or leading dimension the kernels accept (dimensions travel as `i32`); the
+/// same limit the spec validation cuts route ranges at.
+pub use gemm_spec::DIM_MAX;
 
 static VENDOR_CALLS: AtomicU64 = AtomicU64::new(0);
 

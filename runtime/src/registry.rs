@@ -47,7 +47,6 @@ pub(crate) enum SpanProblem {
 
 #[derive(Default)]
 struct Inner {
-    next_id: u64,
     /// id -> span, for live registrations.
     live: HashMap<u64, Span>,
     /// base address -> registrations so far.
@@ -78,7 +77,6 @@ impl Registry {
 
     pub fn register(&self, base: u64, bytes: u64) -> Span {
         let mut inner = self.lock();
-        inner.next_id += 1;
         let id = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
         let generation = {
             let g = inner.generations.entry(base).or_insert(0);

@@ -45,6 +45,26 @@ struct TwoLayer<'a> {
     y: &'a mut DeviceBuffer<f32>,
 }
 
+impl<'a> TwoLayer<'a> {
+    fn new(
+        (x, w1, w2): (
+            &'a DeviceBuffer<f32>,
+            &'a DeviceBuffer<f32>,
+            &'a DeviceBuffer<f32>,
+        ),
+        h: &'a mut DeviceBuffer<f32>,
+        y: &'a mut DeviceBuffer<f32>,
+    ) -> Self {
+        TwoLayer {
+            x: x.mat(K),
+            w1: w1.mat(H),
+            w2: w2.mat(N),
+            h,
+            y,
+        }
+    }
+}
+
 impl Request for TwoLayer<'_> {
     fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
         let first = GemmRequest {
@@ -170,13 +190,7 @@ fn single_and_multi_launch_requests_capture_and_replay_bitwise() {
     assert_eq!(bits_of(&ctx.download(single.y).unwrap()), bits_of(&eager));
 
     // Two launches.
-    let mut two = TwoLayer {
-        x: x.mat(K),
-        w1: w1.mat(H),
-        w2: w2.mat(N),
-        h: &mut h,
-        y: &mut y,
-    };
+    let mut two = TwoLayer::new((&x, &w1, &w2), &mut h, &mut y);
     let manifest = ctx.record_manifest(&mut two, 4).unwrap();
     assert_eq!(manifest.records().len(), 2);
     assert_ne!(
@@ -249,13 +263,7 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
     });
 
     // Capacity not exact, both ways.
-    let mut two = TwoLayer {
-        x: x.mat(K),
-        w1: w1.mat(H),
-        w2: w2.mat(N),
-        h: &mut h,
-        y: &mut y,
-    };
+    let mut two = TwoLayer::new((&x, &w1, &w2), &mut h, &mut y);
     let manifest_two = ctx.record_manifest(&mut two, 2).unwrap();
     let mut single = Single {
         x: x.mat(K),
@@ -275,13 +283,7 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
             )
         },
     );
-    let mut two = TwoLayer {
-        x: x.mat(K),
-        w1: w1.mat(H),
-        w2: w2.mat(N),
-        h: &mut h,
-        y: &mut y,
-    };
+    let mut two = TwoLayer::new((&x, &w1, &w2), &mut h, &mut y);
     refused(
         "more launches",
         ctx.prepare_package(&manifest, &mut two).map(|_| ()),
@@ -296,13 +298,7 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
         },
     );
     // A recorder that is too small refuses before launching.
-    let mut two = TwoLayer {
-        x: x.mat(K),
-        w1: w1.mat(H),
-        w2: w2.mat(N),
-        h: &mut h,
-        y: &mut y,
-    };
+    let mut two = TwoLayer::new((&x, &w1, &w2), &mut h, &mut y);
     refused(
         "recorder full",
         ctx.record_manifest(&mut two, 1).map(|_| ()),
@@ -318,13 +314,7 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
     );
 
     // A graph holding a node the package did not prepare.
-    let mut two = TwoLayer {
-        x: x.mat(K),
-        w1: w1.mat(H),
-        w2: w2.mat(N),
-        h: &mut h,
-        y: &mut y,
-    };
+    let mut two = TwoLayer::new((&x, &w1, &w2), &mut h, &mut y);
     let package_two = ctx.prepare_package(&manifest_two, &mut two).unwrap();
     let graph_two = package_two.capture(&ctx).unwrap();
     refused(
