@@ -70,7 +70,9 @@ pub enum BuildError {
     Spec(SpecErrors),
     #[error("{0}")]
     UnknownTier(String),
-    #[error("family {family} names header {header}, which kernels-templates/ does not have (it has: {known})")]
+    #[error(
+        "{family} names header {header}, which kernels-templates/ does not have (it has: {known})"
+    )]
     MissingTemplate {
         family: String,
         header: String,
@@ -154,11 +156,20 @@ pub fn plan(specs: &Path, tiers: &[String]) -> Result<(Plan, Vec<SpecWarning>), 
     let validated = gemm_spec::load_dir(specs).map_err(BuildError::Spec)?;
     let mut set = validated.specs;
     set.retain_tiers(tiers).map_err(BuildError::UnknownTier)?;
-    for f in set.families.values() {
-        if !templates::has(&f.header) {
+    let headers = set
+        .families
+        .values()
+        .map(|f| (format!("family {}", f.name), &f.header))
+        .chain(
+            set.conversions
+                .values()
+                .map(|c| (format!("conversion {}", c.name), &c.header)),
+        );
+    for (owner, header) in headers {
+        if !templates::has(header) {
             return Err(BuildError::MissingTemplate {
-                family: f.name.clone(),
-                header: f.header.clone(),
+                family: owner,
+                header: header.clone(),
                 known: TEMPLATES
                     .iter()
                     .map(|(p, _)| *p)
@@ -245,6 +256,35 @@ pub fn check_resources(
                 ));
             }
         }
+        // Conversions: no spills and within the register budgets (no shared memory).
+        for conv in plan.tier_conversions(&c.tier) {
+            let mut fail = |message: String| {
+                bad.push(ResourceViolation {
+                    kernel: conv.name.clone(),
+                    message,
+                })
+            };
+            let Some(r) = report.get(&conv.name) else {
+                fail("ptxas reported nothing for it: was the entry point emitted?".into());
+                continue;
+            };
+            if r.spill_bytes() > 0 {
+                fail(format!("spills {} bytes on {}", r.spill_bytes(), tier.name));
+            }
+            let block_regs = r.registers as u64 * conv.threads as u64;
+            if r.registers > tier.max_registers_per_thread
+                || block_regs > tier.registers_per_block as u64
+            {
+                fail(format!(
+                    "uses {} registers x {} threads; {} allows {} a thread and {} a block",
+                    r.registers,
+                    conv.threads,
+                    tier.name,
+                    tier.max_registers_per_thread,
+                    tier.registers_per_block
+                ));
+            }
+        }
     }
     if bad.is_empty() {
         Ok(res)
@@ -282,7 +322,12 @@ fn report_json(plan: &Plan, resources: Option<&[KernelResources]>) -> String {
         .iter()
         .map(|t| serde_json::json!({ "name": t.name, "gencode": t.gencode, "compute_capability": [t.cc.0, t.cc.1], "spec_file": t.file }))
         .collect();
-    let v = serde_json::json!({ "tiers": tiers, "kernels": kernels });
+    let conversions: Vec<serde_json::Value> = plan
+        .conversions
+        .iter()
+        .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads }))
+        .collect();
+    let v = serde_json::json!({ "tiers": tiers, "kernels": kernels, "conversions": conversions });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
 

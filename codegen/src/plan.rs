@@ -1,7 +1,7 @@
 //! The kernel plan: every kernel each tier instantiates, with a global id, a name built from
 //! every axis, its launch shape and shared memory. Everything emitted is derived from this.
 
-use gemm_spec::{DtypeTriple, Family, Op, SpecSet, Tier, Tile};
+use gemm_spec::{ConversionKind, Dtype, DtypeTriple, Family, Op, SpecSet, Tier, Tile};
 
 /// One kernel to instantiate: a (tier, family, tile, op, dtype) point.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -22,11 +22,41 @@ pub struct PlannedKernel {
     pub shared_bytes: u64,
 }
 
-/// All kernels of all tiers, tiers sorted by name, kernels in spec order within a tier.
+/// One conversion kernel to instantiate: a (tier, conversion, from, to) point.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedConversion {
+    /// Index into the generated `CONVERSIONS` table.
+    pub id: usize,
+    /// Index into the generated `TIERS` table.
+    pub tier_index: usize,
+    pub name: String,
+    pub tier: String,
+    pub conversion: String,
+    pub kind: ConversionKind,
+    pub from: Dtype,
+    pub to: Dtype,
+    pub threads: u32,
+}
+
+/// All kernels of all tiers, tiers sorted by name, kernels in spec order within a tier;
+/// every tier also gets every conversion.
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub specs: SpecSet,
     pub kernels: Vec<PlannedKernel>,
+    pub conversions: Vec<PlannedConversion>,
+}
+
+/// Conversion kernel names: `convert_<tier>_<conversion>_<from>_<to>`, e.g.
+/// `convert_sm90a_upcast_bf16_f32`.
+pub fn conversion_name(tier: &Tier, conversion: &str, from: Dtype, to: Dtype) -> String {
+    format!(
+        "convert_{}_{}_{}_{}",
+        tier.name,
+        conversion,
+        from.as_str(),
+        to.as_str()
+    )
 }
 
 /// The kernel naming pattern, documented in the README:
@@ -73,7 +103,40 @@ impl Plan {
                 }
             }
         }
-        Plan { specs, kernels }
+        let mut conversions = Vec::new();
+        for (tier_index, tier) in specs.tiers.iter().enumerate() {
+            for c in specs.conversions.values() {
+                for &(from, to) in &c.variants {
+                    // Validation admits only pairs that have a kind.
+                    let Some(kind) = ConversionKind::of(from, to) else {
+                        continue;
+                    };
+                    conversions.push(PlannedConversion {
+                        id: conversions.len(),
+                        tier_index,
+                        name: conversion_name(tier, &c.name, from, to),
+                        tier: tier.name.clone(),
+                        conversion: c.name.clone(),
+                        kind,
+                        from,
+                        to,
+                        threads: c.threads,
+                    });
+                }
+            }
+        }
+        Plan {
+            specs,
+            kernels,
+            conversions,
+        }
+    }
+
+    pub fn tier_conversions<'a>(
+        &'a self,
+        tier: &'a str,
+    ) -> impl Iterator<Item = &'a PlannedConversion> {
+        self.conversions.iter().filter(move |c| c.tier == tier)
     }
 
     pub fn tier_kernels<'a>(&'a self, tier: &'a str) -> impl Iterator<Item = &'a PlannedKernel> {

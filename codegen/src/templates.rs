@@ -2,7 +2,7 @@
 //! build script through it) works from any folder. Written next to the generated sources.
 
 /// (path under `kernels-templates/`, text) of every template header.
-pub const TEMPLATES: [(&str, &str); 7] = [
+pub const TEMPLATES: [(&str, &str); 8] = [
     (
         "common/tile_config.cuh",
         include_str!("../../kernels-templates/common/tile_config.cuh"),
@@ -22,6 +22,10 @@ pub const TEMPLATES: [(&str, &str); 7] = [
     (
         "common/fma_chunks.cuh",
         include_str!("../../kernels-templates/common/fma_chunks.cuh"),
+    ),
+    (
+        "convert/convert_matrix.cuh",
+        include_str!("../../kernels-templates/convert/convert_matrix.cuh"),
     ),
     (
         "fma/fma_decode_gemm.cuh",

@@ -83,6 +83,8 @@ pub enum SpecErrorKind {
         minor: u32,
         arch_specific: bool,
     },
+    #[error("conversion {name}: {problem}")]
+    Conversion { name: String, problem: String },
     #[error("tier {tier} has a tile of family {family}, which is not in its `families` list")]
     FamilyNotUsed { tier: String, family: String },
     #[error(

@@ -1,7 +1,7 @@
 //! The validated spec model: what the generator plans from. Every value here has passed the
 //! rules in `validate`; cross-references (family of a tile, kernel of a route) resolve.
 
-use crate::vocab::{DtypeTriple, Op, Policy};
+use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 use crate::Location;
 use std::collections::BTreeMap;
 
@@ -152,6 +152,44 @@ impl Family {
     pub fn has_variant(&self, op: Op, dtype: DtypeTriple) -> bool {
         self.variants.contains(&(op, dtype))
     }
+}
+
+/// What a conversion kernel does in the half fallback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConversionKind {
+    /// Half to f32 (exact), for the fallback's f32 GEMM inputs.
+    InputUpcast,
+    /// f32 to half, rounding to nearest even once, for the fallback's output.
+    OutputDowncast,
+}
+
+impl ConversionKind {
+    /// The kind of a `from -> to` conversion: half to f32 widens, f32 to half narrows;
+    /// anything else is not a conversion the fallback uses.
+    pub fn of(from: Dtype, to: Dtype) -> Option<ConversionKind> {
+        match (from, to) {
+            (Dtype::Bf16 | Dtype::F16, Dtype::F32) => Some(ConversionKind::InputUpcast),
+            (Dtype::F32, Dtype::Bf16 | Dtype::F16) => Some(ConversionKind::OutputDowncast),
+            _ => None,
+        }
+    }
+}
+
+/// An elementwise conversion of a strided matrix, built for every tier.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Conversion {
+    pub name: String,
+    pub doc: String,
+    /// C++ class template in `header`, instantiated as `template<From, To, threads>`.
+    pub template: String,
+    /// Path of the template header, relative to `kernels-templates/`.
+    pub header: String,
+    pub abi: String,
+    /// Threads a block.
+    pub threads: u32,
+    /// The (from, to) pairs it instantiates, in spec order.
+    pub variants: Vec<(Dtype, Dtype)>,
+    pub location: Location,
 }
 
 /// A tile of one family on one tier.
@@ -317,6 +355,8 @@ pub struct SpecSet {
     pub contracts: BTreeMap<String, Contract>,
     pub abis: BTreeMap<String, Abi>,
     pub families: BTreeMap<String, Family>,
+    /// Conversion kernels, built for every tier.
+    pub conversions: BTreeMap<String, Conversion>,
     /// Sorted by name.
     pub tiers: Vec<Tier>,
 }

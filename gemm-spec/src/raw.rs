@@ -20,6 +20,8 @@ pub struct RawFile {
     pub abi: BTreeMap<String, Spanned<RawAbi>>,
     #[serde(default)]
     pub family: BTreeMap<String, Spanned<RawFamily>>,
+    #[serde(default)]
+    pub conversion: BTreeMap<String, Spanned<RawConversion>>,
     pub tier: Option<Spanned<RawTier>>,
     #[serde(default)]
     pub tile: Vec<Spanned<RawTile>>,
@@ -89,6 +91,20 @@ pub struct RawFamily {
     pub grid: String,
     /// Op name to the dtype triples the family instantiates for it.
     pub variants: BTreeMap<String, Vec<String>>,
+}
+
+/// An elementwise conversion kernel (the half fallback's upcast and downcast).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawConversion {
+    #[serde(default)]
+    pub doc: String,
+    pub template: String,
+    pub header: String,
+    pub abi: String,
+    pub threads: u32,
+    /// `from.to` dtype pairs, e.g. `bf16.f32`.
+    pub variants: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

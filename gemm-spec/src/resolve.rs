@@ -5,8 +5,8 @@
 use crate::error::{Location, SpecError, SpecErrorKind, SpecWarning};
 use crate::load::ParsedFile;
 use crate::model::*;
-use crate::raw::{RawAbi, RawFamily, RawRange, RawRoute, RawTier, RawTile};
-use crate::vocab::{DtypeTriple, Op, Policy};
+use crate::raw::{RawAbi, RawConversion, RawFamily, RawRange, RawRoute, RawTier, RawTile};
+use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 use std::collections::BTreeMap;
 
 struct Sink<'e> {
@@ -43,6 +43,7 @@ pub(crate) fn resolve(
         contracts: BTreeMap::new(),
         abis: BTreeMap::new(),
         families: BTreeMap::new(),
+        conversions: BTreeMap::new(),
         tiers: Vec::new(),
     };
     let mut seen: BTreeMap<(&'static str, String), Location> = BTreeMap::new();
@@ -127,6 +128,18 @@ pub(crate) fn resolve(
                     None => {
                         sink.broken.insert(("family", name.clone()));
                     }
+                }
+            }
+        }
+    }
+    for f in files {
+        for (name, raw) in &f.raw.conversion {
+            let at = f.at(raw.span());
+            if check_name(&mut sink, &at, "conversion", name)
+                && define(&mut sink, "conversion", name, &at)
+            {
+                if let Some(c) = resolve_conversion(&mut sink, &specs, at, name, raw.get_ref()) {
+                    specs.conversions.insert(name.clone(), c);
                 }
             }
         }
@@ -268,6 +281,95 @@ fn resolve_abi(sink: &mut Sink, at: &Location, name: &str, raw: &RawAbi) -> Opti
         fields,
         size: offset.next_multiple_of(align),
         align,
+    })
+}
+
+fn resolve_conversion(
+    sink: &mut Sink,
+    specs: &SpecSet,
+    at: Location,
+    name: &str,
+    raw: &RawConversion,
+) -> Option<Conversion> {
+    let before = sink.errors.len();
+    let problem = |sink: &mut Sink, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::Conversion {
+                name: name.to_string(),
+                problem,
+            },
+        )
+    };
+    if !(specs.abis.contains_key(&raw.abi) || sink.is_broken("ABI struct", &raw.abi)) {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::UnknownReference {
+                what: "ABI struct",
+                name: raw.abi.clone(),
+                known: known(specs.abis.keys()),
+            },
+        );
+    }
+    if !is_c_identifier(&raw.template) {
+        problem(
+            sink,
+            format!("template `{}` is not a C++ identifier", raw.template),
+        );
+    }
+    if !raw.header.ends_with(".cuh") || raw.header.contains("..") || raw.header.starts_with('/') {
+        problem(
+            sink,
+            format!(
+                "header `{}` must be a .cuh path inside kernels-templates/",
+                raw.header
+            ),
+        );
+    }
+    if raw.threads == 0 || !raw.threads.is_multiple_of(32) || raw.threads > 1024 {
+        problem(
+            sink,
+            format!(
+                "runs {} threads a block; it needs a multiple of 32 and at most 1024",
+                raw.threads
+            ),
+        );
+    }
+    let mut variants = Vec::new();
+    for v in &raw.variants {
+        let parsed = v
+            .split_once('.')
+            .and_then(|(f, t)| Some((f.parse::<Dtype>().ok()?, t.parse::<Dtype>().ok()?)));
+        match parsed {
+            Some((from, to)) if ConversionKind::of(from, to).is_none() => problem(
+                sink,
+                format!("variant `{v}` converts {from} to {to}; a conversion widens a half type to f32 or narrows f32 to a half type"),
+            ),
+            Some(pair) if variants.contains(&pair) => {
+                problem(sink, format!("variant `{v}` is listed twice"))
+            }
+            Some(pair) => variants.push(pair),
+            None => problem(
+                sink,
+                format!("variant `{v}` must read `from.to` with dtypes f32, bf16 or f16, e.g. `bf16.f32`"),
+            ),
+        }
+    }
+    if variants.is_empty() && sink.errors.len() == before {
+        problem(sink, "has no variants: list `from.to` pairs".into());
+    }
+    if sink.errors.len() != before {
+        return None;
+    }
+    Some(Conversion {
+        name: name.to_string(),
+        doc: raw.doc.clone(),
+        template: raw.template.clone(),
+        header: raw.header.clone(),
+        abi: raw.abi.clone(),
+        threads: raw.threads,
+        variants,
+        location: at,
     })
 }
 

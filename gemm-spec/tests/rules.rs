@@ -48,6 +48,13 @@ instruction = "fma"
 staging = "f32"
 grid = "tiles"
 variants.nn = ["f32.f32.f32"]
+
+[conversion.upcast]
+template = "convert_matrix"
+header = "convert/convert_matrix.cuh"
+abi = "GemmArgs"
+threads = 256
+variants = ["bf16.f32", "f16.f32"]
 "#;
 
 const TIER: &str = r#"[tier]
@@ -501,4 +508,48 @@ fn the_shipped_specs_validate_without_warnings() {
         // NN and NT over every dtype pair, TN into f32, all exact.
         assert_eq!(t.served().len(), 13, "tier {}", t.name);
     }
+}
+
+#[test]
+fn conversions_resolve_with_their_kind() {
+    let v = load(SHARED, TIER).expect("base spec validates");
+    let c = &v.specs.conversions["upcast"];
+    assert_eq!(c.threads, 256);
+    assert_eq!(
+        c.variants
+            .iter()
+            .map(|&(f, t)| gemm_spec::ConversionKind::of(f, t))
+            .collect::<Vec<_>>(),
+        vec![Some(gemm_spec::ConversionKind::InputUpcast); 2]
+    );
+}
+
+#[test]
+fn a_conversion_must_widen_or_narrow_a_half_type() {
+    assert_one(
+        errors_with(true, r#"variants = ["bf16.f32", "f16.f32"]"#, r#"variants = ["bf16.f16"]"#),
+        "families.toml:48: conversion upcast: variant `bf16.f16` converts bf16 to f16; a conversion widens a half type to f32 or narrows f32 to a half type",
+    );
+    assert_one(
+        errors_with(true, r#"variants = ["bf16.f32", "f16.f32"]"#, r#"variants = ["bf16"]"#),
+        "families.toml:48: conversion upcast: variant `bf16` must read `from.to` with dtypes f32, bf16 or f16, e.g. `bf16.f32`",
+    );
+}
+
+#[test]
+fn a_conversion_needs_whole_warps_and_a_known_abi() {
+    assert_one(
+        errors_with(true, "threads = 256", "threads = 100"),
+        "families.toml:48: conversion upcast: runs 100 threads a block; it needs a multiple of 32 and at most 1024",
+    );
+    assert_one(
+        errors_with(
+            true,
+            r#"abi = "GemmArgs"
+threads"#,
+            r#"abi = "CastArgs"
+threads"#,
+        ),
+        "families.toml:48: ABI struct `CastArgs` is not defined; defined: GemmArgs",
+    );
 }

@@ -43,6 +43,10 @@ pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
         .tier_kernels(tier)
         .map(|k| plan.specs.families[&k.family].header.as_str())
         .collect();
+    let conversion_headers = plan
+        .tier_conversions(tier)
+        .map(|c| plan.specs.conversions[&c.conversion].header.as_str());
+    let headers: BTreeSet<&str> = headers.into_iter().chain(conversion_headers).collect();
     for h in headers {
         let _ = writeln!(out, "#include \"{h}\"");
     }
@@ -71,6 +75,28 @@ pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
             smem = k.shared_bytes,
             name = k.name,
             abi = family.abi,
+        );
+    }
+    for c in plan.tier_conversions(tier) {
+        let conv = &plan.specs.conversions[&c.conversion];
+        let inst = format!(
+            "{}<{}, {}, {}>",
+            conv.template,
+            c.from.cuda_type(),
+            c.to.cuda_type(),
+            c.threads
+        );
+        let _ = write!(
+            out,
+            "\n// conversion {} {} -> {}\n\
+             static_assert({inst}::kThreads == {threads}, \"{name}: the spec plans {threads} threads a block but the template uses a different count\");\n\
+             extern \"C\" __global__ void __launch_bounds__({threads}) {name}(const {abi} args) {{\n    {inst}::run(args);\n}}\n",
+            c.conversion,
+            c.from,
+            c.to,
+            threads = c.threads,
+            name = c.name,
+            abi = conv.abi,
         );
     }
     out

@@ -1,18 +1,19 @@
 //! Generated Rust, built with `quote!` and formatted with prettyplease:
 //! - `abi.rs`: `#[repr(C)]` argument structs with cudarc `DeviceRepr` and `const` layout asserts;
-//! - `kernels.rs`: the tier table, the contract table and the kernel table;
+//! - `kernels.rs`: the tier, contract, kernel and conversion tables;
 //! - `dispatch.rs`: the route tables as one `match`;
 //! - `resources.rs`: what ptxas reported for each kernel.
 //!
 //! The code names types the including crate brings into scope (`Op`, `Policy`, `Dtype`,
 //! `DtypeTriple`, `TierId`, `KernelId`, `TierInfo`, `KernelInfo`, `TileShape`, `GridKind`,
-//! `RouteHit`, `KernelResources`, `ContractInfo`) and a `cubin!` macro that yields a tier's
+//! `RouteHit`, `KernelResources`, `ContractInfo`, `ConversionId`, `ConversionInfo`,
+//! `ConversionKind`) and a `cubin!` macro that yields a tier's
 //! cubin bytes, so the files do not depend on where they are written.
 
 use super::Provenance;
 use crate::compile::ptxas::KernelResources;
-use crate::plan::{Plan, PlannedKernel};
-use gemm_spec::{Dtype, DtypeTriple, FieldType, GridKind, Op, Policy, SpecSet};
+use crate::plan::{Plan, PlannedConversion, PlannedKernel};
+use gemm_spec::{ConversionKind, Dtype, DtypeTriple, FieldType, GridKind, Op, Policy, SpecSet};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
@@ -191,7 +192,39 @@ fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
     }
 }
 
-/// `kernels.rs`: `TIERS`, `CONTRACTS` and `KERNELS`.
+fn conversion_info(plan: &Plan, c: &PlannedConversion) -> TokenStream {
+    let abi = &plan.specs.conversions[&c.conversion].abi;
+    let (id, tier) = (lit(c.id as u64), lit(c.tier_index as u64));
+    let kind = match c.kind {
+        ConversionKind::InputUpcast => quote!(ConversionKind::InputUpcast),
+        ConversionKind::OutputDowncast => quote!(ConversionKind::OutputDowncast),
+    };
+    let (from, to) = (dtype_tokens(c.from), dtype_tokens(c.to));
+    let (name, threads) = (&c.name, lit(c.threads));
+    quote! {
+        ConversionInfo {
+            id: ConversionId(#id),
+            tier: TierId(#tier),
+            name: #name,
+            kind: #kind,
+            from: #from,
+            to: #to,
+            block_threads: #threads,
+            abi: #abi,
+        }
+    }
+}
+
+/// A tier's contiguous id range in a table.
+fn id_range(ids: impl Iterator<Item = usize>) -> TokenStream {
+    let ids: Vec<usize> = ids.collect();
+    let first_id = ids.first().copied().unwrap_or(0) as u64;
+    let end = lit(ids.last().map_or(first_id, |l| *l as u64 + 1));
+    let first = lit(first_id);
+    quote!(#first..#end)
+}
+
+/// `kernels.rs`: `TIERS`, `CONTRACTS`, `KERNELS` and `CONVERSIONS`.
 pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
     let tiers = plan.specs.tiers.iter().enumerate().map(|(i, t)| {
         let id = lit(i as u64);
@@ -199,10 +232,8 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
         let (major, minor) = (lit(t.cc.0), lit(t.cc.1));
         let arch = t.arch_specific;
         let smem = lit(t.max_shared_bytes);
-        let ids: Vec<usize> = plan.tier_kernels(&t.name).map(|k| k.id).collect();
-        let first_id = ids.first().copied().unwrap_or(0) as u64;
-        let end = lit(ids.last().map_or(first_id, |l| *l as u64 + 1));
-        let first = lit(first_id);
+        let kernels = id_range(plan.tier_kernels(&t.name).map(|k| k.id));
+        let conversions = id_range(plan.tier_conversions(&t.name).map(|c| c.id));
         quote! {
             TierInfo {
                 id: TierId(#id),
@@ -212,7 +243,8 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
                 compute_capability: (#major, #minor),
                 arch_specific: #arch,
                 max_shared_bytes: #smem,
-                kernels: #first..#end,
+                kernels: #kernels,
+                conversions: #conversions,
                 cubin: cubin!(#name),
             }
         }
@@ -222,6 +254,8 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
         quote! { ContractInfo { name: #name, doc: #doc } }
     });
     let kernels = plan.kernels.iter().map(|k| kernel_info(plan, k));
+    let conversions = plan.conversions.iter().map(|c| conversion_info(plan, c));
+    let n_conversions = lit(plan.conversions.len() as u64);
     let selection = tier_selection(plan);
     let n_tiers = lit(plan.specs.tiers.len() as u64);
     let n_contracts = lit(plan.specs.contracts.len() as u64);
@@ -235,6 +269,8 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
             pub static CONTRACTS: [ContractInfo; #n_contracts] = [#(#contracts),*];
             /// Every kernel of every tier; `KERNELS[id.0].id == id`.
             pub static KERNELS: [KernelInfo; #n_kernels] = [#(#kernels),*];
+            /// Every conversion kernel of every tier; `CONVERSIONS[id.0].id == id`.
+            pub static CONVERSIONS: [ConversionInfo; #n_conversions] = [#(#conversions),*];
             #selection
         },
     )
