@@ -5,7 +5,8 @@ use crate::buffer::{DeviceBuffer, ExternalSpan};
 use crate::element::Element;
 use crate::error::GemmError;
 use crate::registry::Registry;
-use crate::table::{self, KernelInfo, Policy, TierInfo};
+use crate::scratch::Scratch;
+use crate::table::{self, KernelRef, Policy, TierInfo};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DevicePtr};
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -31,11 +32,13 @@ pub struct Context {
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) tier: &'static TierInfo,
     module: OnceLock<Arc<CudaModule>>,
-    functions: Mutex<HashMap<u16, CudaFunction>>,
+    functions: Mutex<HashMap<KernelRef, CudaFunction>>,
     pub(crate) registry: Arc<Registry>,
     mode: Mutex<Mode>,
     policy: Mutex<Policy>,
     pub(crate) blas: OnceLock<cudarc::cublas::CudaBlas>,
+    /// f32 scratch of the half fallback, per stream (its users are stream-ordered).
+    pub(crate) scratch: Scratch,
 }
 
 impl std::fmt::Debug for Context {
@@ -90,6 +93,7 @@ impl Context {
             mode: Mutex::new(Mode::default()),
             policy: Mutex::new(Policy::Exact),
             blas: OnceLock::new(),
+            scratch: Scratch::default(),
         })
     }
 
@@ -108,6 +112,7 @@ impl Context {
             mode: Mutex::new(self.mode()),
             policy: Mutex::new(self.policy()),
             blas: OnceLock::new(),
+            scratch: Scratch::default(),
         })
     }
 
@@ -224,11 +229,16 @@ impl Context {
     }
 
     /// The loaded function of a kernel of this context's tier (module loaded on first use).
-    pub(crate) fn function(&self, kernel: &KernelInfo) -> Result<CudaFunction, GemmError> {
+    pub(crate) fn function(&self, kernel: KernelRef) -> Result<CudaFunction, GemmError> {
         let mut cache = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = cache.get(&kernel.id.0) {
+        if let Some(f) = cache.get(&kernel) {
             return Ok(f.clone());
         }
+        let (name, shared_bytes) = match kernel {
+            KernelRef::Gemm(id) => table::kernel(id).map(|k| (k.name, k.shared_bytes)),
+            KernelRef::Conversion(id) => table::conversion(id).map(|c| (c.name, 0)),
+        }
+        .ok_or(GemmError::UnknownKernel(kernel))?;
         let module = match self.module.get() {
             Some(m) => m.clone(),
             None => {
@@ -239,14 +249,19 @@ impl Context {
                 m
             }
         };
-        let f = module.load_function(kernel.name)?;
-        if kernel.shared_bytes > 48 * 1024 {
+        let f = module.load_function(name)?;
+        if shared_bytes > 48 * 1024 {
             f.set_attribute(
                 cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                kernel.shared_bytes as i32,
+                shared_bytes as i32,
             )?;
         }
-        cache.insert(kernel.id.0, f.clone());
+        cache.insert(kernel, f.clone());
         Ok(f)
+    }
+
+    /// The fallback's scratch, at least `elements` f32 long (grown unless a graph froze it).
+    pub(crate) fn scratch_span(&self, elements: usize) -> Result<crate::registry::Span, GemmError> {
+        self.scratch.span_for(elements, |n| self.alloc::<f32>(n))
     }
 }

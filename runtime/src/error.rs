@@ -1,7 +1,7 @@
 //! Every way a runtime call can fail, each with the offending values. Nothing is enqueued when
 //! a call returns one of these.
 
-use crate::table::{DtypeTriple, Op, Policy};
+use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy};
 use thiserror::Error;
 
 /// Which operand of a GEMM call an error is about.
@@ -121,6 +121,21 @@ pub enum GemmError {
     /// A recording observer would exceed its capacity.
     #[error("the recording observer holds {capacity} launches; this call would make it {needed}")]
     ObserverFull { capacity: usize, needed: usize },
+    /// The half fallback needs more scratch than the context holds, and a captured graph
+    /// froze the scratch (growing it would move memory the graph's nodes point into). Drop
+    /// the graph, or make the first captured request the largest.
+    #[error("the half fallback needs {needed} bytes of scratch but a captured graph froze it at {frozen} bytes; drop the graph or capture the largest request first")]
+    ScratchFrozen { needed: u64, frozen: u64 },
+    /// The half fallback needs a conversion kernel the tier does not build.
+    #[error("tier {tier} has no conversion kernel from {from} to {to} for the half fallback")]
+    NoConversion {
+        tier: &'static str,
+        from: Dtype,
+        to: Dtype,
+    },
+    /// A kernel id that is in no generated table (a record from another build).
+    #[error("{0:?} is not in this build's kernel tables")]
+    UnknownKernel(KernelRef),
     /// The request needs something the cuBLAS modes do not offer.
     #[error("{0} is not supported in the cuBLAS modes")]
     VendorUnsupported(&'static str),

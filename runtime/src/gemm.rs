@@ -5,10 +5,13 @@ use crate::buffer::{Mat, MatMut};
 use crate::context::{Context, Mode};
 use crate::element::Element;
 use crate::error::{GemmError, Operand};
+use crate::fallback::{FallbackShape, Operands, Placed};
+use crate::launch::{describe, LaunchArgs, RequestFacts};
+use crate::observer::LaunchKind;
 use crate::registry::{Span, SpanProblem};
-use crate::table::{self, DtypeTriple, KernelId, Op, Policy};
+use crate::table::{self, Dtype, DtypeTriple, KernelId, KernelRef, Op, Policy};
 use crate::GemmArgs;
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::LaunchConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest dimension or leading dimension the kernels accept (dimensions travel as `i32`); the
@@ -16,6 +19,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub use gemm_spec::DIM_MAX;
 
 static VENDOR_CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// The dtype triple the half fallback computes in.
+const F32_TRIPLE: DtypeTriple = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
 
 /// How many calls this process has made across the vendor (cuBLAS) boundary.
 pub fn vendor_calls() -> u64 {
@@ -62,6 +68,9 @@ pub struct Launch {
     pub shared_bytes: u32,
     /// Whether the call went to cuBLAS.
     pub vendor: bool,
+    /// Whether the call ran as the half fallback (inputs upcast to f32 scratch, the f32
+    /// kernel in `kernel`, the result downcast into C): the same bits, more launches.
+    pub half_fallback: bool,
 }
 
 impl Launch {
@@ -73,13 +82,14 @@ impl Launch {
             block: (0, 0, 0),
             shared_bytes: 0,
             vendor: false,
+            half_fallback: false,
         }
     }
 }
 
 /// A checked operand: address range in bytes.
 #[derive(Clone, Copy)]
-struct Extent {
+pub(crate) struct Extent {
     start: u64,
     end: u64,
 }
@@ -231,16 +241,26 @@ impl Context {
         let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, table::Dtype::F32);
         let policy = self.policy();
         let mode = self.mode();
-        // Route first, so a combination without a route fails the same way in every mode.
-        let hit = crate::dispatch(self.tier.id, policy, req.op, dtype, m, n, k).ok_or(
-            GemmError::NoRoute {
-                tier: self.tier.name,
-                policy,
-                op: req.op,
-                dtype,
-            },
-        )?;
+        let no_route = GemmError::NoRoute {
+            tier: self.tier.name,
+            policy,
+            op: req.op,
+            dtype,
+        };
+        // Route first, so a combination without a route fails the same way in every mode. A
+        // half combination no route serves takes the f32 route through the half fallback
+        // (decided by dtype and op alone, so batch invariance holds).
+        let (hit, fallback) = match crate::dispatch(self.tier.id, policy, req.op, dtype, m, n, k) {
+            Some(hit) => (hit, false),
+            None if dtype != F32_TRIPLE => (
+                crate::dispatch(self.tier.id, policy, req.op, F32_TRIPLE, m, n, k)
+                    .ok_or(no_route)?,
+                true,
+            ),
+            None => return Err(no_route),
+        };
         if mode != Mode::Deterministic {
+            #[cfg(not(gemm_observer_stripped))]
             if O::ENABLED {
                 return Err(GemmError::VendorUnsupported(
                     "recording or packaging launches",
@@ -248,12 +268,8 @@ impl Context {
             }
             return self.vendor_gemm(&req, mode, m, n, k);
         }
-        let kernel = table::kernel(hit.kernel).ok_or(GemmError::NoRoute {
-            tier: self.tier.name,
-            policy,
-            op: req.op,
-            dtype,
-        })?;
+        let kernel = table::kernel(hit.kernel)
+            .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
         if m == 0 || n == 0 {
             return Ok(Launch::none());
         }
@@ -262,24 +278,6 @@ impl Context {
             m,
             n,
         })?;
-        let addr = |e: Option<Extent>| e.map_or(0, |e| e.start);
-        let args = GemmArgs {
-            a: addr(a),
-            b: addr(b),
-            bias: addr(bias),
-            c: addr(c),
-            m: m as i32,
-            n: n as i32,
-            k: k as i32,
-            lda: req.a.ld as i32,
-            ldb: req.b.ld as i32,
-            ldc: req.c.ld as i32,
-            beta: req.beta,
-            flags: u32::from(bias.is_some()),
-        };
-        if O::ENABLED {
-            observer.reserve(1)?;
-        }
         let cfg = LaunchConfig {
             grid_dim: grid,
             block_dim: (kernel.block_threads, 1, 1),
@@ -292,75 +290,79 @@ impl Context {
             block: cfg.block_dim,
             shared_bytes: kernel.shared_bytes,
             vendor: false,
+            half_fallback: fallback,
         };
-        if O::ENABLED {
-            let identity = |name: &str| {
-                let (view, elem) = match name {
-                    "a" => (Some((&req.a.span, req.a.offset)), ea),
-                    "b" => (Some((&req.b.span, req.b.offset)), ea),
-                    "bias" => (req.bias.as_ref().map(|v| (&v.span, v.offset)), ec),
-                    "c" => (Some((&req.c.span, req.c.offset)), ec),
-                    _ => (None, 0),
-                };
-                view.map_or(Default::default(), |(span, offset)| {
-                    crate::observer::PointerIdentity {
-                        allocation: span.id,
-                        generation: span.generation,
-                        offset: offset as u64 * elem,
-                    }
-                })
+        let at = |e: Option<Extent>, view: (Span, usize), elem: u64| {
+            e.map(|e| Placed {
+                address: e.start,
+                span: view.0,
+                offset: view.1 as u64 * elem,
+            })
+        };
+        let operands = Operands {
+            a: at(a, (req.a.span, req.a.offset), ea),
+            b: at(b, (req.b.span, req.b.offset), ea),
+            bias: match &req.bias {
+                Some(v) => at(bias, (v.span, v.offset), ec),
+                None => None,
+            },
+            c: at(c, (req.c.span, req.c.offset), ec),
+        };
+        let facts = RequestFacts {
+            op: req.op,
+            logical: (A::DTYPE, C::DTYPE),
+            shape: (m, n, k),
+            leading_dims: (req.a.ld as u64, req.b.ld as u64, req.c.ld as u64),
+        };
+        if fallback {
+            let shape = FallbackShape {
+                a: (a_rows, a_cols, req.a.ld as u64),
+                b: (b_rows, b_cols, req.b.ld as u64),
+                ldc: req.c.ld as u64,
+                beta: req.beta,
             };
-            let record = crate::observer::LaunchRecord {
-                kind: crate::observer::LaunchKind::Gemm,
-                kernel: kernel.id,
-                tier: self.tier.id,
-                op: req.op,
-                logical: (A::DTYPE, C::DTYPE),
-                execution: (kernel.dtype.ab, kernel.dtype.c),
-                shape: (m, n, k),
-                leading_dims: (req.a.ld as u64, req.b.ld as u64, req.c.ld as u64),
-                grid,
-                block: cfg.block_dim,
-                shared_bytes: kernel.shared_bytes,
-                args_digest: crate::observer::argument_digest(
-                    &args.to_bytes(),
-                    GemmArgs::POINTER_FIELDS,
-                    identity,
-                ),
-            };
-            if O::DEFERS {
-                let mut spans = vec![req.a.span, req.b.span, req.c.span];
-                spans.extend(req.bias.as_ref().map(|v| v.span));
-                observer.defer(crate::package::PreparedLaunch {
-                    record,
-                    args,
-                    spans,
-                });
-                return Ok(launch_info);
-            }
-            self.launch_args(kernel, cfg, &args)?;
-            observer.record(record);
-        } else {
-            self.launch_args(kernel, cfg, &args)?;
+            self.half_fallback(observer, kernel, cfg, facts, &operands, shape)?;
+            return Ok(launch_info);
         }
+        let args = GemmArgs {
+            a: operands.a.map_or(0, |p| p.address),
+            b: operands.b.map_or(0, |p| p.address),
+            bias: operands.bias.map_or(0, |p| p.address),
+            c: operands.c.map_or(0, |p| p.address),
+            m: m as i32,
+            n: n as i32,
+            k: k as i32,
+            lda: req.a.ld as i32,
+            ldb: req.b.ld as i32,
+            ldc: req.c.ld as i32,
+            beta: req.beta,
+            flags: u32::from(operands.bias.is_some()),
+        };
+        #[cfg(not(gemm_observer_stripped))]
+        if O::ENABLED {
+            observer.reserve(1)?;
+        }
+        self.emit_gemm(observer, kernel, cfg, facts, args, &operands)?;
         Ok(launch_info)
     }
 
-    /// Enqueues one kernel with its argument struct.
-    pub(crate) fn launch_args(
+    /// One GEMM launch with its record (operands say where each pointer points).
+    #[inline(always)]
+    pub(crate) fn emit_gemm<O: crate::observer::Observer>(
         &self,
-        kernel: &crate::table::KernelInfo,
+        observer: &mut O,
+        kernel: &'static table::KernelInfo,
         cfg: LaunchConfig,
-        args: &GemmArgs,
+        facts: RequestFacts,
+        args: GemmArgs,
+        operands: &Operands,
     ) -> Result<(), GemmError> {
-        let func = self.function(kernel)?;
-        let mut builder = self.stream.launch_builder(&func);
-        builder.arg(args);
-        // SAFETY: every pointer in `args` was checked, when the call was validated, to lie
-        // inside a live allocation of this context, long enough for the shape, with C
-        // overlapping no input; packages re-check that the allocations are still live.
-        unsafe { builder.launch(cfg) }?;
-        Ok(())
+        let id = KernelRef::Gemm(kernel.id);
+        self.emit(observer, id, cfg, LaunchArgs::Gemm(args), |args| {
+            let execution = (kernel.dtype.ab, kernel.dtype.c);
+            let what = (LaunchKind::Gemm, id, execution);
+            describe(self, facts, what, &cfg, args, &operands.targets())
+        })
     }
 
     fn vendor_gemm<A: Element, C: Element>(
@@ -456,6 +458,7 @@ impl Context {
             block: (0, 0, 0),
             shared_bytes: 0,
             vendor: true,
+            half_fallback: false,
         })
     }
 

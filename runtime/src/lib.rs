@@ -21,12 +21,15 @@ mod buffer;
 mod context;
 mod element;
 mod error;
+mod fallback;
 mod gemm;
+mod launch;
 mod observer;
 mod ops;
 mod package;
 pub mod reference;
 mod registry;
+mod scratch;
 pub mod table;
 
 pub use buffer::{DeviceBuffer, ExternalSpan, Mat, MatMut};
@@ -35,6 +38,7 @@ pub use element::Element;
 pub use error::{GemmError, Operand};
 pub use gemm::{vendor_calls, GemmRequest, Launch, DIM_MAX};
 pub use half::{bf16, f16};
+pub use launch::LaunchArgs;
 pub use observer::{
     argument_digest, LaunchKind, LaunchRecord, NoObserver, Observer, PointerIdentity, Recorder,
 };
@@ -66,9 +70,12 @@ pub mod generated {
     include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/resources.rs"));
 }
 
-pub use generated::{dispatch, GemmArgs, CONTRACTS, CUBINS_PRESENT, KERNELS, RESOURCES, TIERS};
+pub use generated::{
+    dispatch, ConvertArgs, GemmArgs, CONTRACTS, CONVERSIONS, CUBINS_PRESENT, KERNELS, RESOURCES,
+    TIERS,
+};
 pub use table::{
-    kernel, resources, tier_by_name, tier_for_capability, ContractInfo, Dtype, DtypeTriple,
-    GridKind, KernelId, KernelInfo, KernelResources, Op, Policy, RouteHit, TierId, TierInfo,
-    TileShape,
+    conversion, conversion_for, kernel, resources, tier_by_name, tier_for_capability, ContractInfo,
+    ConversionId, ConversionInfo, ConversionKind, Dtype, DtypeTriple, GridKind, KernelId,
+    KernelInfo, KernelRef, KernelResources, Op, Policy, RouteHit, TierId, TierInfo, TileShape,
 };

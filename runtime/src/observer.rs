@@ -7,7 +7,7 @@
 //! recording and refuses, before anything is launched, a request that would exceed it.
 
 use crate::error::GemmError;
-use crate::table::{Dtype, KernelId, Op, TierId};
+use crate::table::{Dtype, KernelRef, Op, TierId};
 
 /// What a launch does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,8 +36,8 @@ pub struct PointerIdentity {
 pub struct LaunchRecord {
     /// What the launch does.
     pub kind: LaunchKind,
-    /// Kernel id in the generated table.
-    pub kernel: KernelId,
+    /// The kernel, by its id in the generated tables.
+    pub kernel: KernelRef,
     /// Tier the kernel belongs to.
     pub tier: TierId,
     /// Operand layout.
@@ -250,7 +250,7 @@ mod tests {
         assert!(r.reserve(1).is_ok());
         r.record(LaunchRecord {
             kind: LaunchKind::Gemm,
-            kernel: KernelId(0),
+            kernel: KernelRef::Gemm(crate::table::KernelId(0)),
             tier: TierId(0),
             op: Op::Nn,
             logical: (Dtype::F32, Dtype::F32),

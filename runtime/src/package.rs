@@ -7,10 +7,10 @@
 
 use crate::context::{Context, Mode};
 use crate::error::GemmError;
+use crate::launch::LaunchArgs;
 use crate::observer::{LaunchRecord, Observer, Recorder};
 use crate::registry::{Span, SpanProblem};
 use crate::table::Policy;
-use crate::GemmArgs;
 use cudarc::driver::{sys, CudaGraph, LaunchConfig};
 use thiserror::Error;
 
@@ -28,7 +28,7 @@ pub struct PreparedLaunch {
     /// What the launch would record.
     pub record: LaunchRecord,
     /// Its argument struct.
-    pub args: GemmArgs,
+    pub args: LaunchArgs,
     /// The registered spans its pointers point into (checked again before capture and replay).
     pub spans: Vec<Span>,
 }
@@ -297,28 +297,19 @@ impl Package {
         self.check(ctx)?;
         // Load every function first: module loads do not belong inside a capture.
         for launch in &self.launches {
-            if let Some(kernel) = crate::table::kernel(launch.record.kernel) {
-                ctx.function(kernel)?;
-            }
+            ctx.function(launch.record.kernel)?;
         }
         let stream = ctx.stream();
         stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
         let mut failure: Option<PackageError> = None;
         for launch in &self.launches {
             let r = &launch.record;
-            let Some(kernel) = crate::table::kernel(r.kernel) else {
-                failure = Some(PackageError::RecordMismatch {
-                    launch: 0,
-                    what: "the kernel",
-                });
-                break;
-            };
             let cfg = LaunchConfig {
                 grid_dim: r.grid,
                 block_dim: r.block,
                 shared_mem_bytes: r.shared_bytes,
             };
-            if let Err(e) = ctx.launch_args(kernel, cfg, &launch.args) {
+            if let Err(e) = ctx.launch_args(r.kernel, cfg, &launch.args) {
                 failure = Some(e.into());
                 break;
             }
@@ -333,9 +324,20 @@ impl Package {
             what: "capture produced no graph".into(),
         })?;
         self.verify_graph(ctx, &graph)?;
+        // A graph whose nodes point into the fallback's scratch freezes it while alive.
+        let scratch_pin = ctx
+            .scratch
+            .current()
+            .filter(|s| {
+                self.launches
+                    .iter()
+                    .any(|l| l.spans.iter().any(|x| x.id == s.id))
+            })
+            .map(|_| ctx.scratch.pin());
         Ok(CapturedPackage {
             package: self.clone(),
             graph,
+            _scratch_pin: scratch_pin,
         })
     }
 
@@ -361,11 +363,9 @@ impl Package {
             let mut p: sys::CUDA_KERNEL_NODE_PARAMS = unsafe { std::mem::zeroed() };
             unsafe { sys::cuGraphKernelNodeGetParams_v2(*node, &mut p) }.result()?;
             let r = &launch.record;
-            let kernel =
-                crate::table::kernel(r.kernel).ok_or_else(|| mismatch("unknown kernel".into()))?;
-            let func = ctx.function(kernel)?;
+            let func = ctx.function(r.kernel)?;
             if p.func != func.cu_function() {
-                return Err(mismatch(format!("another function than {}", kernel.name)));
+                return Err(mismatch(format!("another function than {:?}", r.kernel)));
             }
             if (p.gridDimX, p.gridDimY, p.gridDimZ) != r.grid
                 || (p.blockDimX, p.blockDimY, p.blockDimZ) != r.block
@@ -376,13 +376,14 @@ impl Package {
             if p.kernelParams.is_null() {
                 return Err(mismatch("no kernel parameters".into()));
             }
-            // SAFETY: a kernel with one by-value parameter of GemmArgs::SIZE bytes: the
-            // driver's parameter array holds one pointer to those bytes.
+            // SAFETY: every generated kernel takes one by-value argument struct; the driver's
+            // parameter array holds one pointer to its bytes, as long as the package's.
+            let expected = launch.args.to_bytes();
             let bytes = unsafe {
                 let first = *p.kernelParams;
-                std::slice::from_raw_parts(first as *const u8, GemmArgs::SIZE)
+                std::slice::from_raw_parts(first as *const u8, expected.len())
             };
-            if bytes != launch.args.to_bytes() {
+            if bytes != expected.as_slice() {
                 return Err(mismatch("argument bytes differ from the package".into()));
             }
         }
@@ -458,6 +459,8 @@ fn graph_chain(graph: sys::CUgraph) -> Result<Vec<sys::CUgraphNode>, PackageErro
 pub struct CapturedPackage {
     package: Package,
     graph: CudaGraph,
+    /// Keeps the fallback's scratch from growing (moving) while the graph points into it.
+    _scratch_pin: Option<std::sync::Arc<()>>,
 }
 
 impl CapturedPackage {
@@ -483,12 +486,12 @@ impl CapturedPackage {
 mod tests {
     use super::*;
     use crate::observer::LaunchKind;
-    use crate::table::{Dtype, KernelId, Op, TierId};
+    use crate::table::{Dtype, KernelId, KernelRef, Op, TierId};
 
     fn record() -> LaunchRecord {
         LaunchRecord {
             kind: LaunchKind::Gemm,
-            kernel: KernelId(3),
+            kernel: KernelRef::Gemm(KernelId(3)),
             tier: TierId(0),
             op: Op::Nn,
             logical: (Dtype::F32, Dtype::F32),
@@ -510,7 +513,7 @@ mod tests {
             (
                 "the kernel",
                 LaunchRecord {
-                    kernel: KernelId(4),
+                    kernel: KernelRef::Gemm(KernelId(4)),
                     ..record()
                 },
             ),

@@ -2,6 +2,7 @@
 //! (tiers, contracts, kernels, dispatch, resources) come from the specs at build time.
 
 pub use gemm_spec::vocab::{Dtype, DtypeTriple, Op, Policy};
+pub use gemm_spec::ConversionKind;
 use std::ops::Range;
 
 /// Index into [`TIERS`](crate::TIERS).
@@ -11,6 +12,19 @@ pub struct TierId(pub u16);
 /// Index into [`KERNELS`](crate::KERNELS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct KernelId(pub u16);
+
+/// Index into [`CONVERSIONS`](crate::CONVERSIONS).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConversionId(pub u16);
+
+/// A kernel of the generated tables: a GEMM kernel or a conversion kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KernelRef {
+    /// `KERNELS[id]`.
+    Gemm(KernelId),
+    /// `CONVERSIONS[id]`.
+    Conversion(ConversionId),
+}
 
 /// One SM tier: its compile target and its embedded cubin.
 #[derive(Debug)]
@@ -31,6 +45,8 @@ pub struct TierInfo {
     pub max_shared_bytes: u32,
     /// The tier's kernels, as a range of kernel ids.
     pub kernels: Range<u16>,
+    /// The tier's conversion kernels, as a range of conversion ids.
+    pub conversions: Range<u16>,
     /// The cubin holding every kernel of the tier (empty when built without cubins).
     pub cubin: &'static [u8],
 }
@@ -117,6 +133,40 @@ impl KernelInfo {
     }
 }
 
+/// One elementwise conversion kernel of one tier (the half fallback's upcast and downcast).
+#[derive(Debug)]
+pub struct ConversionInfo {
+    /// Index in `CONVERSIONS`.
+    pub id: ConversionId,
+    /// Tier whose cubin holds the kernel.
+    pub tier: TierId,
+    /// The entry point's name in the cubin.
+    pub name: &'static str,
+    /// Upcast (half to f32) or downcast (f32 to half).
+    pub kind: ConversionKind,
+    /// Source element type.
+    pub from: Dtype,
+    /// Destination element type.
+    pub to: Dtype,
+    /// Threads a block.
+    pub block_threads: u32,
+    /// The argument struct the kernel takes by value.
+    pub abi: &'static str,
+}
+
+impl ConversionInfo {
+    /// Most blocks a conversion launches; the kernel loops over the rest (grid stride).
+    pub const MAX_BLOCKS: u64 = 8192;
+
+    /// Launch grid for converting `elements` elements (at least one block).
+    pub fn grid_for(&self, elements: u64) -> (u32, u32, u32) {
+        let blocks = elements
+            .div_ceil(self.block_threads as u64)
+            .clamp(1, Self::MAX_BLOCKS);
+        (blocks as u32, 1, 1)
+    }
+}
+
 /// What ptxas reported for a kernel.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelResources {
@@ -159,4 +209,18 @@ pub fn kernel(id: KernelId) -> Option<&'static KernelInfo> {
 /// ptxas's report for a kernel.
 pub fn resources(id: KernelId) -> Option<&'static KernelResources> {
     crate::generated::RESOURCES.get(id.0 as usize)
+}
+
+/// The conversion kernel with this id.
+pub fn conversion(id: ConversionId) -> Option<&'static ConversionInfo> {
+    crate::generated::CONVERSIONS.get(id.0 as usize)
+}
+
+/// The conversion kernel of `tier` from `from` to `to`, if the specs build one.
+pub fn conversion_for(tier: TierId, from: Dtype, to: Dtype) -> Option<&'static ConversionInfo> {
+    let t = crate::generated::TIERS.get(tier.0 as usize)?;
+    crate::generated::CONVERSIONS
+        .get(t.conversions.start as usize..t.conversions.end as usize)?
+        .iter()
+        .find(|c| c.from == from && c.to == to)
 }

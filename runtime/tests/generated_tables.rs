@@ -98,6 +98,35 @@ fn ids_and_ranges_are_consistent() {
 }
 
 #[test]
+fn every_tier_builds_the_half_fallback_conversions() {
+    for (i, c) in CONVERSIONS.iter().enumerate() {
+        assert_eq!(c.id.0 as usize, i);
+        assert!(TIERS[c.tier.0 as usize].conversions.contains(&c.id.0));
+        assert_eq!(ConversionKind::of(c.from, c.to), Some(c.kind), "{}", c.name);
+    }
+    for t in TIERS.iter() {
+        for half in [Dtype::Bf16, Dtype::F16] {
+            for (from, to) in [(half, Dtype::F32), (Dtype::F32, half)] {
+                let c = conversion_for(t.id, from, to)
+                    .unwrap_or_else(|| panic!("{} has no {from} -> {to} conversion", t.name));
+                assert_eq!(c.tier, t.id);
+            }
+        }
+        if CUBINS_PRESENT {
+            for id in t.conversions.clone() {
+                let needle = CONVERSIONS[id as usize].name.as_bytes();
+                assert!(
+                    t.cubin.windows(needle.len()).any(|w| w == needle),
+                    "{} missing from the {} cubin",
+                    CONVERSIONS[id as usize].name,
+                    t.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn cubins_are_embedded_elf_with_every_kernel_and_no_spills() {
     if !CUBINS_PRESENT {
         eprintln!("SKIPPED: built with GEMM_AOT_NO_CUBINS, no cubins to check");

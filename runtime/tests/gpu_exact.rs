@@ -41,7 +41,7 @@ struct Case {
     beta: f32,
 }
 
-fn run_case<A: Element, C: Element>(ctx: &Context, rng: &mut Rng, case: &Case) {
+fn run_case<A: Element, C: Element>(ctx: &Context, rng: &mut Rng, case: &Case) -> Launch {
     let Case {
         op,
         m,
@@ -160,6 +160,7 @@ fn run_case<A: Element, C: Element>(ctx: &Context, rng: &mut Rng, case: &Case) {
             assert!(err <= tolerance::<C>(), "{label}: relative error {err:e}");
         }
     }
+    launch
 }
 
 fn sweep<A: Element, C: Element>(ops: &[Op]) {
@@ -349,4 +350,100 @@ fn convenience_ops_map_onto_the_gemm_view() {
         &mut want,
     );
     assert_eq!(ctx.download(&logits).unwrap(), want);
+}
+
+/// TN writing a half C has no route: it runs as the half fallback (upcast, f32 GEMM,
+/// downcast) and must give the CPU model's bits, with and without bias and beta.
+fn fallback_sweep<A: Element, C: Element>() {
+    let ctx = context();
+    let mut rng = Rng::fresh(&format!("fallback {}->{}", A::DTYPE, C::DTYPE));
+    let mut cases = 0;
+    for &(m, n, k) in SHAPES {
+        for (pad, bias, beta) in [
+            (0, false, 0.0),
+            (3, true, 1.0),
+            (0, true, 0.0),
+            (3, false, -0.5),
+        ] {
+            let launch = run_case::<A, C>(
+                &ctx,
+                &mut rng,
+                &Case {
+                    op: Op::Tn,
+                    m,
+                    n,
+                    k,
+                    pad,
+                    bias,
+                    beta,
+                },
+            );
+            assert!(
+                launch.half_fallback || m * n == 0,
+                "TN {}->{} {m}x{n}x{k} should take the half fallback",
+                A::DTYPE,
+                C::DTYPE
+            );
+            cases += 1;
+        }
+    }
+    eprintln!(
+        "TN {}->{} half fallback: {cases} cases bit-exact",
+        A::DTYPE,
+        C::DTYPE
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn bf16_to_bf16_tn_half_fallback() {
+    fallback_sweep::<bf16, bf16>();
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn f16_to_f16_tn_half_fallback() {
+    fallback_sweep::<f16, f16>();
+}
+
+/// The fallback's rows do not depend on the batch: C[0..m] of a TN half GEMM equals the
+/// first m rows of the full-batch result, bit for bit.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn half_fallback_is_batch_invariant() {
+    let ctx = context();
+    let mut rng = Rng::fresh("fallback invariance");
+    let (full, n, k) = (300usize, 129usize, 700usize);
+    // TN: A is stored [k, m]; a sub-batch is its first m columns (same lda).
+    let a = ctx.upload(&rng.vec::<bf16>(k * full)).unwrap();
+    let b = ctx.upload(&rng.vec::<bf16>(k * n)).unwrap();
+    let run = |m: usize| {
+        let mut c = ctx.upload(&vec![poison::<bf16>(); m * n]).unwrap();
+        let launch = ctx
+            .gemm(GemmRequest {
+                op: Op::Tn,
+                m,
+                n,
+                k,
+                a: a.mat(full),
+                b: b.mat(n),
+                bias: None,
+                c: c.mat_mut(n),
+                beta: 0.0,
+            })
+            .unwrap();
+        assert!(launch.half_fallback);
+        ctx.download(&c).unwrap()
+    };
+    let reference = run(full);
+    for m in [1, 2, 3, 7, 8, 16, 17, 63, 64, 65, 255, 256, 257, 299] {
+        let got = run(m);
+        assert!(
+            got.iter()
+                .zip(&reference[..m * n])
+                .all(|(x, y)| x.to_bits() == y.to_bits()),
+            "m = {m}: rows differ from the m = {full} run"
+        );
+    }
+    eprintln!("TN bf16->bf16 half fallback: 14 batch sizes bit-equal to m = {full}");
 }

@@ -328,13 +328,25 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
         |e| matches!(e, PackageError::GraphMismatch { node: 1, .. }),
     );
 
-    // Argument bytes changed between manifest and package (another offset into x).
-    let mut shifted = Single {
-        x: x.mat_at(1, K),
+    // Argument bytes changed between manifest and package (another offset into x; x is
+    // uploaded with one element to spare so both views are in bounds).
+    let mut padded_x = d.x.clone();
+    padded_x.push(1.0);
+    let padded_x = ctx.upload(&padded_x).unwrap();
+    let mut at_zero = Single {
+        x: padded_x.mat_at(0, K),
         w: w1.mat(H),
         y: &mut h,
     };
-    let r = ctx.prepare_package(&manifest, &mut shifted).map(|_| ());
+    let manifest_padded = ctx.record_manifest(&mut at_zero, 1).unwrap();
+    let mut shifted = Single {
+        x: padded_x.mat_at(1, K),
+        w: w1.mat(H),
+        y: &mut h,
+    };
+    let r = ctx
+        .prepare_package(&manifest_padded, &mut shifted)
+        .map(|_| ());
     refused("argument bytes", r, |e| {
         matches!(
             e,
@@ -372,4 +384,177 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
         eprintln!("refused: {line}");
     }
     assert_eq!(seen.len(), 12);
+}
+
+const HK: usize = 300;
+const HN: usize = 65;
+const HM_MAX: usize = 96;
+
+/// TN in bf16 writing bf16 with a bias and beta = 1: no route serves it, so it runs as the half
+/// fallback: four upcasts (A, B, bias, C), the f32 GEMM, one downcast.
+struct HalfTn<'a> {
+    m: usize,
+    a: Mat<'a, bf16>,
+    b: Mat<'a, bf16>,
+    bias: Mat<'a, bf16>,
+    c: &'a mut DeviceBuffer<bf16>,
+}
+
+impl Request for HalfTn<'_> {
+    fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
+        let req = GemmRequest {
+            op: Op::Tn,
+            m: self.m,
+            n: HN,
+            k: HK,
+            a: self.a,
+            b: self.b,
+            bias: Some(self.bias),
+            c: self.c.mat_mut(HN),
+            beta: 1.0,
+        };
+        ctx.gemm_observed(req, obs).map(|_| ())
+    }
+}
+
+fn bits16(v: &[bf16]) -> Vec<u16> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn half_fallback_packages_as_upcast_gemm_downcast_and_freezes_its_scratch() {
+    let ctx = context();
+    let d = data();
+    let mut rng = Rng::fresh("graph half fallback");
+    let a_host: Vec<bf16> = rng.vec(HK * HM_MAX);
+    let b_host: Vec<bf16> = rng.vec(HK * HN);
+    let bias_host: Vec<bf16> = rng.vec(HN);
+    let c0: Vec<bf16> = rng.vec(HM_MAX * HN);
+    let (a, b, bias) = (
+        ctx.upload(&a_host).unwrap(),
+        ctx.upload(&b_host).unwrap(),
+        ctx.upload(&bias_host).unwrap(),
+    );
+    let mut c = ctx.upload(&c0).unwrap();
+    let small = 40;
+
+    // Eager run recorded: the six launches in order, with their kinds.
+    let mut req = HalfTn {
+        m: small,
+        a: a.mat(HM_MAX),
+        b: b.mat(HN),
+        bias: bias.mat(HN),
+        c: &mut c,
+    };
+    let manifest = ctx.record_manifest(&mut req, 6).unwrap();
+    let kinds: Vec<LaunchKind> = manifest.records().iter().map(|r| r.kind).collect();
+    use LaunchKind::*;
+    assert_eq!(
+        kinds,
+        [
+            InputUpcast,
+            InputUpcast,
+            InputUpcast,
+            InputUpcast,
+            Gemm,
+            OutputDowncast
+        ]
+    );
+    for r in manifest.records() {
+        assert_eq!(r.logical, (Dtype::Bf16, Dtype::Bf16));
+        assert_eq!(r.shape, (small as u64, HN as u64, HK as u64));
+    }
+    assert_eq!(manifest.records()[0].execution, (Dtype::Bf16, Dtype::F32));
+    assert_eq!(manifest.records()[4].execution, (Dtype::F32, Dtype::F32));
+    assert_eq!(manifest.records()[5].execution, (Dtype::F32, Dtype::Bf16));
+    let eager = ctx.download(req.c).unwrap();
+
+    // The eager bits are the CPU model's.
+    let mut want = c0[..small * HN].to_vec();
+    fma_k256(
+        &HostGemm {
+            op: Op::Tn,
+            m: small,
+            n: HN,
+            k: HK,
+            lda: HM_MAX,
+            ldb: HN,
+            ldc: HN,
+            beta: 1.0,
+        },
+        &a_host,
+        &b_host,
+        Some(&bias_host),
+        &mut want,
+    );
+    assert_eq!(
+        bits16(&eager[..small * HN]),
+        bits16(&want),
+        "eager fallback"
+    );
+
+    // Package, capture (node for node), replay from the same C: the same bits.
+    let package = ctx.prepare_package(&manifest, &mut req).unwrap();
+    assert_eq!(package.launches().len(), 6);
+    let graph = package.capture(&ctx).unwrap();
+    ctx.write(req.c, &c0).unwrap();
+    graph.replay(&ctx).unwrap();
+    assert_eq!(
+        bits16(&ctx.download(req.c).unwrap()),
+        bits16(&eager),
+        "replay"
+    );
+
+    // A larger request would have to grow the scratch the graph points into: refused before
+    // anything runs, eagerly and when packaging; C untouched.
+    let before = ctx.download(req.c).unwrap();
+    let mut large = HalfTn {
+        m: HM_MAX,
+        a: a.mat(HM_MAX),
+        b: b.mat(HN),
+        bias: bias.mat(HN),
+        c: req.c,
+    };
+    match ctx.gemm(GemmRequest {
+        op: Op::Tn,
+        m: HM_MAX,
+        n: HN,
+        k: HK,
+        a: large.a,
+        b: large.b,
+        bias: Some(large.bias),
+        c: large.c.mat_mut(HN),
+        beta: 1.0,
+    }) {
+        Err(GemmError::ScratchFrozen { needed, frozen }) => {
+            assert!(needed > frozen);
+            eprintln!("refused: {}", GemmError::ScratchFrozen { needed, frozen });
+        }
+        other => panic!("growing frozen scratch: expected ScratchFrozen, got {other:?}"),
+    }
+    ctx.synchronize().unwrap();
+    assert_eq!(bits16(&ctx.download(large.c).unwrap()), bits16(&before));
+    eager_still_works(&ctx, &d);
+    let manifest_large = Manifest::clone(&manifest);
+    match ctx.prepare_package(&manifest_large, &mut large) {
+        Err(PackageError::Gemm(GemmError::ScratchFrozen { .. })) => {}
+        other => panic!("packaging with frozen scratch: expected ScratchFrozen, got {other:?}"),
+    }
+    eager_still_works(&ctx, &d);
+    // The graph still replays correctly, and once it is dropped the scratch may grow; the
+    // old package then points at a freed scratch generation and is refused.
+    ctx.write(large.c, &c0).unwrap();
+    graph.replay(&ctx).unwrap();
+    assert_eq!(bits16(&ctx.download(large.c).unwrap()), bits16(&eager));
+    drop(graph);
+    ctx.record_manifest(&mut large, 6).unwrap();
+    match package.capture(&ctx) {
+        Err(PackageError::AllocationChanged { .. }) => {}
+        other => panic!(
+            "capture after the scratch moved: expected AllocationChanged, got {:?}",
+            other.map(|_| ())
+        ),
+    }
+    eager_still_works(&ctx, &d);
 }

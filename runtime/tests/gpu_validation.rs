@@ -193,21 +193,42 @@ fn bad_calls_are_refused_and_write_nothing() {
             )
         },
     );
-    // A dtype combination with no route: TN writing bf16.
+    // A policy the tier has no route for (no tensor-core family yet).
+    ctx.set_policy(Policy::TensorCore);
+    let r = nn(a.mat(k), b.mat(n), c.mat_mut(n), (m, n, k));
+    ctx.set_policy(Policy::Exact);
+    expect("no route", r, |e| {
+        matches!(
+            e,
+            GemmError::NoRoute {
+                policy: Policy::TensorCore,
+                ..
+            }
+        )
+    });
+    // The half fallback (TN writing bf16) validates like any call: A one row short.
     expect(
-        "no route",
+        "half fallback out of bounds",
         ctx.gemm(GemmRequest {
             op: Op::Tn,
             m,
             n,
-            k: m,
-            a: a_half.mat(k),
+            k: k + 1,
+            a: a_half.mat(m),
             b: b_half.mat(n),
             bias: None,
             c: c_half.mat_mut(n),
             beta: 1.0,
         }),
-        |e| matches!(e, GemmError::NoRoute { op: Op::Tn, .. }),
+        |e| {
+            matches!(
+                e,
+                GemmError::OutOfBounds {
+                    operand: Operand::A,
+                    ..
+                }
+            )
+        },
     );
     // Unsupported in a vendor mode: a bias.
     ctx.set_mode(Mode::CublasFast);
@@ -242,7 +263,7 @@ fn bad_calls_are_refused_and_write_nothing() {
     for line in &seen {
         eprintln!("refused: {line}");
     }
-    assert_eq!(seen.len(), 12);
+    assert_eq!(seen.len(), 13);
     // A correct call still works afterwards, on the same stream.
     nn(a.mat(k), b.mat(n), c.mat_mut(n), (m, n, k)).unwrap();
     assert!(ctx.download(&c).unwrap().iter().all(|&v| v != SENTINEL));
