@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # One GPU session's work, run on the device machine from the repository root after
 # `../shared/tools/device-pack` has built the test executables and the bench into .device/:
-#   bash bench/gpu-run.sh <commit> [tests|sanitizer|example|bench|ncu]...
-#   (default: tests sanitizer example bench)
+#   bash bench/gpu-run.sh <commit> [tests|sanitizer|example|launch|bench|ncu]...
+#   (default: tests sanitizer example launch bench)
 # Writes logs and bench JSON to $OUT (or ./gpu-out) and prints a short summary last.
 set -u
 commit=${1:-unknown}
 shift || true
-steps=${*:-tests sanitizer example bench}
+steps=${*:-tests sanitizer example launch bench}
 root=$(pwd)
 out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
@@ -23,14 +23,19 @@ for step in $steps; do
     sanitizer)
       (
         cd runtime
-        compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 f32_to_f32_all_ops bf16_to_f32_all_ops convenience_ops
+        compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 f32_to_f32_all_ops bf16_to_f32_all_ops convenience_ops bf16_to_bf16_tn_half_fallback
         echo "memcheck gpu_exact rc=$?"
+        compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_graph)" --include-ignored --test-threads=1
+        echo "memcheck gpu_graph rc=$?"
         compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_validation)" --include-ignored --test-threads=1
         echo "memcheck gpu_validation rc=$?"
         compute-sanitizer --tool racecheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 f16_to_f16_nn_nt convenience_ops
         echo "racecheck gpu_exact rc=$?"
       ) > "$out/compute_sanitizer.log" 2>&1
       summary+=("sanitizer: $(grep -E 'rc=|ERROR SUMMARY' "$out/compute_sanitizer.log" | tr '\n' ' ')") ;;
+    launch)
+      "$root"/.device/bin/gemm-aot-bench --commit "$commit" --launch-overhead --out "$out" > "$out/launch_overhead.log" 2>&1
+      summary+=("launch overhead: $(grep -E 'NoObserver|Recorder|bare' "$out/launch_overhead.log" | tr -s ' ' | tr '\n' ';')") ;;
     example)
       "$root"/.device/bin/gemm-mlp-example > "$out/mlp_example.log" 2>&1
       summary+=("example: $(tail -1 "$out/mlp_example.log")") ;;

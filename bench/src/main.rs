@@ -7,6 +7,8 @@
 //! with cuBLAS in pedantic compute (no TF32), halves with cuBLAS's default f32 compute.
 //! Writes JSON with date, card and commit.
 
+mod overhead;
+
 use clap::Parser;
 use gemm_runtime::{bf16, Context, DeviceBuffer, Element, GemmRequest, Mode, Op};
 use std::time::Instant;
@@ -39,6 +41,9 @@ struct Args {
     /// Where to write the JSON (a folder; the file is named from the date and card).
     #[arg(long, default_value = "bench/results")]
     out: std::path::PathBuf,
+    /// Measure host launch overhead (plain call, recording observer, bare launch) instead.
+    #[arg(long)]
+    launch_overhead: bool,
 }
 
 const L2_BYTES: usize = 60 << 20;
@@ -172,6 +177,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cuda = cudarc::driver::CudaContext::new(0)?;
         cuda.name()?
     };
+    let date = std::process::Command::new("date")
+        .arg("+%Y-%m-%d")
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let slug: String = card
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    std::fs::create_dir_all(&args.out)?;
+    if args.launch_overhead {
+        let mut doc = overhead::run(&ctx, &args.commit)?;
+        doc["date"] = date.clone().into();
+        doc["card"] = card.clone().into();
+        let path = args.out.join(format!(
+            "{date}-{slug}-{}-launch-overhead.json",
+            args.commit
+        ));
+        std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
+        println!("wrote {}", path.display());
+        return Ok(());
+    }
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let mut rows = Vec::new();
     println!(
@@ -218,23 +247,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let date = std::process::Command::new("date")
-        .arg("+%Y-%m-%d")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
     let doc = serde_json::json!({
         "date": date, "card": card, "commit": args.commit, "tier": ctx.tier().name,
         "method": "one process; same buffers; alternating single launches timed with CUDA events; 3 warm-up pairs; median; rotating input sets when an input set fits in L2",
         "rows": rows,
     });
-    std::fs::create_dir_all(&args.out)?;
-    let slug: String = card
-        .to_lowercase()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .collect();
     let path = args.out.join(format!("{date}-{slug}-{}.json", args.commit));
     std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
     println!("wrote {}", path.display());

@@ -1,0 +1,135 @@
+//! `--launch-overhead`: host time to enqueue one small GEMM, three ways, on the same buffers:
+//! the plain call (`gemm`, the disabled observer), the same call with a recording observer,
+//! and a bare cudarc launch of the same kernel with a prebuilt argument struct (no
+//! validation, no dispatch, no observer: the floor). Each is timed over batches of launches
+//! (the stream drained between batches, untimed), and the median per launch reported.
+
+use gemm_runtime::{Context, DeviceBuffer, GemmArgs, GemmRequest, Op, Recorder};
+use std::time::Instant;
+
+const BATCH: usize = 400;
+const BATCHES: usize = 25;
+const SHAPE: (usize, usize, usize) = (1, 256, 256);
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// Median microseconds a launch over `BATCHES` batches of `BATCH` launches of `launch`.
+fn per_launch(
+    ctx: &Context,
+    mut launch: impl FnMut() -> Result<(), Box<dyn std::error::Error>>,
+) -> Result<f64, Box<dyn std::error::Error>> {
+    let mut samples = Vec::with_capacity(BATCHES);
+    for batch in 0..BATCHES + 2 {
+        ctx.synchronize()?;
+        let t = Instant::now();
+        for _ in 0..BATCH {
+            launch()?;
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / BATCH as f64;
+        if batch >= 2 {
+            samples.push(us); // the first two batches warm up
+        }
+    }
+    ctx.synchronize()?;
+    Ok(median(samples))
+}
+
+/// The measured request: `y = x · w` at `SHAPE`, all row-major and unpadded.
+fn request<'a>(
+    x: &'a DeviceBuffer<f32>,
+    w: &'a DeviceBuffer<f32>,
+    y: &'a mut DeviceBuffer<f32>,
+) -> GemmRequest<'a, f32, f32> {
+    let (m, n, k) = SHAPE;
+    GemmRequest {
+        op: Op::Nn,
+        m,
+        n,
+        k,
+        a: x.mat(k),
+        b: w.mat(n),
+        bias: None,
+        c: y.mat_mut(n),
+        beta: 0.0,
+    }
+}
+
+pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    use cudarc::driver::{LaunchConfig, PushKernelArg};
+    let (m, n, k) = SHAPE;
+    let x = ctx.upload(&vec![0.5f32; m * k])?;
+    let w = ctx.upload(&vec![0.25f32; k * n])?;
+    let mut y = ctx.alloc::<f32>(m * n)?;
+    let launch = ctx.gemm(request(&x, &w, &mut y))?;
+    let kernel = launch
+        .kernel
+        .and_then(gemm_runtime::kernel)
+        .ok_or("no kernel launched")?;
+
+    let plain = per_launch(ctx, || {
+        ctx.gemm(request(&x, &w, &mut y))?;
+        Ok(())
+    })?;
+    let mut recorder = Recorder::with_capacity(BATCH);
+    let recorded = per_launch(ctx, || {
+        if recorder.records().len() == BATCH {
+            recorder.take();
+        }
+        ctx.gemm_observed(request(&x, &w, &mut y), &mut recorder)?;
+        Ok(())
+    })?;
+    // The floor: the same kernel and arguments through cudarc directly.
+    let module = ctx
+        .stream()
+        .context()
+        .load_module(cudarc::nvrtc::Ptx::from_binary(ctx.tier().cubin.to_vec()))?;
+    let func = module.load_function(kernel.name)?;
+    let args = GemmArgs {
+        a: x.span().base(),
+        b: w.span().base(),
+        bias: 0,
+        c: y.span().base(),
+        m: m as i32,
+        n: n as i32,
+        k: k as i32,
+        lda: k as i32,
+        ldb: n as i32,
+        ldc: n as i32,
+        beta: 0.0,
+        flags: 0,
+    };
+    let cfg = LaunchConfig {
+        grid_dim: launch.grid,
+        block_dim: launch.block,
+        shared_mem_bytes: launch.shared_bytes,
+    };
+    let bare = per_launch(ctx, || {
+        let mut b = ctx.stream().launch_builder(&func);
+        b.arg(&args);
+        // SAFETY: the same arguments the validated call above launched with.
+        unsafe { b.launch(cfg) }?;
+        Ok(())
+    })?;
+    println!(
+        "launch overhead, {m}x{n}x{k} f32 ({}), median of {BATCHES} batches of {BATCH}:",
+        kernel.name
+    );
+    println!("  bare cudarc launch      {bare:>7.2} us");
+    println!(
+        "  gemm (NoObserver)       {plain:>7.2} us  (+{:.2} us: validation, dispatch)",
+        plain - bare
+    );
+    println!(
+        "  gemm_observed(Recorder) {recorded:>7.2} us  (+{:.2} us over NoObserver)",
+        recorded - plain
+    );
+    Ok(serde_json::json!({
+        "commit": commit,
+        "shape": [m, n, k], "kernel": kernel.name, "batch": BATCH, "batches": BATCHES,
+        "bare_cudarc_us": bare, "gemm_no_observer_us": plain, "gemm_recorder_us": recorded,
+        "method": "host time to enqueue, median over batches; stream drained between batches (untimed)",
+    }))
+}
