@@ -3,6 +3,7 @@
 # `../shared/tools/device-pack` has built the test executables and the bench into .device/:
 #   bash bench/gpu-run.sh <commit> [tests|sanitizer|example|launch|bench|ncu]...
 #   (default: tests sanitizer example launch bench)
+# TESTS="gpu_graph gpu_exact" limits the tests step to those executables.
 # Writes logs and bench JSON to $OUT (or ./gpu-out) and prints a short summary last.
 set -u
 commit=${1:-unknown}
@@ -16,7 +17,7 @@ summary=()
 for step in $steps; do
   case $step in
     tests)
-      for t in gpu_exact gpu_validation gpu_invariance gpu_graph; do
+      for t in ${TESTS:-gpu_exact gpu_validation gpu_invariance gpu_graph}; do
         (cd runtime && "$(bin $t)" --include-ignored --test-threads=1 --nocapture) > "$out/$t.log" 2>&1
         summary+=("$t: $(grep -E '^test result' "$out/$t.log" | tail -1)")
       done ;;
