@@ -1,7 +1,7 @@
 //! `gemm-aot explain` and `gemm-aot list`: the route tables read back in words.
 
 use crate::plan::Plan;
-use gemm_spec::{DimRange, DtypeTriple, Op, Policy, Route};
+use gemm_spec::{DimRange, Dtype, DtypeTriple, Op, Policy, Route};
 use std::fmt::Write;
 use thiserror::Error;
 
@@ -68,7 +68,16 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
-    let routes = t.routes_for(q.policy, q.op, q.dtype);
+    // The runtime's half fallback: a half combination no route serves runs on the f32 route
+    // between conversions (see the runtime's `fallback` module).
+    let f32 = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+    let native = t.routes_for(q.policy, q.op, q.dtype);
+    let fallback = native.is_empty() && q.dtype != f32 && !plan.specs.conversions.is_empty();
+    let routes = if fallback {
+        t.routes_for(q.policy, q.op, f32)
+    } else {
+        native
+    };
     if routes.is_empty() {
         return Err(ExplainError::NotServed {
             tier: tier.to_string(),
@@ -89,6 +98,14 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
         "tier {} ({}), {} {} {}, m = {}, n = {}, k = {}",
         t.name, t.file, q.policy, q.op, q.dtype, q.m, q.n, q.k
     );
+    if fallback {
+        let _ = writeln!(
+            s,
+            "  no route for {dtype}: the half fallback widens the half operands to f32, runs the f32 route below, and rounds the result into {c}",
+            dtype = q.dtype,
+            c = q.dtype.c
+        );
+    }
     let mut chosen = None;
     for r in routes {
         if r.matches(q.m, q.n, q.k) {
@@ -115,7 +132,8 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
         let _ = writeln!(s, "no route matches (the specs lack a catch-all)");
         return Ok(s);
     };
-    let Some(k) = plan.kernel_for(&t.name, &r.family, &r.tile, q.op, q.dtype) else {
+    let dtype = if fallback { f32 } else { q.dtype };
+    let Some(k) = plan.kernel_for(&t.name, &r.family, &r.tile, q.op, dtype) else {
         return Ok(s);
     };
     let contract = &plan.specs.contracts[&k.contract];
@@ -166,6 +184,14 @@ pub fn list(plan: &Plan) -> String {
                 s,
                 "    {:>3}  {:<48} {:<8} {:>4} threads {:>6} B smem",
                 k.id, k.name, k.contract, k.threads, k.shared_bytes
+            );
+        }
+        let _ = writeln!(s, "  conversions (half fallback):");
+        for c in plan.tier_conversions(&t.name) {
+            let _ = writeln!(
+                s,
+                "    {:>3}  {:<48} {} -> {} {:>4} threads",
+                c.id, c.name, c.from, c.to, c.threads
             );
         }
         let _ = writeln!(s, "  routes (first match wins):");

@@ -84,13 +84,45 @@ fn explain_rejects_unknown_tiers_and_unrouted_requests() {
         "{err}"
     );
     let (ok, _, err) = gemm_aot(&[
-        "explain", "--specs", "../specs", "--tier", "sm90a", "--policy", "exact", "--op", "tn",
-        "--dtype", "bf16", "-m", "1", "-n", "1", "-k", "1",
+        "explain",
+        "--specs",
+        "../specs",
+        "--tier",
+        "sm90a",
+        "--policy",
+        "tensor-core",
+        "--op",
+        "tn",
+        "--dtype",
+        "bf16",
+        "-m",
+        "1",
+        "-n",
+        "1",
+        "-k",
+        "1",
     ]);
     assert!(!ok);
     assert!(
-        err.contains("tier sm90a does not route exact tn bf16.bf16.f32"),
+        err.contains("tier sm90a does not route tensor-core tn bf16.bf16.f32"),
         "{err}"
+    );
+}
+
+#[test]
+fn explain_shows_the_half_fallback_for_a_half_combination_without_a_route() {
+    let (ok, out, err) = gemm_aot(&[
+        "explain", "--specs", "../specs", "--tier", "sm90a", "--policy", "exact", "--op", "tn",
+        "--dtype", "bf16", "-m", "8", "-n", "64", "-k", "64",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("no route for bf16.bf16.f32: the half fallback"),
+        "{out}"
+    );
+    assert!(
+        out.contains("kernel gemm_sm90a_fmadec_tn_f32_f32_f32_dec16"),
+        "{out}"
     );
 }
 

@@ -76,7 +76,8 @@ pub trait Observer {
     fn defer(&mut self, _launch: crate::package::PreparedLaunch) {}
 }
 
-/// Records nothing; the default for every call.
+/// Records nothing; the default for every call. With it the launch path has no observer code at
+/// all (`bench/observer-asm.sh` compares the machine code with an observer-free build).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoObserver;
 
@@ -90,7 +91,9 @@ impl Observer for NoObserver {
     fn record(&mut self, _: LaunchRecord) {}
 }
 
-/// Records launches up to a capacity chosen up front.
+/// Records launches up to a capacity chosen up front. A call whose launches would exceed it is
+/// refused with `GemmError::ObserverFull` before any of them is enqueued; the records already
+/// held stay. Recording is refused in the cuBLAS modes (`GemmError::VendorUnsupported`).
 #[derive(Clone, Debug)]
 pub struct Recorder {
     capacity: usize,

@@ -16,13 +16,18 @@ use thiserror::Error;
 
 /// A request that can run eagerly, be recorded, and be prepared into a package: the same
 /// calls each time, with whatever observer it is given.
+///
+/// `run` must pass `observer` to every GEMM call it makes (`Context::gemm_observed` and the
+/// `_observed` ops) and must not launch other work on the context's stream: a package holds
+/// exactly the launches the observer saw, and capture checks the graph has no others.
 pub trait Request {
     /// Makes the request's GEMM calls on `ctx`, passing `observer` to each
     /// (`Context::gemm_observed`).
     fn run<O: Observer>(&mut self, ctx: &Context, observer: &mut O) -> Result<(), GemmError>;
 }
 
-/// One launch, prepared but not enqueued.
+/// One launch, prepared but not enqueued: its record, its exact argument bytes, and the
+/// registered allocations its pointers point into (checked again before capture and replay).
 #[derive(Clone, Debug)]
 pub struct PreparedLaunch {
     /// What the launch would record.
@@ -33,7 +38,10 @@ pub struct PreparedLaunch {
     pub spans: Vec<Span>,
 }
 
-/// The ordered launch records of one eager run of a request, with the world it ran in.
+/// The ordered launch records of one eager run of a request, with the world it ran in
+/// (context, stream, mode, policy). Made by [`Context::record_manifest`], which refuses to
+/// record outside `Mode::Deterministic` and, through the recorder's fixed capacity, a request
+/// that makes more launches than asked for (nothing is launched past the capacity).
 #[derive(Clone, Debug)]
 pub struct Manifest {
     context: u64,
@@ -97,7 +105,7 @@ pub enum PackageError {
         prepared: usize,
     },
     /// A prepared launch differs from its manifest record.
-    #[error("launch {launch}: {what} differs between the manifest and the package")]
+    #[error("launch {launch}: the manifest and the package disagree on {what}")]
     RecordMismatch {
         /// Index of the launch.
         launch: usize,
@@ -146,7 +154,11 @@ impl Observer for Preparer {
     }
 }
 
-/// The launches of a request, prepared and checked against its manifest.
+/// The launches of a request, prepared without launching and checked against its manifest:
+/// exactly as many launches, each with the record's kernel, shape, launch configuration and
+/// argument digest. It remembers the world of the manifest; [`Package::check`], run by
+/// capture and replay, refuses another context or stream, a changed mode or policy, and any
+/// allocation its launches point into that was freed or replaced since.
 #[derive(Clone, Debug)]
 pub struct Package {
     context: u64,
@@ -455,7 +467,11 @@ fn graph_chain(graph: sys::CUgraph) -> Result<Vec<sys::CUgraphNode>, PackageErro
     }
 }
 
-/// A package captured into a CUDA graph and verified node for node.
+/// A package captured into a CUDA graph and verified node for node (function, grid, block,
+/// shared memory, argument bytes; no extra or missing node). [`replay`](Self::replay) runs the
+/// package's checks first and refuses when the world changed. While it lives, the half
+/// fallback's scratch it points into cannot grow: a request that would need more is refused
+/// with `GemmError::ScratchFrozen` instead of moving memory under the graph.
 pub struct CapturedPackage {
     package: Package,
     graph: CudaGraph,
