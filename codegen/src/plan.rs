@@ -98,7 +98,7 @@ impl Plan {
                         dtype,
                         tile: tile.clone(),
                         threads: tile.threads(),
-                        shared_bytes: gemm_spec::shared_bytes(family, tile),
+                        shared_bytes: gemm_spec::shared_bytes_for(family, tile, dtype),
                     });
                 }
             }

@@ -19,6 +19,6 @@ pub mod vocab;
 pub use error::{Location, SpecError, SpecErrorKind, SpecErrors, SpecWarning};
 pub use load::{line_of, load_dir, load_sources, SpecSource, Validated};
 pub use model::*;
-pub use resolve::shared_bytes;
+pub use resolve::{shared_bytes, shared_bytes_for};
 pub use route_table::DIM_MAX;
 pub use vocab::{Dtype, DtypeTriple, Op, Policy};

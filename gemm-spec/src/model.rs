@@ -109,13 +109,17 @@ pub enum SharedTerm {
     Totals,
     /// One f32 partial per output element and parallel K chunk: `k_split * m * n * 4`.
     Partials,
+    /// Per parallel K chunk (one warp each), `stages` slices of 32 k-rows of B streamed by
+    /// cp.async: `stages * k_split * 32 * n * staging bytes`.
+    Slices,
 }
 
 impl SharedTerm {
-    pub const ALL: [(&'static str, SharedTerm); 3] = [
+    pub const ALL: [(&'static str, SharedTerm); 4] = [
         ("operands", SharedTerm::Operands),
         ("totals", SharedTerm::Totals),
         ("partials", SharedTerm::Partials),
+        ("slices", SharedTerm::Slices),
     ];
 }
 

@@ -85,7 +85,7 @@ pub struct RawFamily {
     pub abi: String,
     pub instruction: String,
     pub staging: String,
-    /// What the family keeps in shared memory: any of `operands`, `totals`, `partials`.
+    /// What the family keeps in shared memory: any of `operands`, `totals`, `partials`, `slices`.
     #[serde(default = "default_shared")]
     pub shared: Vec<String>,
     pub grid: String,

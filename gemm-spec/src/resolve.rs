@@ -301,16 +301,47 @@ fn resolve_conversion(
             },
         )
     };
-    if !(specs.abis.contains_key(&raw.abi) || sink.is_broken("ABI struct", &raw.abi)) {
-        sink.push(
+    match specs.abis.get(&raw.abi) {
+        Some(abi) => {
+            // The runtime fills these fields by name; the template reads them.
+            let want = [
+                ("src", FieldType::ConstPtr),
+                ("dst", FieldType::MutPtr),
+                ("rows", FieldType::I32),
+                ("cols", FieldType::I32),
+                ("ld_src", FieldType::I32),
+                ("ld_dst", FieldType::I32),
+            ];
+            let has = |(name, ty): (&str, FieldType)| {
+                abi.fields.iter().any(|f| f.name == name && f.ty == ty)
+            };
+            if abi.fields.len() != want.len() || !want.iter().all(|&w| has(w)) {
+                problem(
+                    sink,
+                    format!(
+                        "ABI struct {} must have exactly the fields src (const_ptr), dst (mut_ptr), rows, cols, ld_src, ld_dst (i32)",
+                        raw.abi
+                    ),
+                );
+            }
+        }
+        None if sink.is_broken("ABI struct", &raw.abi) => {}
+        None => sink.push(
             at.clone(),
             SpecErrorKind::UnknownReference {
                 what: "ABI struct",
                 name: raw.abi.clone(),
                 known: known(specs.abis.keys()),
             },
-        );
+        ),
     }
+    let built_elsewhere = |pair: &(Dtype, Dtype)| {
+        specs
+            .conversions
+            .values()
+            .find(|c| c.variants.contains(pair))
+            .map(|c| c.name.clone())
+    };
     if !is_c_identifier(&raw.template) {
         problem(
             sink,
@@ -348,6 +379,13 @@ fn resolve_conversion(
             Some(pair) if variants.contains(&pair) => {
                 problem(sink, format!("variant `{v}` is listed twice"))
             }
+            Some(pair) if built_elsewhere(&pair).is_some() => problem(
+                sink,
+                format!(
+                    "variant `{v}` is also built by conversion {}; each pair needs one kernel",
+                    built_elsewhere(&pair).unwrap_or_default()
+                ),
+            ),
             Some(pair) => variants.push(pair),
             None => problem(
                 sink,
@@ -458,7 +496,7 @@ fn resolve_family(
             None => word(
                 sink,
                 format!(
-                    "unknown shared-memory term `{term}`; expected operands, totals or partials"
+                    "unknown shared-memory term `{term}`; expected operands, totals, partials or slices"
                 ),
             ),
         }
@@ -804,16 +842,23 @@ fn resolve_tile(
     Some(tile)
 }
 
-/// Shared memory a tile of this family needs: the sum of the family's shared terms.
+/// Shared memory a tile of this family needs, for its largest operand type: the budget a tier
+/// must allow.
 pub fn shared_bytes(family: &Family, tile: &Tile) -> u64 {
+    family
+        .variants
+        .iter()
+        .map(|&(_, d)| shared_bytes_for(family, tile, d))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Shared memory one kernel (a tile of this family at dtype `d`) needs: the sum of the
+/// family's shared terms, operands counted at `d`'s size when the family stages them as stored.
+pub fn shared_bytes_for(family: &Family, tile: &Tile, d: DtypeTriple) -> u64 {
     let elem = match family.staging {
         Staging::F32 => 4,
-        Staging::Operand => family
-            .variants
-            .iter()
-            .map(|(_, d)| d.ab.size_bytes())
-            .max()
-            .unwrap_or(4),
+        Staging::Operand => d.ab.size_bytes(),
     };
     let (m, n, k) = (tile.m as u64, tile.n as u64, tile.k as u64);
     family
@@ -828,6 +873,11 @@ pub fn shared_bytes(family: &Family, tile: &Tile) -> u64 {
                 .saturating_mul(m)
                 .saturating_mul(n)
                 .saturating_mul(4),
+            SharedTerm::Slices => (tile.stages as u64)
+                .saturating_mul(tile.k_split as u64)
+                .saturating_mul(32)
+                .saturating_mul(n)
+                .saturating_mul(elem),
         })
         .fold(0u64, u64::saturating_add)
 }

@@ -49,12 +49,29 @@ staging = "f32"
 grid = "tiles"
 variants.nn = ["f32.f32.f32"]
 
+[abi.ConvertArgs]
+fields = [
+  { name = "src", type = "const_ptr" },
+  { name = "dst", type = "mut_ptr" },
+  { name = "rows", type = "i32" },
+  { name = "cols", type = "i32" },
+  { name = "ld_src", type = "i32" },
+  { name = "ld_dst", type = "i32" },
+]
+
 [conversion.upcast]
 template = "convert_matrix"
 header = "convert/convert_matrix.cuh"
-abi = "GemmArgs"
+abi = "ConvertArgs"
 threads = 256
 variants = ["bf16.f32", "f16.f32"]
+
+[conversion.narrow]
+template = "convert_matrix"
+header = "convert/convert_matrix.cuh"
+abi = "ConvertArgs"
+threads = 128
+variants = ["f32.bf16"]
 "#;
 
 const TIER: &str = r#"[tier]
@@ -528,11 +545,11 @@ fn conversions_resolve_with_their_kind() {
 fn a_conversion_must_widen_or_narrow_a_half_type() {
     assert_one(
         errors_with(true, r#"variants = ["bf16.f32", "f16.f32"]"#, r#"variants = ["bf16.f16"]"#),
-        "families.toml:48: conversion upcast: variant `bf16.f16` converts bf16 to f16; a conversion widens a half type to f32 or narrows f32 to a half type",
+        "families.toml:58: conversion upcast: variant `bf16.f16` converts bf16 to f16; a conversion widens a half type to f32 or narrows f32 to a half type",
     );
     assert_one(
         errors_with(true, r#"variants = ["bf16.f32", "f16.f32"]"#, r#"variants = ["bf16"]"#),
-        "families.toml:48: conversion upcast: variant `bf16` must read `from.to` with dtypes f32, bf16 or f16, e.g. `bf16.f32`",
+        "families.toml:58: conversion upcast: variant `bf16` must read `from.to` with dtypes f32, bf16 or f16, e.g. `bf16.f32`",
     );
 }
 
@@ -540,16 +557,82 @@ fn a_conversion_must_widen_or_narrow_a_half_type() {
 fn a_conversion_needs_whole_warps_and_a_known_abi() {
     assert_one(
         errors_with(true, "threads = 256", "threads = 100"),
-        "families.toml:48: conversion upcast: runs 100 threads a block; it needs a multiple of 32 and at most 1024",
+        "families.toml:58: conversion upcast: runs 100 threads a block; it needs a multiple of 32 and at most 1024",
     );
     assert_one(
         errors_with(
             true,
-            r#"abi = "GemmArgs"
-threads"#,
-            r#"abi = "CastArgs"
-threads"#,
+            "abi = \"ConvertArgs\"\nthreads = 256",
+            "abi = \"CastArgs\"\nthreads = 256",
         ),
-        "families.toml:48: ABI struct `CastArgs` is not defined; defined: GemmArgs",
+        "families.toml:58: ABI struct `CastArgs` is not defined; defined: ConvertArgs, GemmArgs",
+    );
+    assert_one(
+        errors_with(
+            true,
+            "abi = \"ConvertArgs\"\nthreads = 256",
+            "abi = \"GemmArgs\"\nthreads = 256",
+        ),
+        "families.toml:58: conversion upcast: ABI struct GemmArgs must have exactly the fields src (const_ptr), dst (mut_ptr), rows, cols, ld_src, ld_dst (i32)",
+    );
+}
+
+#[test]
+fn a_conversion_pair_has_one_kernel() {
+    assert_one(
+        errors_with(true, r#"variants = ["f32.bf16"]"#, r#"variants = ["f16.f32"]"#),
+        "families.toml:58: conversion upcast: variant `f16.f32` is also built by conversion narrow; each pair needs one kernel",
+    );
+}
+
+#[test]
+fn staged_slices_count_towards_shared_memory_at_the_operand_size() {
+    let shared = format!(
+        "{SHARED}\n{}",
+        r#"[family.fms]
+template = "fms_gemm"
+header = "fms/fms_gemm.cuh"
+contract = "fma-seq"
+policy = "exact"
+abi = "GemmArgs"
+instruction = "fma"
+staging = "operand"
+shared = ["slices", "partials"]
+grid = "tiles"
+variants.nn = ["f32.f32.f32", "bf16.bf16.f32"]
+"#
+    );
+    let tile = |stages: u32| {
+        format!(
+            "{}\n[[tile]]\nfamily = \"fms\"\nname = \"dec\"\nm = 4\nn = 32\nk = 256\nstages = {stages}\nthread_m = 4\nthread_n = 1\nk_split = 16\n",
+            TIER.replace(r#"families = ["fma", "fmb"]"#, r#"families = ["fma", "fmb", "fms"]"#)
+        )
+    };
+    // 2 stages x 16 warps x 32 rows x 32 columns x 4 bytes + 16 x 4 x 32 x 4 partials.
+    let v = load(&shared, &tile(2)).expect("two stages fit");
+    let family = &v.specs.families["fms"];
+    let t = v.specs.tier("sm90a").unwrap().tile("fms", "dec").unwrap();
+    let f32 = gemm_spec::DtypeTriple::new(
+        gemm_spec::Dtype::F32,
+        gemm_spec::Dtype::F32,
+        gemm_spec::Dtype::F32,
+    );
+    let bf16 = gemm_spec::DtypeTriple::new(
+        gemm_spec::Dtype::Bf16,
+        gemm_spec::Dtype::Bf16,
+        gemm_spec::Dtype::F32,
+    );
+    assert_eq!(gemm_spec::shared_bytes_for(family, t, f32), 131072 + 8192);
+    assert_eq!(gemm_spec::shared_bytes_for(family, t, bf16), 65536 + 8192);
+    assert_eq!(gemm_spec::shared_bytes(family, t), 131072 + 8192);
+    let errors = load(&shared, &tile(4))
+        .err()
+        .expect("four stages do not fit");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].ends_with(
+            "tile fms.dec 4x32x256 needs 270336 bytes of shared memory; sm90a allows 232448"
+        ),
+        "{errors:?}"
     );
 }
