@@ -260,8 +260,12 @@ impl Context {
         Ok(f)
     }
 
-    /// The fallback's scratch, at least `elements` f32 long (grown unless a graph froze it).
-    pub(crate) fn scratch_span(&self, elements: usize) -> Result<crate::registry::Span, GemmError> {
-        self.scratch.span_for(elements, |n| self.alloc::<f32>(n))
+    /// The fallback's scratch, at least `elements` f32 long (grown unless a graph froze it),
+    /// held by this caller until the guard drops.
+    pub(crate) fn scratch_for(
+        &self,
+        elements: usize,
+    ) -> Result<crate::scratch::ScratchGuard<'_>, GemmError> {
+        self.scratch.lock_for(elements, |n| self.alloc::<f32>(n))
     }
 }

@@ -126,6 +126,9 @@ pub enum GemmError {
     /// the graph, or make the first captured request the largest.
     #[error("the half fallback needs {needed} bytes of scratch but a captured graph froze it at {frozen} bytes; drop the graph or capture the largest request first")]
     ScratchFrozen { needed: u64, frozen: u64 },
+    /// The half fallback's scratch size does not fit in 64 bits of bytes.
+    #[error("the half fallback would need {elements} f32 of scratch, more than can be addressed")]
+    ScratchTooLarge { elements: usize },
     /// The half fallback needs a conversion kernel the tier does not build.
     #[error("tier {tier} has no conversion kernel from {from} to {to} for the half fallback")]
     NoConversion {

@@ -154,11 +154,18 @@ impl Context {
         if O::ENABLED {
             observer.reserve(steps.len() + 1 + usize::from(downcast.is_some()))?;
         }
-        let scratch = if total > 0 {
-            Some(self.scratch_span(total)?)
+        // Every function loaded before the first launch: a failure leaves nothing enqueued.
+        for step in steps.iter().chain(&downcast) {
+            self.function(KernelRef::Conversion(step.info.id))?;
+        }
+        self.function(KernelRef::Gemm(kernel.id))?;
+        // Held until the last launch is enqueued (see `ScratchGuard`).
+        let guard = if total > 0 {
+            Some(self.scratch_for(total)?)
         } else {
             None
         };
+        let scratch = guard.as_ref().map(|g| g.span);
         let region = |offset: usize| -> Option<Placed> {
             scratch.map(|s| Placed {
                 address: s.base + offset as u64 * 4,
@@ -208,6 +215,7 @@ impl Context {
             let src = region(step.region);
             self.emit_conversion(observer, facts, step, src, Some(step.operand))?;
         }
+        drop(guard);
         Ok(())
     }
 

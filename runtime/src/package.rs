@@ -17,9 +17,10 @@ use thiserror::Error;
 /// A request that can run eagerly, be recorded, and be prepared into a package: the same
 /// calls each time, with whatever observer it is given.
 ///
-/// `run` must pass `observer` to every GEMM call it makes (`Context::gemm_observed` and the
-/// `_observed` ops) and must not launch other work on the context's stream: a package holds
-/// exactly the launches the observer saw, and capture checks the graph has no others.
+/// `run` must pass `observer` to every GEMM call it makes (`Context::gemm_observed`) and must
+/// not launch other work on the context's stream: a package holds exactly the launches the
+/// observer saw, and capture checks the graph has no others. A request whose calls bypass the
+/// observer records nothing, and an empty manifest is refused (`PackageError::Empty`).
 pub trait Request {
     /// Makes the request's GEMM calls on `ctx`, passing `observer` to each
     /// (`Context::gemm_observed`).
@@ -93,6 +94,10 @@ pub enum PackageError {
         /// Policy now.
         now: Policy,
     },
+    /// The request made no launch the observer saw (its calls did not take the observer, or
+    /// every output was empty): there is nothing to package.
+    #[error("the request made no launch through its observer: pass the observer to every call (Context::gemm_observed)")]
+    Empty,
     /// Packages hold the generated kernels only.
     #[error("packages need Mode::Deterministic (the request ran in {0:?})")]
     NotDeterministic(Mode),
@@ -203,6 +208,9 @@ impl Context {
         }
         let mut recorder = Recorder::with_capacity(capacity);
         request.run(self, &mut recorder)?;
+        if recorder.records().is_empty() {
+            return Err(PackageError::Empty);
+        }
         Ok(Manifest {
             context: self.registry.token(),
             stream: self.stream_token(),

@@ -5,7 +5,7 @@
 use crate::buffer::DeviceBuffer;
 use crate::error::GemmError;
 use crate::registry::Span;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Regions start on 256-byte boundaries (64 f32), so every scratch operand is as aligned as a
 /// fresh allocation.
@@ -30,30 +30,53 @@ pub(crate) struct Scratch {
     pins: Arc<()>,
 }
 
+/// Exclusive use of the scratch while a fallback enqueues its launches: another thread's
+/// fallback on the same context waits, so their launches never interleave on the regions and
+/// the scratch is never replaced under launches still being enqueued.
+pub(crate) struct ScratchGuard<'a> {
+    _lock: MutexGuard<'a, Option<DeviceBuffer<f32>>>,
+    /// The scratch allocation.
+    pub span: Span,
+}
+
 impl Scratch {
-    /// The scratch span, at least `elements` f32 long, growing it when allowed. `grow`
-    /// allocates a new buffer (the old one is released: its generation ends).
-    pub(crate) fn span_for(
+    /// The scratch, at least `elements` f32 long, held exclusively until the guard drops;
+    /// grown when allowed. `grow` allocates a new buffer (the old one is released: its
+    /// generation ends).
+    pub(crate) fn lock_for(
         &self,
         elements: usize,
         grow: impl FnOnce(usize) -> Result<DeviceBuffer<f32>, GemmError>,
-    ) -> Result<Span, GemmError> {
+    ) -> Result<ScratchGuard<'_>, GemmError> {
+        let needed = (elements as u64)
+            .checked_mul(4)
+            .ok_or(GemmError::ScratchTooLarge { elements })?;
         let mut buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
         let held = buffer.as_ref().map_or(0, |b| b.len());
-        if let Some(b) = buffer.as_ref().filter(|_| held >= elements) {
-            return Ok(b.span());
+        if let Some(span) = buffer
+            .as_ref()
+            .filter(|_| held >= elements)
+            .map(|b| b.span())
+        {
+            return Ok(ScratchGuard {
+                _lock: buffer,
+                span,
+            });
         }
         if Arc::strong_count(&self.pins) > 1 {
             return Err(GemmError::ScratchFrozen {
-                needed: elements as u64 * 4,
+                needed,
                 frozen: held as u64 * 4,
             });
         }
         // Grow by at least half again, so a sequence of growing requests reallocates rarely.
-        let new = grow(elements.max(held + held / 2))?;
+        let new = grow(elements.max(held.saturating_add(held / 2)))?;
         let span = new.span();
         *buffer = Some(new);
-        Ok(span)
+        Ok(ScratchGuard {
+            _lock: buffer,
+            span,
+        })
     }
 
     /// A pin that freezes the scratch while it is alive.

@@ -352,43 +352,43 @@ fn convenience_ops_map_onto_the_gemm_view() {
     assert_eq!(ctx.download(&logits).unwrap(), want);
 }
 
-/// TN writing a half C has no route: it runs as the half fallback (upcast, f32 GEMM,
-/// downcast) and must give the CPU model's bits, with and without bias and beta.
-fn fallback_sweep<A: Element, C: Element>() {
+/// A half combination with no route runs as the half fallback (upcast, f32 GEMM, downcast)
+/// and must give the CPU model's bits, with and without bias and beta.
+fn fallback_sweep<A: Element, C: Element>(ops: &[Op]) {
     let ctx = context();
     let mut rng = Rng::fresh(&format!("fallback {}->{}", A::DTYPE, C::DTYPE));
     let mut cases = 0;
-    for &(m, n, k) in SHAPES {
-        for (pad, bias, beta) in [
-            (0, false, 0.0),
-            (3, true, 1.0),
-            (0, true, 0.0),
-            (3, false, -0.5),
-        ] {
-            let launch = run_case::<A, C>(
-                &ctx,
-                &mut rng,
-                &Case {
-                    op: Op::Tn,
+    let epilogues = [
+        (0, false, 0.0),
+        (3, true, 1.0),
+        (0, true, 0.0),
+        (3, false, -0.5),
+    ];
+    for &op in ops {
+        for &(m, n, k) in SHAPES {
+            for (pad, bias, beta) in epilogues {
+                let case = Case {
+                    op,
                     m,
                     n,
                     k,
                     pad,
                     bias,
                     beta,
-                },
-            );
-            assert!(
-                launch.half_fallback || m * n == 0,
-                "TN {}->{} {m}x{n}x{k} should take the half fallback",
-                A::DTYPE,
-                C::DTYPE
-            );
-            cases += 1;
+                };
+                let launch = run_case::<A, C>(&ctx, &mut rng, &case);
+                assert!(
+                    launch.half_fallback || m * n == 0,
+                    "{op} {}->{} {m}x{n}x{k} should take the half fallback",
+                    A::DTYPE,
+                    C::DTYPE
+                );
+                cases += 1;
+            }
         }
     }
     eprintln!(
-        "TN {}->{} half fallback: {cases} cases bit-exact",
+        "{ops:?} {}->{} half fallback: {cases} cases bit-exact",
         A::DTYPE,
         C::DTYPE
     );
@@ -397,13 +397,28 @@ fn fallback_sweep<A: Element, C: Element>() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn bf16_to_bf16_tn_half_fallback() {
-    fallback_sweep::<bf16, bf16>();
+    fallback_sweep::<bf16, bf16>(&[Op::Tn]);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn f16_to_f16_tn_half_fallback() {
-    fallback_sweep::<f16, f16>();
+    fallback_sweep::<f16, f16>(&[Op::Tn]);
+}
+
+/// f32 inputs with a half output: only the output (and a half bias, and C) is converted; the
+/// request's own A and B, with their leading dimensions, go straight to the f32 kernel.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn f32_to_bf16_all_ops_half_fallback() {
+    fallback_sweep::<f32, bf16>(&[Op::Nn, Op::Nt, Op::Tn]);
+}
+
+/// bf16 inputs with an f16 output: both directions of conversion, two half types.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn bf16_to_f16_nn_tn_half_fallback() {
+    fallback_sweep::<bf16, f16>(&[Op::Nn, Op::Tn]);
 }
 
 /// The fallback's rows do not depend on the batch: C[0..m] of a TN half GEMM equals the

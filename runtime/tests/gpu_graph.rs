@@ -379,11 +379,28 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
         graph_ext.replay(&ctx),
         |e| matches!(e, PackageError::AllocationChanged { .. }),
     );
+    // A runtime-owned output buffer dropped (freed) after capture.
+    let mut out = ctx.alloc::<f32>(M * H).unwrap();
+    let mut into_out = Single {
+        x: x.mat(K),
+        w: w1.mat(H),
+        y: &mut out,
+    };
+    let manifest_out = ctx.record_manifest(&mut into_out, 1).unwrap();
+    let graph_out = ctx
+        .prepare_package(&manifest_out, &mut into_out)
+        .unwrap()
+        .capture(&ctx)
+        .unwrap();
+    drop(out);
+    refused("buffer dropped", graph_out.replay(&ctx), |e| {
+        matches!(e, PackageError::AllocationChanged { .. })
+    });
 
     for line in &seen {
         eprintln!("refused: {line}");
     }
-    assert_eq!(seen.len(), 12);
+    assert_eq!(seen.len(), 13);
 }
 
 const HK: usize = 300;
@@ -505,6 +522,37 @@ fn half_fallback_packages_as_upcast_gemm_downcast_and_freezes_its_scratch() {
         bits16(&eager),
         "replay"
     );
+
+    // A graph of the same fallback at another m differs in its conversion nodes: the first
+    // upcast's argument bytes (A's columns) already differ.
+    let mut smaller = HalfTn {
+        m: small - 1,
+        a: a.mat(HM_MAX),
+        b: b.mat(HN),
+        bias: bias.mat(HN),
+        c: req.c,
+    };
+    let manifest_smaller = ctx.record_manifest(&mut smaller, 6).unwrap();
+    let other = ctx
+        .prepare_package(&manifest_smaller, &mut smaller)
+        .unwrap()
+        .capture(&ctx)
+        .unwrap();
+    match package.verify_graph(&ctx, other.graph()) {
+        Err(PackageError::GraphMismatch { node: 0, what }) => {
+            assert!(what.contains("argument bytes"), "{what}");
+            eprintln!("refused: conversion node changed: graph node 0: {what}");
+        }
+        r => panic!("a changed conversion node: expected GraphMismatch at node 0, got {r:?}"),
+    }
+    drop(other);
+    let req = HalfTn {
+        m: small,
+        a: a.mat(HM_MAX),
+        b: b.mat(HN),
+        bias: bias.mat(HN),
+        c: smaller.c,
+    };
 
     // A larger request would have to grow the scratch the graph points into: refused before
     // anything runs, eagerly and when packaging; C untouched.
