@@ -32,6 +32,8 @@ for step in $steps; do
         echo "memcheck gpu_validation rc=$?"
         compute-sanitizer --tool racecheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 f16_to_f16_nn_nt convenience_ops
         echo "racecheck gpu_exact rc=$?"
+        compute-sanitizer --tool synccheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 f32_to_f32_all_ops
+        echo "synccheck gpu_exact rc=$?"
       ) > "$out/compute_sanitizer.log" 2>&1
       summary+=("sanitizer: $(grep -E 'rc=|ERROR SUMMARY' "$out/compute_sanitizer.log" | tr '\n' ' ')") ;;
     launch)

@@ -2,7 +2,7 @@
 //! build script through it) works from any folder. Written next to the generated sources.
 
 /// (path under `kernels-templates/`, text) of every template header.
-pub const TEMPLATES: [(&str, &str); 8] = [
+pub const TEMPLATES: [(&str, &str); 9] = [
     (
         "common/tile_config.cuh",
         include_str!("../../kernels-templates/common/tile_config.cuh"),
@@ -30,6 +30,10 @@ pub const TEMPLATES: [(&str, &str); 8] = [
     (
         "fma/fma_decode_gemm.cuh",
         include_str!("../../kernels-templates/fma/fma_decode_gemm.cuh"),
+    ),
+    (
+        "fma/fma_decode_staged.cuh",
+        include_str!("../../kernels-templates/fma/fma_decode_staged.cuh"),
     ),
     (
         "fma/fma_gemm.cuh",

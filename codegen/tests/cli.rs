@@ -24,7 +24,7 @@ fn list_shows_kernels_and_routes() {
         "{out}"
     );
     assert!(
-        out.contains("gemm_sm90a_fmadec_nn_bf16_bf16_f32_dec4_m4n32k256"),
+        out.contains("gemm_sm90a_fmadecs_nn_bf16_bf16_f32_dec4_m4n32k256"),
         "{out}"
     );
     assert!(out.contains("1. exact [nn f32.f32.f32"), "{out}");
@@ -41,7 +41,7 @@ fn explain_names_the_route_the_kernel_and_the_launch() {
     assert!(out.contains("route 1 (sm90a.toml:"), "{out}");
     assert!(out.contains("m <= 4 -> matches"), "{out}");
     assert!(
-        out.contains("kernel gemm_sm90a_fmadec_nn_bf16_bf16_f32_dec4_m4n32k256"),
+        out.contains("kernel gemm_sm90a_fmadecs_nn_bf16_bf16_f32_dec4_m4n32k256"),
         "{out}"
     );
     assert!(out.contains("contract fma-k256"), "{out}");

@@ -1,0 +1,151 @@
+// Family `fmadecs`, contract `fma-k256` (see common/fma_chunks.cuh), for small m (decode) with
+// B stored [k, n] (nn, tn).
+//
+// Like fma_decode_gemm: a block covers Tile::M rows and 32 columns, its Tile::K_SPLIT warps
+// reduce K chunks in parallel, and the chunk results are folded in ascending chunk order. The
+// difference is how B arrives: each warp streams its chunk through Tile::STAGES shared-memory
+// slices of kRows k-rows with cp.async, so several slices per warp are in flight while the
+// FMA chain consumes the oldest. Decode is bound by how many bytes of B are in flight; a
+// register batch of loads kept too few.
+#pragma once
+#include "common/element.cuh"
+#include "common/epilogue.cuh"
+#include "common/fma_chunks.cuh"
+#include "common/operand_layout.cuh"
+#include "common/tile_config.cuh"
+
+template <typename TAB, typename TC, int OP, typename Tile>
+struct fma_decode_staged {
+    static constexpr int BM = Tile::M, BN = Tile::N, KS = Tile::K_SPLIT, S = Tile::STAGES;
+    // k-rows of B in one slice: one per lane.
+    static constexpr int kRows = 32;
+    static constexpr int kThreads = BN * KS;
+    static constexpr int kSliceElems = kRows * BN;
+    static constexpr int kSharedBytes =
+        KS * S * kSliceElems * (int)sizeof(TAB) + KS * BM * BN * (int)sizeof(float);
+    // 16-byte pieces of one slice row, and elements in a piece.
+    static constexpr int kPieceElems = 16 / (int)sizeof(TAB);
+    static constexpr int kRowPieces = BN / kPieceElems;
+    using Layout = OperandLayout<OP>;
+
+    static_assert(OP == kOpNN || OP == kOpTN, "fma_decode_staged: B must be stored [k, n] (nn, tn)");
+    static_assert(BN == 32 && Tile::THREAD_N == 1, "fma_decode_staged: a block is one warp (32 columns) wide");
+    static_assert(Tile::THREAD_M == BM, "fma_decode_staged: each thread computes all of the block's rows");
+    static_assert(Tile::K == kFmaChunk, "fma_decode_staged: tile k must equal the contract's chunk (256)");
+    static_assert(kFmaChunk % kRows == 0, "fma_decode_staged: slices must divide the chunk");
+    static_assert(S >= 2, "fma_decode_staged: at least two stages, one loading while one is read");
+    static_assert(KS >= BM, "fma_decode_staged: k_split must be at least tile m (the fold uses one thread per element)");
+    static_assert((kRows * kRowPieces) % 32 == 0, "fma_decode_staged: a slice must split evenly over the lanes");
+
+    __device__ __forceinline__ static void cp_async16(void* smem, const void* gmem) {
+        const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+    }
+    __device__ __forceinline__ static void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+    template <int N>
+    __device__ __forceinline__ static void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+    // Starts copying slice `s` of the chunk [k0, k1) into `dst`. A 16-byte piece goes by
+    // cp.async when it is aligned and wholly inside B; otherwise element by element through
+    // registers (rows past k1 and columns past n become zeros, and are never used).
+    template <typename Args>
+    __device__ __forceinline__ static void issue_slice(TAB* dst, const TAB* b, int s, int k0, int k1, int j0,
+                                                       int lane, const Args& p) {
+        const int kr0 = k0 + s * kRows;
+#pragma unroll
+        for (int i = 0; i < kRows * kRowPieces / 32; ++i) {
+            const int q = lane + 32 * i;
+            const int row = q / kRowPieces;
+            const int col = (q % kRowPieces) * kPieceElems;
+            TAB* d = dst + row * BN + col;
+            const int k = kr0 + row;
+            const TAB* src = b + Layout::b_index(k, j0 + col, p.ldb);
+            const bool whole = k < k1 && j0 + col + kPieceElems <= p.n;
+            if (whole && (reinterpret_cast<size_t>(src) & 15) == 0) {
+                cp_async16(d, src);
+            } else {
+#pragma unroll
+                for (int e = 0; e < kPieceElems; ++e)
+                    d[e] = (k < k1 && j0 + col + e < p.n) ? src[e] : from_f32<TAB>(0.0f);
+            }
+        }
+        cp_async_commit();
+    }
+
+    template <typename Args>
+    __device__ static void run(const Args& p) {
+        extern __shared__ __align__(16) unsigned char shared_raw[];
+        TAB* slices = reinterpret_cast<TAB*>(shared_raw);                                          // [KS][S][kRows][BN]
+        float* partials = reinterpret_cast<float*>(shared_raw + KS * S * kSliceElems * sizeof(TAB));  // [KS][BM][BN]
+        const TAB* a = static_cast<const TAB*>(p.a);
+        const TAB* b = static_cast<const TAB*>(p.b);
+        const int lane = threadIdx.x % BN;
+        const int warp = threadIdx.x / BN;
+        const int m0 = blockIdx.x * BM;
+        const int j0 = blockIdx.y * BN;
+        const int j = j0 + lane;
+        const int rows = min(BM, p.m - m0);
+        const bool col_ok = j < p.n;
+        const int chunks = fma_chunk_count(p.k);
+        const int rounds = (chunks + KS - 1) / KS;
+        TAB* mine = slices + warp * S * kSliceElems;
+        const int fr = threadIdx.x / BN;
+        float total = 0.0f;
+
+        for (int round = 0; round < rounds; ++round) {
+            const int c = round * KS + warp;
+            float part[BM];
+#pragma unroll
+            for (int r = 0; r < BM; ++r) part[r] = 0.0f;
+            if (c < chunks) {
+                const int k0 = c * kFmaChunk;
+                const int k1 = min(k0 + kFmaChunk, p.k);
+                const int nslices = (k1 - k0 + kRows - 1) / kRows;
+                // Prologue: S - 1 slices in flight. Every issue commits a group (empty past
+                // the last slice), so "at most S - 1 groups pending" means slice s arrived.
+#pragma unroll
+                for (int s = 0; s < S - 1; ++s) {
+                    if (s < nslices) issue_slice(mine + s * kSliceElems, b, s, k0, k1, j0, lane, p);
+                    else cp_async_commit();
+                }
+                for (int s = 0; s < nslices; ++s) {
+                    const int next = s + S - 1;
+                    if (next < nslices) issue_slice(mine + (next % S) * kSliceElems, b, next, k0, k1, j0, lane, p);
+                    else cp_async_commit();
+                    cp_async_wait<S - 1>();
+                    __syncwarp();
+                    const TAB* slice = mine + (s % S) * kSliceElems;
+                    const int kb = k0 + s * kRows;
+                    if (kb + kRows <= k1) {
+#pragma unroll
+                        for (int u = 0; u < kRows; ++u) {
+                            const float bv = to_f32(slice[u * BN + lane]);
+#pragma unroll
+                            for (int r = 0; r < BM; ++r)
+                                if (r < rows) part[r] = fmaf(to_f32(a[Layout::a_index(m0 + r, kb + u, p.lda)]), bv, part[r]);
+                        }
+                    } else {
+                        for (int u = 0; u < k1 - kb; ++u) {
+                            const float bv = to_f32(slice[u * BN + lane]);
+#pragma unroll
+                            for (int r = 0; r < BM; ++r)
+                                if (r < rows) part[r] = fmaf(to_f32(a[Layout::a_index(m0 + r, kb + u, p.lda)]), bv, part[r]);
+                        }
+                    }
+                    // Every lane is done with slice s before the next issue overwrites it.
+                    __syncwarp();
+                }
+                cp_async_wait<0>();
+            }
+#pragma unroll
+            for (int r = 0; r < BM; ++r) partials[(warp * BM + r) * BN + lane] = part[r];
+            __syncthreads();
+            if (fr < BM) {
+                for (int s = 0; s < KS && round * KS + s < chunks; ++s)
+                    total = fma_chunk_fold(round * KS + s, total, partials[(s * BM + fr) * BN + lane]);
+            }
+            __syncthreads();
+        }
+        if (fr < rows && col_ok) epilogue_store<TC>(total, m0 + fr, j, p);
+    }
+};
