@@ -625,9 +625,9 @@ variants.nn = ["f32.f32.f32", "bf16.bf16.f32"]
     assert_eq!(gemm_spec::shared_bytes_for(family, t, f32), 131072 + 8192);
     assert_eq!(gemm_spec::shared_bytes_for(family, t, bf16), 65536 + 8192);
     assert_eq!(gemm_spec::shared_bytes(family, t), 131072 + 8192);
-    let errors = load(&shared, &tile(4))
-        .err()
-        .expect("four stages do not fit");
+    let Err(errors) = load(&shared, &tile(4)) else {
+        panic!("four stages do not fit");
+    };
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(
         errors[0].ends_with(
