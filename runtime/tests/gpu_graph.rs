@@ -523,18 +523,18 @@ fn half_fallback_packages_as_upcast_gemm_downcast_and_freezes_its_scratch() {
         "replay"
     );
 
-    // A graph of the same fallback at another m differs in its conversion nodes: the first
-    // upcast's argument bytes (A's columns) already differ.
-    let mut smaller = HalfTn {
-        m: small - 1,
-        a: a.mat(HM_MAX),
+    // A graph of the same fallback with A one column further on differs in its first node, the
+    // upcast of A: same launch configuration, other argument bytes.
+    let mut shifted = HalfTn {
+        m: small,
+        a: a.mat_at(1, HM_MAX),
         b: b.mat(HN),
         bias: bias.mat(HN),
         c: req.c,
     };
-    let manifest_smaller = ctx.record_manifest(&mut smaller, 6).unwrap();
+    let manifest_shifted = ctx.record_manifest(&mut shifted, 6).unwrap();
     let other = ctx
-        .prepare_package(&manifest_smaller, &mut smaller)
+        .prepare_package(&manifest_shifted, &mut shifted)
         .unwrap()
         .capture(&ctx)
         .unwrap();
@@ -551,7 +551,7 @@ fn half_fallback_packages_as_upcast_gemm_downcast_and_freezes_its_scratch() {
         a: a.mat(HM_MAX),
         b: b.mat(HN),
         bias: bias.mat(HN),
-        c: smaller.c,
+        c: shifted.c,
     };
 
     // A larger request would have to grow the scratch the graph points into: refused before
