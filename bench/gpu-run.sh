@@ -38,7 +38,7 @@ for step in $steps; do
       summary+=("sanitizer: $(grep -E 'rc=|ERROR SUMMARY' "$out/compute_sanitizer.log" | tr '\n' ' ')") ;;
     launch)
       "$root"/.device/bin/gemm-aot-bench --commit "$commit" --launch-overhead --out "$out" > "$out/launch_overhead.log" 2>&1
-      summary+=("launch overhead: $(grep -E 'NoObserver|Recorder|bare' "$out/launch_overhead.log" | tr -s ' ' | tr '\n' ';')") ;;
+      summary+=("launch overhead: $(grep -E 'NoObserver|Recorder|bare' "$out/launch_overhead.log" | tr -s ' ' | tr '\n' ';' || true) $(grep -i error "$out/launch_overhead.log" || true)") ;;
     example)
       "$root"/.device/bin/gemm-mlp-example > "$out/mlp_example.log" 2>&1
       summary+=("example: $(tail -1 "$out/mlp_example.log")") ;;

@@ -87,6 +87,13 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
         .context()
         .load_module(cudarc::nvrtc::Ptx::from_binary(ctx.tier().cubin.to_vec()))?;
     let func = module.load_function(kernel.name)?;
+    if kernel.shared_bytes > 48 * 1024 {
+        // As the runtime does: above 48 KiB a kernel must opt in to its shared memory.
+        func.set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            kernel.shared_bytes as i32,
+        )?;
+    }
     let args = GemmArgs {
         a: x.span().base(),
         b: w.span().base(),
