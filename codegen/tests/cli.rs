@@ -121,7 +121,7 @@ fn explain_shows_the_half_fallback_for_a_half_combination_without_a_route() {
         "{out}"
     );
     assert!(
-        out.contains("kernel gemm_sm90a_fmadec_tn_f32_f32_f32_dec16"),
+        out.contains("kernel gemm_sm90a_fmadect_tn_f32_f32_f32_dec16"),
         "{out}"
     );
 }

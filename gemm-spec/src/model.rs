@@ -109,8 +109,8 @@ pub enum SharedTerm {
     Totals,
     /// One f32 partial per output element and parallel K chunk: `k_split * m * n * 4`.
     Partials,
-    /// Per parallel K chunk (one warp each), `stages` slices of 32 k-rows of B streamed by
-    /// cp.async: `stages * k_split * 32 * n * staging bytes`.
+    /// Per parallel K chunk (one warp each), `stages` slices of 32 k of A and B streamed by
+    /// cp.async: `stages * k_split * 32 * (m + n) * staging bytes`.
     Slices,
 }
 

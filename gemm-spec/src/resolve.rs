@@ -876,7 +876,7 @@ pub fn shared_bytes_for(family: &Family, tile: &Tile, d: DtypeTriple) -> u64 {
             SharedTerm::Slices => (tile.stages as u64)
                 .saturating_mul(tile.k_split as u64)
                 .saturating_mul(32)
-                .saturating_mul(n)
+                .saturating_mul(m.saturating_add(n))
                 .saturating_mul(elem),
         })
         .fold(0u64, u64::saturating_add)

@@ -1,12 +1,13 @@
-// Family `fmadecs`, contract `fma-k256` (see common/fma_chunks.cuh), for small m (decode) with
-// B stored [k, n] (nn, tn).
+// Family `fmadecs`, contract `fma-k256` (see common/fma_chunks.cuh), for small m (decode),
+// nn only (A stored [m, k], B stored [k, n]).
 //
 // Like fma_decode_gemm: a block covers Tile::M rows and 32 columns, its Tile::K_SPLIT warps
 // reduce K chunks in parallel, and the chunk results are folded in ascending chunk order. The
-// difference is how B arrives: each warp streams its chunk through Tile::STAGES shared-memory
-// slices of kRows k-rows with cp.async, so several slices per warp are in flight while the
-// FMA chain consumes the oldest. Decode is bound by how many bytes of B are in flight; a
-// register batch of loads kept too few.
+// difference is how the operands arrive: each warp streams its chunk through Tile::STAGES
+// shared-memory stages, each a slice of kRows k-rows of B ([kRows][32]) and of A
+// ([M][kRows]), copied with cp.async, so several stages per warp are in flight while the FMA
+// chain consumes the oldest. Decode is bound by how many bytes of B are in flight (a register
+// batch of loads kept too few) and, for larger m, by A loads in the FMA loop.
 #pragma once
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
@@ -21,14 +22,16 @@ struct fma_decode_staged {
     static constexpr int kRows = 32;
     static constexpr int kThreads = BN * KS;
     static constexpr int kSliceElems = kRows * BN;
+    static constexpr int kASliceElems = BM * kRows;
+    static constexpr int kStageElems = kSliceElems + kASliceElems;
     static constexpr int kSharedBytes =
-        KS * S * kSliceElems * (int)sizeof(TAB) + KS * BM * BN * (int)sizeof(float);
+        KS * S * kStageElems * (int)sizeof(TAB) + KS * BM * BN * (int)sizeof(float);
     // 16-byte pieces of one slice row, and elements in a piece.
     static constexpr int kPieceElems = 16 / (int)sizeof(TAB);
     static constexpr int kRowPieces = BN / kPieceElems;
     using Layout = OperandLayout<OP>;
 
-    static_assert(OP == kOpNN || OP == kOpTN, "fma_decode_staged: B must be stored [k, n] (nn, tn)");
+    static_assert(OP == kOpNN, "fma_decode_staged: nn only (A stored [m, k], B stored [k, n])");
     static_assert(BN == 32 && Tile::THREAD_N == 1, "fma_decode_staged: a block is one warp (32 columns) wide");
     static_assert(Tile::THREAD_M == BM, "fma_decode_staged: each thread computes all of the block's rows");
     static_assert(Tile::K == kFmaChunk, "fma_decode_staged: tile k must equal the contract's chunk (256)");
@@ -45,28 +48,41 @@ struct fma_decode_staged {
     template <int N>
     __device__ __forceinline__ static void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-    // Starts copying slice `s` of the chunk [k0, k1) into `dst`. A 16-byte piece goes by
-    // cp.async when it is aligned and wholly inside B; otherwise element by element through
-    // registers (rows past k1 and columns past n become zeros, and are never used).
+    // Copies one 16-byte piece by cp.async when it is aligned and wholly valid; otherwise
+    // element by element through registers, invalid elements as zeros (never used).
+    __device__ __forceinline__ static void copy_piece(TAB* d, const TAB* src, int valid) {
+        if (valid == kPieceElems && (reinterpret_cast<size_t>(src) & 15) == 0) {
+            cp_async16(d, src);
+        } else {
+#pragma unroll
+            for (int e = 0; e < kPieceElems; ++e) d[e] = e < valid ? src[e] : from_f32<TAB>(0.0f);
+        }
+    }
+
+    // Starts copying stage `s` of the chunk [k0, k1) into `dst`: the B slice [kRows][BN], then
+    // the A slice [BM][kRows] (rows past k1, columns past n and rows past m become zeros).
     template <typename Args>
-    __device__ __forceinline__ static void issue_slice(TAB* dst, const TAB* b, int s, int k0, int k1, int j0,
-                                                       int lane, const Args& p) {
+    __device__ __forceinline__ static void issue_stage(TAB* dst, const TAB* a, const TAB* b, int s, int k0, int k1,
+                                                       int m0, int j0, int lane, const Args& p) {
         const int kr0 = k0 + s * kRows;
 #pragma unroll
         for (int i = 0; i < kRows * kRowPieces / 32; ++i) {
             const int q = lane + 32 * i;
             const int row = q / kRowPieces;
             const int col = (q % kRowPieces) * kPieceElems;
-            TAB* d = dst + row * BN + col;
             const int k = kr0 + row;
-            const TAB* src = b + Layout::b_index(k, j0 + col, p.ldb);
-            const bool whole = k < k1 && j0 + col + kPieceElems <= p.n;
-            if (whole && (reinterpret_cast<size_t>(src) & 15) == 0) {
-                cp_async16(d, src);
-            } else {
+            const int valid = k < k1 ? min(kPieceElems, p.n - (j0 + col)) : 0;
+            copy_piece(dst + row * BN + col, b + Layout::b_index(k, j0 + col, p.ldb), valid);
+        }
+        constexpr int kAPieces = BM * kRows / kPieceElems;
 #pragma unroll
-                for (int e = 0; e < kPieceElems; ++e)
-                    d[e] = (k < k1 && j0 + col + e < p.n) ? src[e] : from_f32<TAB>(0.0f);
+        for (int i = 0; i < (kAPieces + 31) / 32; ++i) {
+            const int q = lane + 32 * i;
+            if (q < kAPieces) {
+                const int r = q / (kRows / kPieceElems);
+                const int u = (q % (kRows / kPieceElems)) * kPieceElems;
+                const int valid = m0 + r < p.m ? min(kPieceElems, k1 - (kr0 + u)) : 0;
+                copy_piece(dst + kSliceElems + r * kRows + u, a + Layout::a_index(m0 + r, kr0 + u, p.lda), valid);
             }
         }
         cp_async_commit();
@@ -75,8 +91,8 @@ struct fma_decode_staged {
     template <typename Args>
     __device__ static void run(const Args& p) {
         extern __shared__ __align__(16) unsigned char shared_raw[];
-        TAB* slices = reinterpret_cast<TAB*>(shared_raw);                                          // [KS][S][kRows][BN]
-        float* partials = reinterpret_cast<float*>(shared_raw + KS * S * kSliceElems * sizeof(TAB));  // [KS][BM][BN]
+        TAB* stages = reinterpret_cast<TAB*>(shared_raw);  // [KS][S] x (B [kRows][BN], A [BM][kRows])
+        float* partials = reinterpret_cast<float*>(shared_raw + KS * S * kStageElems * sizeof(TAB));  // [KS][BM][BN]
         const TAB* a = static_cast<const TAB*>(p.a);
         const TAB* b = static_cast<const TAB*>(p.b);
         const int lane = threadIdx.x % BN;
@@ -88,7 +104,7 @@ struct fma_decode_staged {
         const bool col_ok = j < p.n;
         const int chunks = fma_chunk_count(p.k);
         const int rounds = (chunks + KS - 1) / KS;
-        TAB* mine = slices + warp * S * kSliceElems;
+        TAB* mine = stages + warp * S * kStageElems;
         const int fr = threadIdx.x / BN;
         float total = 0.0f;
 
@@ -101,20 +117,21 @@ struct fma_decode_staged {
                 const int k0 = c * kFmaChunk;
                 const int k1 = min(k0 + kFmaChunk, p.k);
                 const int nslices = (k1 - k0 + kRows - 1) / kRows;
-                // Prologue: S - 1 slices in flight. Every issue commits a group (empty past
+                // Prologue: S - 1 stages in flight. Every issue commits a group (empty past
                 // the last slice), so "at most S - 1 groups pending" means slice s arrived.
 #pragma unroll
                 for (int s = 0; s < S - 1; ++s) {
-                    if (s < nslices) issue_slice(mine + s * kSliceElems, b, s, k0, k1, j0, lane, p);
+                    if (s < nslices) issue_stage(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, p);
                     else cp_async_commit();
                 }
                 for (int s = 0; s < nslices; ++s) {
                     const int next = s + S - 1;
-                    if (next < nslices) issue_slice(mine + (next % S) * kSliceElems, b, next, k0, k1, j0, lane, p);
+                    if (next < nslices) issue_stage(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, p);
                     else cp_async_commit();
                     cp_async_wait<S - 1>();
                     __syncwarp();
-                    const TAB* slice = mine + (s % S) * kSliceElems;
+                    const TAB* slice = mine + (s % S) * kStageElems;
+                    const TAB* sa = slice + kSliceElems;
                     const int kb = k0 + s * kRows;
                     if (kb + kRows <= k1) {
 #pragma unroll
@@ -122,14 +139,14 @@ struct fma_decode_staged {
                             const float bv = to_f32(slice[u * BN + lane]);
 #pragma unroll
                             for (int r = 0; r < BM; ++r)
-                                if (r < rows) part[r] = fmaf(to_f32(a[Layout::a_index(m0 + r, kb + u, p.lda)]), bv, part[r]);
+                                if (r < rows) part[r] = fmaf(to_f32(sa[r * kRows + u]), bv, part[r]);
                         }
                     } else {
                         for (int u = 0; u < k1 - kb; ++u) {
                             const float bv = to_f32(slice[u * BN + lane]);
 #pragma unroll
                             for (int r = 0; r < BM; ++r)
-                                if (r < rows) part[r] = fmaf(to_f32(a[Layout::a_index(m0 + r, kb + u, p.lda)]), bv, part[r]);
+                                if (r < rows) part[r] = fmaf(to_f32(sa[r * kRows + u]), bv, part[r]);
                         }
                     }
                     // Every lane is done with slice s before the next issue overwrites it.
