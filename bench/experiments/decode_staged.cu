@@ -1,6 +1,8 @@
-// Experiment (second round adds `decode_staged_a`, A staged with B): the shipped decode kernel (fma_decode_gemm, register batches of B loads) against
-// fma_decode_staged (B streamed through cp.async shared-memory slices) at several stage
-// counts, for m = 1, 4, 8, 16 and the bench's (n, k), f32 and bf16 NN. Every staged output
+// Experiment, two rounds on 2026-11-29 (logs in bench/results/2026-11-29-h200-experiments/):
+// decode_staged.log ran when fma_decode_staged staged B only; decode_staged_a.log added
+// `decode_staged_a` below (A staged with B), which fma_decode_staged has become since, so a
+// rerun measures the two alike. The register-batch decode kernel (fma_decode_gemm) against
+// fma_decode_staged (cp.async shared-memory stages) at several stage counts, for m = 1, 4, 8, 16 and the bench's (n, k), f32 and bf16 NN. Every staged output
 // must equal the shipped kernel's bit for bit (same contract); prints GB/s of operands.
 // Build (from the repository root, with the generated gemm_abi.h in INC):
 //   nvcc -O3 -std=c++17 -arch=sm_90a -I kernels-templates -I $INC bench/experiments/decode_staged.cu
