@@ -10,7 +10,7 @@
 mod overhead;
 
 use clap::Parser;
-use gemm_runtime::{bf16, Context, DeviceBuffer, Element, GemmRequest, Mode, Op};
+use gemm_runtime::{bf16, Context, DeviceBuffer, Element, GemmRequest, Mode};
 use std::time::Instant;
 
 #[derive(Parser)]
@@ -89,17 +89,13 @@ fn time_one<T: Element>(
     let start = ctx
         .stream()
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let launch = ctx.gemm(GemmRequest {
-        op: Op::Nn,
-        m,
-        n,
-        k,
-        a: x.mat(k),
-        b: w.mat(n),
-        bias: None,
-        c: y.mat_mut(n),
-        beta: 0.0,
-    })?;
+    let launch = ctx.gemm(GemmRequest::linear(
+        x.mat(k),
+        w.mat(n),
+        None,
+        y.mat_mut(n),
+        (m, n, k),
+    ))?;
     let end = ctx
         .stream()
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;

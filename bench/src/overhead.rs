@@ -4,7 +4,7 @@
 //! validation, no dispatch, no observer: the floor). Each is timed over batches of launches
 //! (the stream drained between batches, untimed), and the median per launch reported.
 
-use gemm_runtime::{Context, DeviceBuffer, GemmArgs, GemmRequest, Op, Recorder};
+use gemm_runtime::{Context, DeviceBuffer, GemmArgs, GemmRequest, Recorder};
 use std::time::Instant;
 
 const BATCH: usize = 400;
@@ -44,17 +44,7 @@ fn request<'a>(
     y: &'a mut DeviceBuffer<f32>,
 ) -> GemmRequest<'a, f32, f32> {
     let (m, n, k) = SHAPE;
-    GemmRequest {
-        op: Op::Nn,
-        m,
-        n,
-        k,
-        a: x.mat(k),
-        b: w.mat(n),
-        bias: None,
-        c: y.mat_mut(n),
-        beta: 0.0,
-    }
+    GemmRequest::linear(x.mat(k), w.mat(n), None, y.mat_mut(n), (m, n, k))
 }
 
 pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std::error::Error>> {

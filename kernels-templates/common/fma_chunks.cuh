@@ -13,3 +13,22 @@ __device__ __forceinline__ int fma_chunk_count(int k) { return (k + kFmaChunk - 
 __device__ __forceinline__ float fma_chunk_fold(int c, float total, float partial) {
     return c == 0 ? partial : __fadd_rn(total, partial);
 }
+
+// The end of one round of a decode block (fmadec, fmadecs): each of KS warps holds `part`,
+// its chunk's results for BM rows at column `lane`. They go through shared memory
+// (`partials`, [KS][BM][BN]); the thread folding element (fr, lane), fr < BM, then adds the
+// round's chunks to `total` in ascending chunk order, which is the contract's order however
+// many warps ran them. Every thread of the block must call it.
+template <int BM, int BN, int KS>
+__device__ __forceinline__ float fma_fold_round(float* partials, const float (&part)[BM], int warp, int lane,
+                                                int fr, int round, int chunks, float total) {
+#pragma unroll
+    for (int r = 0; r < BM; ++r) partials[(warp * BM + r) * BN + lane] = part[r];
+    __syncthreads();
+    if (fr < BM) {
+        for (int s = 0; s < KS && round * KS + s < chunks; ++s)
+            total = fma_chunk_fold(round * KS + s, total, partials[(s * BM + fr) * BN + lane]);
+    }
+    __syncthreads();
+    return total;
+}

@@ -75,14 +75,7 @@ struct fma_decode_gemm {
                     }
                 }
             }
-#pragma unroll
-            for (int r = 0; r < BM; ++r) partials[(warp * BM + r) * BN + lane] = part[r];
-            __syncthreads();
-            if (fr < BM) {
-                for (int s = 0; s < KS && round * KS + s < chunks; ++s)
-                    total = fma_chunk_fold(round * KS + s, total, partials[(s * BM + fr) * BN + lane]);
-            }
-            __syncthreads();
+            total = fma_fold_round<BM, BN, KS>(partials, part, warp, lane, fr, round, chunks, total);
         }
         if (fr < rows && col_ok) epilogue_store<TC>(total, m0 + fr, j, p);
     }

@@ -112,7 +112,12 @@ fn every_tier_builds_the_half_fallback_conversions() {
                 assert_eq!(c.tier, t.id);
             }
         }
-        if CUBINS_PRESENT {
+        if !CUBINS_PRESENT {
+            eprintln!(
+                "SKIPPED: built with GEMM_AOT_NO_CUBINS, no {} cubin to search",
+                t.name
+            );
+        } else {
             for id in t.conversions.clone() {
                 let needle = CONVERSIONS[id as usize].name.as_bytes();
                 assert!(
