@@ -45,6 +45,9 @@ fn main() {
             for w in &report.warnings {
                 println!("cargo:warning={w}");
             }
+            for w in &report.compile_warnings {
+                println!("cargo:warning=gemm-aot: {w}");
+            }
             if no_cubins {
                 println!("cargo:warning=gemm-aot: GEMM_AOT_NO_CUBINS is set: this build of gemm-runtime carries no cubins and cannot launch kernels");
             }
@@ -54,10 +57,18 @@ fn main() {
                 "error: gemm-aot could not build the kernels of {}:\n{e}",
                 specs.display()
             );
-            eprintln!(
-                "hint: to build without cubins (docs, lints), set GEMM_AOT_NO_CUBINS=1; \
-                 to install the compiler first, run `cargo run -p gemm-codegen --bin gemm-aot -- toolchain install`"
-            );
+            if e.is_toolchain() {
+                // Only a missing or broken compiler is worked around by not compiling.
+                eprintln!(
+                    "hint: to install the compiler first, run `cargo run -p gemm-codegen --bin gemm-aot -- toolchain install` \
+                     (or set NVCC=/path/to/nvcc); to build without cubins (docs, lints), set GEMM_AOT_NO_CUBINS=1"
+                );
+            } else {
+                eprintln!(
+                    "hint: the same error shows with `cargo run -p gemm-codegen --bin gemm-aot -- build --specs {}`",
+                    specs.display()
+                );
+            }
             std::process::exit(1);
         }
     }

@@ -1,7 +1,7 @@
 //! `gemm-aot explain` and `gemm-aot list`: the route tables read back in words.
 
 use crate::plan::Plan;
-use gemm_spec::{DimRange, Dtype, DtypeTriple, Op, Policy, Route};
+use gemm_spec::{DimRange, Dtype, DtypeTriple, Op, Policy, Route, DIM_MAX};
 use std::fmt::Write;
 use thiserror::Error;
 
@@ -18,6 +18,10 @@ pub enum ExplainError {
         served: String,
     },
 }
+
+/// CUDA's launch limits: grid.x up to 2^31 - 1, grid.y and grid.z up to 65535.
+pub const GRID_X_MAX: u64 = (1 << 31) - 1;
+pub const GRID_YZ_MAX: u64 = 65535;
 
 /// A GEMM request in the GEMM view.
 #[derive(Clone, Copy, Debug)]
@@ -98,6 +102,20 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
         "tier {} ({}), {} {} {}, m = {}, n = {}, k = {}",
         t.name, t.file, q.policy, q.op, q.dtype, q.m, q.n, q.k
     );
+    // The runtime checks the dimensions before it routes (GemmError::DimensionOverflow).
+    let too_big: Vec<String> = [("m", q.m), ("n", q.n), ("k", q.k)]
+        .iter()
+        .filter(|(_, v)| *v > DIM_MAX)
+        .map(|(d, v)| format!("{d} = {v}"))
+        .collect();
+    if !too_big.is_empty() {
+        let _ = writeln!(
+            s,
+            "refused: {} does not fit the kernels' i32 dimensions (max {DIM_MAX}); the runtime returns GemmError::DimensionOverflow before routing, and launches nothing",
+            too_big.join(", ")
+        );
+        return Ok(s);
+    }
     if fallback {
         let _ = writeln!(
             s,
@@ -134,21 +152,27 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
     };
     let dtype = if fallback { f32 } else { q.dtype };
     let Some(k) = plan.kernel_for(&t.name, &r.family, &r.tile, q.op, dtype) else {
+        let _ = writeln!(
+            s,
+            "the route names {}.{}, which the plan has no {} {dtype} kernel of",
+            r.family, r.tile, q.op
+        );
         return Ok(s);
     };
-    let contract = &plan.specs.contracts[&k.contract];
     let (gx, gy, gz) = Plan::grid(k, q.m, q.n);
     let _ = writeln!(s, "kernel {} (id {})", k.name, k.id);
     let _ = writeln!(s, "  family {}, contract {}:", k.family, k.contract);
-    let _ = writeln!(
-        s,
-        "    {}",
-        contract
-            .doc
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-    );
+    if let Some(contract) = plan.specs.contracts.get(&k.contract) {
+        let _ = writeln!(
+            s,
+            "    {}",
+            contract
+                .doc
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
     let _ = writeln!(
         s,
         "  tile {} {}x{}x{}, {} stage(s), thread tile {}x{}, {} K chunk(s) in parallel",
@@ -161,11 +185,41 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
         k.tile.thread_n,
         k.tile.k_split
     );
+    if q.m == 0 || q.n == 0 {
+        let _ = writeln!(
+            s,
+            "no launch: the output has no elements (m = {}, n = {}); the runtime validates the call and returns without launching",
+            q.m, q.n
+        );
+        return Ok(s);
+    }
+    let over: Vec<String> = [
+        ("x", gx, GRID_X_MAX),
+        ("y", gy, GRID_YZ_MAX),
+        ("z", gz, GRID_YZ_MAX),
+    ]
+    .iter()
+    .filter(|(_, g, max)| g > max)
+    .map(|(axis, g, max)| format!("grid.{axis} = {g} is over {max}"))
+    .collect();
+    if !over.is_empty() {
+        let _ = writeln!(
+            s,
+            "refused: the grid would be ({gx}, {gy}, {gz}) = (ceil(m / {}), ceil(n / {}), 1), over the CUDA launch limits: {}; the runtime returns GemmError::GridTooLarge and launches nothing",
+            k.tile.m,
+            k.tile.n,
+            over.join(", ")
+        );
+        return Ok(s);
+    }
     let _ = writeln!(
         s,
         "  grid ({gx}, {gy}, {gz}) = (ceil(m / {}), ceil(n / {}), 1), block {} threads, {} bytes of shared memory",
         k.tile.m, k.tile.n, k.threads, k.shared_bytes
     );
+    if q.k == 0 {
+        let _ = writeln!(s, "  k = 0: only the epilogue runs (bias, beta * C)");
+    }
     Ok(s)
 }
 

@@ -22,17 +22,27 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Validate the specs, generate CUDA and Rust, compile every tier, print the kernel table.
+    ///
+    /// The output is assembled in a staging folder beside --out and replaces it only when every
+    /// step succeeded (validation, generation, nvcc for every tier, resource checks): a failed
+    /// build leaves the old output byte for byte. The new output is complete, so files of tiers
+    /// no longer built are removed; files whose bytes did not change keep their time, and a
+    /// rebuild that changes nothing touches nothing.
     Build {
         /// Spec folder.
         #[arg(long, default_value = "specs")]
         specs: PathBuf,
-        /// Output folder (cuda/, cubins/, rust/, report.json).
+        /// Output folder (cuda/, cubins/, rust/, report.json); a folder holding anything else
+        /// is never replaced.
         #[arg(long, default_value = "gemm-out")]
         out: PathBuf,
-        /// Build only these tiers (repeatable); default all.
+        /// Build only these tiers (repeatable; default all). Every spec is still validated, but
+        /// the output then holds only these tiers: their sources, cubins, Rust tables and
+        /// report; other tiers' files are removed from it.
         #[arg(long = "tier")]
         tiers: Vec<String>,
-        /// Generate sources only; skip nvcc.
+        /// Generate sources, Rust and report only; skip nvcc. cubins/ is left as it was (a tier
+        /// without a cubin gets an empty one) and the Rust says no cubins are present.
         #[arg(long)]
         no_cubins: bool,
         /// Fail instead of bootstrapping nvcc when none is found.
@@ -97,6 +107,55 @@ fn parse_dtype(s: &str) -> Result<DtypeTriple, String> {
     s.parse::<DtypeTriple>().map_err(|e| e.to_string())
 }
 
+/// The commands, built in and forwarded.
+const COMMANDS: [&str; 5] = ["build", "explain", "list", "toolchain", "bench"];
+
+/// Edit distance counting a swap of two neighbours as one edit (optimal string alignment).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    if let Some(first) = d.first_mut() {
+        for (j, cell) in first.iter_mut().enumerate() {
+            *cell = j;
+        }
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// The command closest to a typo, when one is close (at most a third of its letters off, or
+/// the typo is a prefix of it).
+fn closest_command(typo: &str) -> Option<&'static str> {
+    COMMANDS
+        .iter()
+        .map(|c| (edit_distance(typo, c), *c))
+        .filter(|(d, c)| *d <= (c.len() / 3).max(1) || (typo.len() >= 2 && c.starts_with(typo)))
+        .min()
+        .map(|(_, c)| c)
+}
+
+fn unknown_command(typo: &str) -> String {
+    let known = COMMANDS.join(", ");
+    match closest_command(typo) {
+        Some(c) => format!("unknown command `{typo}`: did you mean `{c}`? (commands: {known})"),
+        None => format!("unknown command `{typo}` (commands: {known}; see `gemm-aot --help`)"),
+    }
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     let say = |m: &str| eprintln!("gemm-aot: {m}");
     match cli.command {
@@ -126,6 +185,9 @@ fn run(cli: Cli) -> Result<(), String> {
             for w in &report.warnings {
                 eprintln!("{w}");
             }
+            for w in &report.compile_warnings {
+                eprintln!("{w}");
+            }
             if let Some(tc) = &report.toolchain {
                 println!(
                     "nvcc: {} ({:?}, {})",
@@ -139,7 +201,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 "tier", "kernel", "regs", "smem", "spills"
             );
             for k in &report.plan.kernels {
-                let r = report.resources.as_ref().map(|r| r[k.id]);
+                let r = report.resources.as_ref().and_then(|r| r.get(k.id).copied());
                 let tier = report.tiers.iter().find(|t| t.tier == k.tier);
                 let compile = match (tier.and_then(|t| t.seconds), &report.resources) {
                     (_, None) => "not compiled".to_string(),
@@ -158,8 +220,26 @@ fn run(cli: Cli) -> Result<(), String> {
                     spills
                 );
             }
+            if let Some(nc) = &report.no_cubins {
+                let mut line = format!(
+                    "--no-cubins: generated sources and Rust only; cubins/ left as it was ({} files)",
+                    nc.kept
+                );
+                if !nc.placeholders.is_empty() {
+                    line += &format!(
+                        ", empty placeholder for {} (no cubin yet)",
+                        nc.placeholders.join(", ")
+                    );
+                }
+                println!("{line}; the Rust says no cubins are present");
+            }
+            let removed = if report.files_removed > 0 {
+                format!(", {} removed", report.files_removed)
+            } else {
+                String::new()
+            };
             println!(
-                "{} kernels in {} tiers; {} files written, {} unchanged, in {}; {:.1} s",
+                "{} kernels in {} tiers; {} files written, {} unchanged{removed}, in {}; {:.1} s",
                 report.plan.kernels.len(),
                 report.tiers.len(),
                 report.files_written,
@@ -167,6 +247,12 @@ fn run(cli: Cli) -> Result<(), String> {
                 out.display(),
                 start.elapsed().as_secs_f64()
             );
+            if !report.compile_warnings.is_empty() {
+                println!(
+                    "{} compiler warning(s), on stderr and in report.json",
+                    report.compile_warnings.len()
+                );
+            }
             Ok(())
         }
         Command::Explain {
@@ -213,12 +299,19 @@ fn run(cli: Cli) -> Result<(), String> {
                 .and_then(|p| p.parent().map(|d| d.join(&name)))
                 .filter(|p| p.is_file());
             let exe = beside.unwrap_or_else(|| PathBuf::from(&name));
-            let status = std::process::Command::new(&exe)
-                .args(&argv[1..])
+            let command = argv.first().map(String::as_str).unwrap_or("");
+            let status = match std::process::Command::new(&exe)
+                .args(argv.get(1..).unwrap_or_default())
                 .status()
-                .map_err(|e| {
-                    format!("`{name}` could not be run ({e}); for `bench`, build it with `cargo build --release -p gemm-aot-bench`")
-                })?;
+            {
+                Ok(status) => status,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound && command != "bench" => {
+                    return Err(unknown_command(command));
+                }
+                Err(e) => {
+                    return Err(format!("`{name}` could not be run ({e}); for `bench`, build it with `cargo build --release -p gemm-aot-bench`"));
+                }
+            };
             if status.success() {
                 Ok(())
             } else {
@@ -248,5 +341,22 @@ fn main() -> ExitCode {
             eprintln!("gemm-aot: error: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_get_the_closest_command() {
+        assert_eq!(closest_command("biuld"), Some("build"));
+        assert_eq!(closest_command("buid"), Some("build"));
+        assert_eq!(closest_command("expalin"), Some("explain"));
+        assert_eq!(closest_command("lst"), Some("list"));
+        assert_eq!(closest_command("tool"), Some("toolchain"));
+        assert_eq!(closest_command("bnech"), Some("bench"));
+        assert_eq!(closest_command("frobnicate"), None);
+        assert_eq!(edit_distance("biuld", "build"), 1);
     }
 }

@@ -1,18 +1,19 @@
 //! The whole job: specs in; CUDA sources, cubins, generated Rust and a JSON report out.
 //! Used by `gemm-aot build` and by the runtime's build script.
 //!
-//! Order matters for "nothing written on bad input": specs are validated and every file is
-//! generated in memory first; sources are written and compiled next; the Rust, cubins and
-//! report are written only once every kernel passed its resource checks.
+//! "Nothing written unless everything succeeded": specs are validated and every file is
+//! generated in memory first; the output is then assembled in a staging folder beside the
+//! output folder (sources, nvcc for every tier, resource checks, cubins, Rust, report), and
+//! swapped in only at the end (see [`crate::write::Staging`]).
 
 use crate::compile::cache::{cache_root, CubinCache};
 use crate::compile::nvcc::{compile_all, CompileError, CompileJob, CompiledTier};
 use crate::compile::ptxas::{self, KernelResources};
 use crate::compile::toolchain::{self, Toolchain, ToolchainError};
 use crate::emit::{self, Provenance};
-use crate::plan::Plan;
+use crate::plan::{Plan, PlanError};
 use crate::templates::{self, TEMPLATES};
-use crate::write::write_if_changed;
+use crate::write::{check_output_folder, files_under, OutputError, Staging};
 use gemm_spec::{SpecErrors, SpecWarning};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -22,7 +23,8 @@ use thiserror::Error;
 pub enum CompileMode {
     /// Compile; when no nvcc is found, bootstrap the pinned one if `bootstrap`.
     Cubins { bootstrap: bool },
-    /// Generate only; cubins are written empty and resources are zero (docs, clippy).
+    /// Generate only; resources are zero and `cubins/` is left as it was (a tier without a
+    /// cubin gets an empty one), so `CUBINS_PRESENT` is false (docs, clippy).
     NoCubins,
 }
 
@@ -64,10 +66,42 @@ pub struct ResourceViolation {
     pub message: String,
 }
 
+/// A warning line of nvcc or ptxas, attributed to its tier and, when it names one, its kernel.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CompileWarning {
+    pub tier: String,
+    pub kernel: Option<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for CompileWarning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kernel {
+            Some(k) => write!(
+                f,
+                "warning: tier {}, kernel {k}: {}",
+                self.tier, self.message
+            ),
+            None => write!(f, "warning: tier {}: {}", self.tier, self.message),
+        }
+    }
+}
+
+fn violations_text(violations: &[ResourceViolation], warnings: &[CompileWarning]) -> String {
+    let mut lines: Vec<String> = violations
+        .iter()
+        .map(|v| format!("kernel {}: {}", v.kernel, v.message))
+        .collect();
+    lines.extend(warnings.iter().map(|w| w.to_string()));
+    lines.join("\n")
+}
+
 #[derive(Debug, Error)]
 pub enum BuildError {
     #[error("{0}")]
     Spec(SpecErrors),
+    #[error(transparent)]
+    Plan(#[from] PlanError),
     #[error("{0}")]
     UnknownTier(String),
     #[error(
@@ -82,13 +116,43 @@ pub enum BuildError {
     Toolchain(#[from] ToolchainError),
     #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
     Compile(Vec<CompileError>),
-    #[error("{}", .0.iter().map(|v| format!("kernel {}: {}", v.kernel, v.message)).collect::<Vec<_>>().join("\n"))]
-    Resources(Vec<ResourceViolation>),
-    #[error("cannot write {path}: {source}")]
+    /// Kernels over their tier's budgets, and the compiler's warnings (they may say why).
+    #[error("{}", violations_text(.violations, .warnings))]
+    Resources {
+        violations: Vec<ResourceViolation>,
+        warnings: Vec<CompileWarning>,
+    },
+    #[error("cannot read {path}: {source}")]
     Io {
         path: String,
         source: std::io::Error,
     },
+    #[error(transparent)]
+    Output(#[from] OutputError),
+}
+
+impl BuildError {
+    /// Whether the build failed for want of a working CUDA compiler (none found, bootstrap
+    /// failed, nvcc could not be started), rather than for the specs, the kernels or the
+    /// output folder. Only then does building without cubins get around it.
+    pub fn is_toolchain(&self) -> bool {
+        match self {
+            BuildError::Toolchain(_) => true,
+            BuildError::Compile(errs) => {
+                !errs.is_empty() && errs.iter().all(|e| matches!(e, CompileError::Spawn { .. }))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// What `--no-cubins` did with `cubins/`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NoCubinsOutcome {
+    /// Files of `cubins/` carried over unchanged.
+    pub kept: usize,
+    /// Tiers that had no cubin and got an empty one.
+    pub placeholders: Vec<String>,
 }
 
 /// How one tier's cubin was obtained.
@@ -108,8 +172,15 @@ pub struct BuildReport {
     pub tiers: Vec<TierOutcome>,
     /// Per kernel id, when compiled.
     pub resources: Option<Vec<KernelResources>>,
+    /// Every warning line of nvcc and ptxas (also in `report.json`).
+    pub compile_warnings: Vec<CompileWarning>,
+    /// Set under [`CompileMode::NoCubins`].
+    pub no_cubins: Option<NoCubinsOutcome>,
+    /// Output files new or changed.
     pub files_written: usize,
     pub files_unchanged: usize,
+    /// Files of the previous output the new one does not have (e.g. a tier gone).
+    pub files_removed: usize,
 }
 
 /// Every generated text file, relative to the output folder.
@@ -178,30 +249,7 @@ pub fn plan(specs: &Path, tiers: &[String]) -> Result<(Plan, Vec<SpecWarning>), 
             });
         }
     }
-    Ok((Plan::new(set), validated.warnings))
-}
-
-struct Writer<'a> {
-    out: &'a Path,
-    written: usize,
-    unchanged: usize,
-}
-
-impl Writer<'_> {
-    fn put(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), BuildError> {
-        let path = self.out.join(rel);
-        match write_if_changed(&path, bytes) {
-            Ok(true) => self.written += 1,
-            Ok(false) => self.unchanged += 1,
-            Err(source) => {
-                return Err(BuildError::Io {
-                    path: path.display().to_string(),
-                    source,
-                })
-            }
-        }
-        Ok(())
-    }
+    Ok((Plan::new(set)?, validated.warnings))
 }
 
 /// Checks ptxas's report of every kernel against its tier's budgets.
@@ -227,7 +275,9 @@ pub fn check_resources(
                 fail("ptxas reported nothing for it: was the entry point emitted?".into());
                 continue;
             };
-            res[k.id] = *r;
+            if let Some(slot) = res.get_mut(k.id) {
+                *slot = *r;
+            }
             let where_ = format!("tile {}.{} at {}", k.family, k.tile.name, k.tile.location);
             if r.spill_bytes() > 0 {
                 fail(format!(
@@ -294,7 +344,11 @@ pub fn check_resources(
 }
 
 /// Machine-readable summary of the build (no timings, so it is stable across rebuilds).
-fn report_json(plan: &Plan, resources: Option<&[KernelResources]>) -> String {
+fn report_json(
+    plan: &Plan,
+    resources: Option<&[KernelResources]>,
+    warnings: &[CompileWarning],
+) -> String {
     let kernels: Vec<serde_json::Value> = plan
         .kernels
         .iter()
@@ -312,7 +366,7 @@ fn report_json(plan: &Plan, resources: Option<&[KernelResources]>) -> String {
                           "k_split": k.tile.k_split },
                 "block_threads": k.threads,
                 "shared_bytes": k.shared_bytes,
-                "resources": resources.map(|r| serde_json::to_value(r[k.id]).unwrap_or_default()),
+                "resources": resources.and_then(|r| r.get(k.id)).map(|r| serde_json::to_value(r).unwrap_or_default()),
             })
         })
         .collect();
@@ -327,15 +381,22 @@ fn report_json(plan: &Plan, resources: Option<&[KernelResources]>) -> String {
         .iter()
         .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads }))
         .collect();
-    let v = serde_json::json!({ "tiers": tiers, "kernels": kernels, "conversions": conversions });
+    let v = serde_json::json!({ "tiers": tiers, "kernels": kernels, "conversions": conversions, "warnings": warnings });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
 
 /// Runs the whole pipeline. `say` receives one-line status messages (toolchain bootstrap).
+///
+/// The output folder is built in a staging folder beside it and replaces it only when every
+/// step succeeded; a failing build leaves it exactly as it was. The new output is complete:
+/// files of tiers no longer built are gone. Under [`CompileMode::NoCubins`] the `cubins/`
+/// folder is carried over as it was (an empty placeholder is added for a tier without one, so
+/// the Rust's `cubin!` references resolve; `CUBINS_PRESENT` is false).
 pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, BuildError> {
     let (plan, warnings) = plan(&opts.specs, &opts.tiers)?;
     let generated = generate(&plan, &opts.provenance);
     let cache_dir = opts.cache.clone().unwrap_or_else(cache_root);
+    check_output_folder(&opts.out)?;
 
     // Resolve the toolchain before writing anything: a missing compiler leaves no half output.
     let toolchain = match opts.compile {
@@ -346,21 +407,18 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         CompileMode::NoCubins => None,
     };
 
-    let mut w = Writer {
-        out: &opts.out,
-        written: 0,
-        unchanged: 0,
-    };
+    let mut stage = Staging::new(&opts.out)?;
     for (rel, text) in generated
         .files
         .iter()
         .filter(|(p, _)| p.starts_with("cuda"))
     {
-        w.put(rel, text.as_bytes())?;
+        stage.put(rel, text.as_bytes())?;
     }
 
     let mut outcomes = Vec::new();
-    let mut cubins: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut compile_warnings = Vec::new();
+    let mut no_cubins = None;
     let resources = if let Some(tc) = &toolchain {
         let inputs: Vec<String> = generated
             .files
@@ -387,11 +445,12 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
                 CompileJob {
                     tier: t.name.clone(),
                     gencode: t.gencode.clone(),
-                    source: opts.out.join(&source_rel),
+                    source: source_rel,
                     include_dirs: vec![
-                        opts.out.join("cuda/include"),
-                        opts.out.join("cuda/kernels-templates"),
+                        PathBuf::from("cuda/include"),
+                        PathBuf::from("cuda/kernels-templates"),
                     ],
+                    workdir: Some(stage.dir().to_path_buf()),
                     inputs: all_inputs,
                 }
             })
@@ -409,7 +468,7 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
             .progress_chars("=> "),
         );
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        let scratch = opts.out.join("cuda");
+        let scratch = stage.dir().join("cuda");
         let cache = CubinCache::new(&cache_dir);
         let compiled = compile_all(tc, &cache, &jobs, &scratch, opts.jobs, &|t| {
             bar.set_message(match t.seconds {
@@ -420,44 +479,75 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         });
         bar.finish_and_clear();
         let compiled = compiled.map_err(BuildError::Compile)?;
-        let res = check_resources(&plan, &compiled).map_err(BuildError::Resources)?;
+        for c in &compiled {
+            compile_warnings.extend(ptxas::warnings(&c.ptxas_log).into_iter().map(|w| {
+                CompileWarning {
+                    tier: c.tier.clone(),
+                    kernel: w.kernel,
+                    message: w.message,
+                }
+            }));
+        }
+        let res =
+            check_resources(&plan, &compiled).map_err(|violations| BuildError::Resources {
+                violations,
+                warnings: compile_warnings.clone(),
+            })?;
         for c in compiled {
             outcomes.push(TierOutcome {
                 tier: c.tier.clone(),
                 seconds: c.seconds,
                 cubin_bytes: c.cubin.len(),
             });
-            cubins.push((c.tier, c.cubin));
+            stage.put(&PathBuf::from(format!("cubins/{}.cubin", c.tier)), &c.cubin)?;
         }
         Some(res)
     } else {
+        // Carry cubins/ over as it was; never truncate or delete a cubin.
+        let old = opts.out.join("cubins");
+        let kept = files_under(&old)?;
+        for rel in &kept {
+            let from = old.join(rel);
+            let bytes = std::fs::read(&from).map_err(|source| BuildError::Io {
+                path: from.display().to_string(),
+                source,
+            })?;
+            stage.put(&Path::new("cubins").join(rel), &bytes)?;
+        }
+        let mut placeholders = Vec::new();
         for t in &plan.specs.tiers {
-            cubins.push((t.name.clone(), Vec::new()));
+            let rel = PathBuf::from(format!("{}.cubin", t.name));
+            if !kept.contains(&rel) {
+                stage.put(&Path::new("cubins").join(&rel), &[])?;
+                placeholders.push(t.name.clone());
+            }
             outcomes.push(TierOutcome {
                 tier: t.name.clone(),
                 seconds: None,
                 cubin_bytes: 0,
             });
         }
+        no_cubins = Some(NoCubinsOutcome {
+            kept: kept.len(),
+            placeholders,
+        });
         None
     };
 
-    for (tier, bytes) in &cubins {
-        w.put(&PathBuf::from(format!("cubins/{tier}.cubin")), bytes)?;
-    }
     for (rel, text) in generated
         .files
         .iter()
         .filter(|(p, _)| p.starts_with("rust"))
     {
-        w.put(rel, text.as_bytes())?;
+        stage.put(rel, text.as_bytes())?;
     }
     let res_rs = emit::rust::resources(&plan, resources.as_deref(), &opts.provenance);
-    w.put(Path::new("rust/resources.rs"), res_rs.as_bytes())?;
-    w.put(
+    stage.put(Path::new("rust/resources.rs"), res_rs.as_bytes())?;
+    stage.put(
         Path::new("report.json"),
-        report_json(&plan, resources.as_deref()).as_bytes(),
+        report_json(&plan, resources.as_deref(), &compile_warnings).as_bytes(),
     )?;
+    let committed = stage.commit()?;
 
     Ok(BuildReport {
         plan,
@@ -465,7 +555,38 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         toolchain,
         tiers: outcomes,
         resources,
-        files_written: w.written,
-        files_unchanged: w.unchanged,
+        compile_warnings,
+        no_cubins,
+        files_written: committed.written,
+        files_unchanged: committed.unchanged,
+        files_removed: committed.removed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_missing_compiler_counts_as_a_toolchain_error() {
+        assert!(BuildError::Toolchain(ToolchainError::NotFound).is_toolchain());
+        let spawn = CompileError::Spawn {
+            nvcc: "nvcc".into(),
+            detail: "not found".into(),
+        };
+        assert!(BuildError::Compile(vec![spawn]).is_toolchain());
+        let nvcc = CompileError::Nvcc {
+            tier: "sm80".into(),
+            source_file: "sm80.cu".into(),
+            output: "error".into(),
+        };
+        assert!(!BuildError::Compile(vec![nvcc]).is_toolchain());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("sm80.toml"), "[tier]\nname = 1\n").unwrap();
+        let spec = plan(dir.path(), &[]).unwrap_err();
+        assert!(matches!(spec, BuildError::Spec(_)), "{spec}");
+        assert!(!spec.is_toolchain());
+        let output = BuildError::Output(OutputError::NotAFolder { path: "x".into() });
+        assert!(!output.is_toolchain());
+    }
 }

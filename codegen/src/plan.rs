@@ -2,6 +2,7 @@
 //! every axis, its launch shape and shared memory. Everything emitted is derived from this.
 
 use gemm_spec::{ConversionKind, Dtype, DtypeTriple, Family, Op, SpecSet, Tier, Tile};
+use thiserror::Error;
 
 /// One kernel to instantiate: a (tier, family, tile, op, dtype) point.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,12 +81,35 @@ pub fn kernel_name(
     )
 }
 
+/// A spec set whose references do not resolve (validation rules them out; a hand-built
+/// [`SpecSet`] can still have them).
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("{owner} names {what} `{name}`, which the specs do not define")]
+pub struct PlanError {
+    pub owner: String,
+    pub what: &'static str,
+    pub name: String,
+}
+
 impl Plan {
-    pub fn new(specs: SpecSet) -> Plan {
+    /// Plans every kernel of `specs`; fails only when a reference does not resolve.
+    pub fn new(specs: SpecSet) -> Result<Plan, PlanError> {
         let mut kernels = Vec::new();
         for (tier_index, tier) in specs.tiers.iter().enumerate() {
             for tile in &tier.tiles {
-                let family = &specs.families[&tile.family];
+                let owner = || format!("tile {}.{} of tier {}", tile.family, tile.name, tier.name);
+                let family = specs.families.get(&tile.family).ok_or_else(|| PlanError {
+                    owner: owner(),
+                    what: "family",
+                    name: tile.family.clone(),
+                })?;
+                if !specs.contracts.contains_key(&family.contract) {
+                    return Err(PlanError {
+                        owner: format!("family {}", family.name),
+                        what: "contract",
+                        name: family.contract.clone(),
+                    });
+                }
                 for &(op, dtype) in &family.variants {
                     kernels.push(PlannedKernel {
                         id: kernels.len(),
@@ -125,11 +149,11 @@ impl Plan {
                 }
             }
         }
-        Plan {
+        Ok(Plan {
             specs,
             kernels,
             conversions,
-        }
+        })
     }
 
     pub fn tier_conversions<'a>(

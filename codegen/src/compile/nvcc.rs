@@ -15,8 +15,12 @@ use thiserror::Error;
 pub struct CompileJob {
     pub tier: String,
     pub gencode: String,
+    /// The `.cu` file; relative paths here and in `include_dirs` are relative to `workdir`.
     pub source: PathBuf,
     pub include_dirs: Vec<PathBuf>,
+    /// The folder nvcc runs in (default: the current one). With relative paths, the file
+    /// names in nvcc's messages do not depend on where the output is built.
+    pub workdir: Option<PathBuf>,
     /// Everything the source can include, for the cache key (text of each file).
     pub inputs: Vec<String>,
 }
@@ -95,9 +99,14 @@ fn compile_one(
             seconds: None,
         });
     }
+    // Absolute: nvcc may run in another folder (`workdir`).
+    let scratch = std::path::absolute(scratch).unwrap_or_else(|_| scratch.to_path_buf());
     let out = scratch.join(format!("{}.{}.cubin", job.tier, std::process::id()));
     let start = Instant::now();
     let mut cmd = Command::new(&tc.nvcc);
+    if let Some(dir) = &job.workdir {
+        cmd.current_dir(dir);
+    }
     cmd.args(&flags);
     for d in job.include_dirs.iter().chain(&tc.include_dirs) {
         cmd.arg("-I").arg(d);

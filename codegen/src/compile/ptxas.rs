@@ -57,9 +57,102 @@ pub fn parse(log: &str) -> BTreeMap<String, KernelResources> {
     out
 }
 
+/// One warning line of nvcc or ptxas, and the kernel it names, if any.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// The entry point the line names (`for entry k`, `function 'k'`), if it names one.
+    pub kernel: Option<String>,
+    /// The line as the compiler printed it, trimmed.
+    pub message: String,
+}
+
+/// Whether a line of nvcc's output is a warning: `ptxas warning : ...`, `nvcc warning : ...`,
+/// a front-end diagnostic `file.cu(12): warning #177-D: ...`, or a host compiler's
+/// `file:12:3: warning: ...`.
+fn is_warning(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let tool_warning = (lower.starts_with("ptxas") || lower.starts_with("nvcc"))
+        && lower
+            .split(':')
+            .next()
+            .is_some_and(|head| head.split_whitespace().any(|w| w == "warning"));
+    tool_warning
+        || lower.contains("): warning")
+        || lower.contains(": warning:")
+        || lower.contains(": warning #")
+}
+
+/// The kernel a warning line names: the quoted name after `function` or `entry`, or the word
+/// after `entry` / `function`.
+fn named_kernel(line: &str) -> Option<String> {
+    for key in ["entry function '", "function '", "entry '", "kernel '"] {
+        if let Some(at) = line.find(key) {
+            let rest = &line[at + key.len()..];
+            if let Some(end) = rest.find('\'') {
+                return Some(rest[..end].to_string()).filter(|n| !n.is_empty());
+            }
+        }
+    }
+    for key in ["for entry ", "entry function ", "function "] {
+        if let Some(at) = line.find(key) {
+            let word: String = line[at + key.len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
+                .collect();
+            if !word.is_empty() {
+                return Some(word);
+            }
+        }
+    }
+    None
+}
+
+/// Every warning line of an nvcc run's output (ptxas's and the front end's), in order.
+pub fn warnings(log: &str) -> Vec<Warning> {
+    log.lines()
+        .map(str::trim)
+        .filter(|l| is_warning(l))
+        .map(|l| Warning {
+            kernel: named_kernel(l),
+            message: l.to_string(),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_every_warning_and_the_kernel_it_names() {
+        let log = "cuda/sm80.cu(2): warning #177-D: variable \"unused\" was declared but never referenced\n\
+  extern \"C\" __global__ void k(float* x) { int unused; }\n\
+                                               ^\n\
+\n\
+Remark: The warnings can be suppressed with \"-diag-suppress <warning-number>\"\n\
+\n\
+ptxas warning : Value of threads per SM for entry gemm_sm80_fma_nn_f32_f32_f32_tiled_m128n128k8 is out of range. .minnctapersm will be ignored\n\
+ptxas info    : 0 bytes gmem\n\
+ptxas info    : Compiling entry function 'kgood' for 'sm_80'\n\
+ptxas info    : Function properties for kgood\n\
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+ptxas info    : Used 8 registers, used 0 barriers, 360 bytes cmem[0]\n\
+ptxas warning : Registers are spilled to local memory in function 'kspill', 8 bytes spill stores, 8 bytes spill loads\n\
+nvcc warning : Support for offline compilation for architectures prior to '<compute/sm/arch>_75' will be removed in a future release\n";
+        let w = warnings(log);
+        assert_eq!(w.len(), 4, "{w:?}");
+        assert_eq!(w[0].kernel, None);
+        assert!(w[0].message.starts_with("cuda/sm80.cu(2): warning #177-D"));
+        assert_eq!(
+            w[1].kernel.as_deref(),
+            Some("gemm_sm80_fma_nn_f32_f32_f32_tiled_m128n128k8")
+        );
+        assert!(w[1].message.ends_with(".minnctapersm will be ignored"));
+        assert_eq!(w[2].kernel.as_deref(), Some("kspill"));
+        assert_eq!(w[3].kernel, None);
+        assert!(w[3].message.starts_with("nvcc warning :"));
+        assert!(warnings("ptxas info    : Used 8 registers\n").is_empty());
+    }
 
     #[test]
     fn parses_registers_smem_and_spills() {

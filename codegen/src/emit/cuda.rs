@@ -3,7 +3,7 @@
 
 use super::Provenance;
 use crate::plan::{Plan, PlannedKernel};
-use gemm_spec::Op;
+use gemm_spec::{Family, Op};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -15,8 +15,7 @@ fn op_constant(op: Op) -> &'static str {
     }
 }
 
-fn instantiation(plan: &Plan, k: &PlannedKernel) -> String {
-    let family = &plan.specs.families[&k.family];
+fn instantiation(family: &Family, k: &PlannedKernel) -> String {
     let t = &k.tile;
     format!(
         "{}<{}, {}, {}, TileConfig<{}, {}, {}, {}, {}, {}, {}>>",
@@ -41,18 +40,28 @@ pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
     out.push_str("#include \"gemm_abi.h\"\n");
     let headers: BTreeSet<&str> = plan
         .tier_kernels(tier)
-        .map(|k| plan.specs.families[&k.family].header.as_str())
+        .filter_map(|k| plan.specs.families.get(&k.family))
+        .map(|f| f.header.as_str())
         .collect();
     let conversion_headers = plan
         .tier_conversions(tier)
-        .map(|c| plan.specs.conversions[&c.conversion].header.as_str());
+        .filter_map(|c| plan.specs.conversions.get(&c.conversion))
+        .map(|c| c.header.as_str());
     let headers: BTreeSet<&str> = headers.into_iter().chain(conversion_headers).collect();
     for h in headers {
         let _ = writeln!(out, "#include \"{h}\"");
     }
     for k in plan.tier_kernels(tier) {
-        let family = &plan.specs.families[&k.family];
-        let inst = instantiation(plan, k);
+        // `Plan::new` resolved every family; a plan edited since fails in nvcc, by name.
+        let Some(family) = plan.specs.families.get(&k.family) else {
+            let _ = writeln!(
+                out,
+                "#error \"{}: family {} is not in the specs\"",
+                k.name, k.family
+            );
+            continue;
+        };
+        let inst = instantiation(family, k);
         let _ = write!(
             out,
             "\n// {} {} {} tile {} ({}x{}x{}), contract {}\n\
@@ -78,7 +87,14 @@ pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
         );
     }
     for c in plan.tier_conversions(tier) {
-        let conv = &plan.specs.conversions[&c.conversion];
+        let Some(conv) = plan.specs.conversions.get(&c.conversion) else {
+            let _ = writeln!(
+                out,
+                "#error \"{}: conversion {} is not in the specs\"",
+                c.name, c.conversion
+            );
+            continue;
+        };
         let inst = format!(
             "{}<{}, {}, {}>",
             conv.template,

@@ -152,7 +152,11 @@ fn grid_tokens(g: GridKind) -> TokenStream {
 }
 
 fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
-    let family = &plan.specs.families[&k.family];
+    // `Plan::new` resolved every family; a plan edited since fails to compile, by name.
+    let Some(family) = plan.specs.families.get(&k.family) else {
+        let msg = format!("{}: family {} is not in the specs", k.name, k.family);
+        return quote!(compile_error!(#msg));
+    };
     let id = lit(k.id as u64);
     let tier = lit(k.tier_index as u64);
     let (name, fam, contract, abi) = (&k.name, &k.family, &k.contract, &family.abi);
@@ -193,7 +197,14 @@ fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
 }
 
 fn conversion_info(plan: &Plan, c: &PlannedConversion) -> TokenStream {
-    let abi = &plan.specs.conversions[&c.conversion].abi;
+    let Some(conv) = plan.specs.conversions.get(&c.conversion) else {
+        let msg = format!(
+            "{}: conversion {} is not in the specs",
+            c.name, c.conversion
+        );
+        return quote!(compile_error!(#msg));
+    };
+    let abi = &conv.abi;
     let (id, tier) = (lit(c.id as u64), lit(c.tier_index as u64));
     let kind = match c.kind {
         ConversionKind::InputUpcast => quote!(ConversionKind::InputUpcast),
@@ -398,7 +409,7 @@ fn tier_selection(plan: &Plan) -> TokenStream {
 pub fn resources(plan: &Plan, report: Option<&[KernelResources]>, prov: &Provenance) -> String {
     let present = report.is_some();
     let rows = plan.kernels.iter().map(|k| {
-        let r = report.map(|r| r[k.id]).unwrap_or_default();
+        let r = report.and_then(|r| r.get(k.id).copied()).unwrap_or_default();
         let (regs, smem, stack, spill) = (lit(r.registers), lit(r.static_shared_bytes), lit(r.stack_bytes), lit(r.spill_bytes()));
         quote! { KernelResources { registers: #regs, static_shared_bytes: #smem, stack_bytes: #stack, spill_bytes: #spill } }
     });
