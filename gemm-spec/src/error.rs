@@ -123,6 +123,98 @@ pub enum SpecErrorKind {
         tier: String,
         allowed: u64,
     },
+    #[error("tile {family}.{tile} {m}x{n}x{k}: {key} = {value}, but template {template} needs {rule}: {why}")]
+    TemplateLimit {
+        family: String,
+        tile: String,
+        m: u32,
+        n: u32,
+        k: u32,
+        template: String,
+        key: &'static str,
+        value: u64,
+        rule: &'static str,
+        why: &'static str,
+    },
+    #[error("{owner}: template `{name}` is not a known kernel template{hint}; known: {known}", hint = suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+    UnknownTemplate {
+        owner: String,
+        name: String,
+        suggestion: Option<String>,
+        known: String,
+    },
+    #[error("{owner}: template {template} is in header `{expected}`, not `{header}`")]
+    TemplateHeader {
+        owner: String,
+        template: String,
+        header: String,
+        expected: String,
+    },
+    #[error("{owner}: template {template} {problem}")]
+    TemplateMismatch {
+        owner: String,
+        template: String,
+        problem: String,
+    },
+    #[error("{item}: {key} = 0, but {why}")]
+    Zero {
+        item: String,
+        key: &'static str,
+        why: &'static str,
+    },
+    #[error("{item}: `{key} = []` lists nothing; {why}")]
+    EmptyList {
+        item: String,
+        key: String,
+        why: &'static str,
+    },
+    #[error("{item}: {key} [{major}, {minor}] {problem}")]
+    Capability {
+        item: String,
+        key: &'static str,
+        major: u32,
+        minor: u32,
+        problem: String,
+    },
+    #[error("tier {tier}: {key} = {value} {problem}")]
+    Budget {
+        tier: String,
+        key: &'static str,
+        value: u64,
+        problem: String,
+    },
+    #[error("tile {family}.{tile} {m}x{n}x{k}: min_blocks = {value}, but no NVIDIA GPU through sm_120 keeps more than {max} blocks on an SM")]
+    MinBlocks {
+        family: String,
+        tile: String,
+        m: u32,
+        n: u32,
+        k: u32,
+        value: u32,
+        max: u32,
+    },
+    #[error("contract {contract}: accumulator `{acc}` is not one the templates have; every kernel template accumulates in f32 (accumulator = \"f32\")")]
+    ContractAccumulator { contract: String, acc: String },
+    #[error("family {family}: variant {op} {dtype} accumulates in {acc}, but its contract {contract} accumulates in {contract_acc}")]
+    VariantAccumulator {
+        family: String,
+        op: String,
+        dtype: String,
+        acc: String,
+        contract: String,
+        contract_acc: String,
+    },
+    #[error("tier {tier} has no routes: add [[route]] blocks, or no request reaches its kernels")]
+    NoRoutes { tier: String },
+    #[error("tier {taker} takes devices of compute capability {devices} from tier {from} but does not serve {missing}, which {from} serves: route them in {taker} too, or those devices lose them")]
+    TierTakesDevices {
+        taker: String,
+        from: String,
+        devices: String,
+        missing: String,
+    },
+    #[error("the file is not UTF-8 text: {0}")]
+    NotUtf8(String),
     #[error("route {rule}: kernel `{kernel}` {problem}")]
     RouteKernel {
         rule: u32,

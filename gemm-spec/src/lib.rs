@@ -14,6 +14,7 @@ pub mod model;
 pub mod raw;
 mod resolve;
 mod route_table;
+pub mod templates;
 pub mod vocab;
 
 pub use error::{Location, SpecError, SpecErrorKind, SpecErrors, SpecWarning};

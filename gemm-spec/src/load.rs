@@ -20,27 +20,56 @@ pub struct Validated {
 }
 
 /// Reads every `*.toml` file directly in `dir` (sorted by name), then parses and validates.
+/// A file that cannot be read, or is not UTF-8, is an error naming the file.
 pub fn load_dir(dir: &Path) -> Result<Validated, SpecErrors> {
-    let io_err = |e: std::io::Error| {
-        SpecErrors(vec![SpecError {
-            location: Location {
-                file: dir.display().to_string(),
-                line: 0,
-            },
-            kind: SpecErrorKind::Io(e.to_string()),
-        }])
+    let err_at = |file: String, line: usize, kind: SpecErrorKind| SpecError {
+        location: Location { file, line },
+        kind,
+    };
+    let folder_err = |e: std::io::Error| {
+        SpecErrors(vec![err_at(
+            dir.display().to_string(),
+            0,
+            SpecErrorKind::Io(e.to_string()),
+        )])
     };
     let mut sources = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io_err)? {
-        let path = entry.map_err(io_err)?.path();
+    let mut errors = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(folder_err)? {
+        let path = entry.map_err(folder_err)?.path();
         if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
             let file = path
                 .file_name()
                 .map(|f| f.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let text = std::fs::read_to_string(&path).map_err(io_err)?;
-            sources.push(SpecSource { file, text });
+            let bytes = match std::fs::read(&path) {
+                Ok(b) => b,
+                Err(e) => {
+                    errors.push(err_at(file, 0, SpecErrorKind::Io(e.to_string())));
+                    continue;
+                }
+            };
+            match String::from_utf8(bytes) {
+                Ok(text) => sources.push(SpecSource { file, text }),
+                Err(e) => {
+                    let valid = e.utf8_error().valid_up_to();
+                    let bytes = e.as_bytes();
+                    let line = bytes[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+                    let bad = bytes.get(valid).copied().unwrap_or(0);
+                    errors.push(err_at(
+                        file,
+                        line,
+                        SpecErrorKind::NotUtf8(format!(
+                            "byte {bad:#04x} at byte offset {valid} starts no UTF-8 character; save the file as UTF-8"
+                        )),
+                    ));
+                }
+            }
         }
+    }
+    if !errors.is_empty() {
+        errors.sort_by(|a, b| a.location.cmp(&b.location));
+        return Err(SpecErrors(errors));
     }
     sources.sort_by(|a, b| a.file.cmp(&b.file));
     load_sources(&sources)
@@ -71,7 +100,7 @@ pub fn load_sources(sources: &[SpecSource]) -> Result<Validated, SpecErrors> {
                     file: src.file.clone(),
                     line: e.span().map_or(0, |s| line_of(&src.text, s.start)),
                 },
-                kind: SpecErrorKind::Toml(e.message().trim().to_string()),
+                kind: SpecErrorKind::Toml(toml_message(&e, &src.text)),
             }),
         }
     }
@@ -80,6 +109,23 @@ pub fn load_sources(sources: &[SpecSource]) -> Result<Validated, SpecErrors> {
     match resolved {
         Some((specs, warnings)) if errors.is_empty() => Ok(Validated { specs, warnings }),
         _ => Err(SpecErrors(errors)),
+    }
+}
+
+/// The parser's message, with the key named where it says only "duplicate key".
+fn toml_message(e: &toml::de::Error, text: &str) -> String {
+    let msg = e.message().trim().to_string();
+    if !msg.starts_with("duplicate key") || msg.contains('`') {
+        return msg;
+    }
+    let key = e
+        .span()
+        .and_then(|s| text.get(s))
+        .map(|k| k.trim().trim_matches(|c| c == '[' || c == ']').trim())
+        .filter(|k| !k.is_empty() && !k.contains('\n'));
+    match key {
+        Some(k) => format!("duplicate key `{k}`: a key may appear once in a table"),
+        None => msg,
     }
 }
 

@@ -30,6 +30,8 @@ pub struct Shape {
 pub struct Contract {
     pub name: String,
     pub doc: String,
+    /// What every kernel of the contract accumulates in (the `acc` of its dtype triples).
+    pub accumulator: Dtype,
 }
 
 /// Scalar type of an ABI field. Pointers are device addresses (`u64` on the Rust side).
@@ -374,15 +376,7 @@ impl SpecSet {
     /// exactly that capability, else the portable tier of the same major version with the
     /// highest minor not above the device's (cubins run on later minors of their major).
     pub fn tier_for_capability(&self, cc: (u32, u32)) -> Option<&Tier> {
-        self.tiers
-            .iter()
-            .find(|t| t.arch_specific && t.cc == cc)
-            .or_else(|| {
-                self.tiers
-                    .iter()
-                    .filter(|t| !t.arch_specific && t.cc.0 == cc.0 && t.cc.1 <= cc.1)
-                    .max_by_key(|t| t.cc.1)
-            })
+        serving_tier(&self.tiers, cc)
     }
 
     pub fn family(&self, name: &str) -> Option<&Family> {
@@ -403,4 +397,23 @@ impl SpecSet {
         }
         Ok(())
     }
+}
+
+/// The tier of `tiers` that serves a device of compute capability `cc`: an arch-specific tier
+/// of exactly that capability, else the portable tier of the same major version with the
+/// highest minor not above the device's (cubins run on later minors of their major).
+pub fn serving_tier<'a>(
+    tiers: impl IntoIterator<Item = &'a Tier> + Clone,
+    cc: (u32, u32),
+) -> Option<&'a Tier> {
+    tiers
+        .clone()
+        .into_iter()
+        .find(|t| t.arch_specific && t.cc == cc)
+        .or_else(|| {
+            tiers
+                .into_iter()
+                .filter(|t| !t.arch_specific && t.cc.0 == cc.0 && t.cc.1 <= cc.1)
+                .max_by_key(|t| t.cc.1)
+        })
 }

@@ -53,6 +53,8 @@ pub struct RawInstruction {
 #[serde(deny_unknown_fields)]
 pub struct RawContract {
     pub doc: String,
+    /// The accumulator type every kernel of the contract reduces in; `f32` when omitted.
+    pub accumulator: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -85,12 +87,12 @@ pub struct RawFamily {
     pub abi: String,
     pub instruction: String,
     pub staging: String,
-    /// What the family keeps in shared memory: any of `operands`, `totals`, `partials`, `slices`.
-    #[serde(default = "default_shared")]
-    pub shared: Vec<String>,
+    /// What the family keeps in shared memory: any of `operands`, `totals`, `partials`, `slices`;
+    /// what its template keeps when omitted.
+    pub shared: Option<Vec<String>>,
     pub grid: String,
     /// Op name to the dtype triples the family instantiates for it.
-    pub variants: BTreeMap<String, Vec<String>>,
+    pub variants: BTreeMap<String, Spanned<Vec<Spanned<String>>>>,
 }
 
 /// An elementwise conversion kernel (the half fallback's upcast and downcast).
@@ -122,10 +124,6 @@ pub struct RawTier {
     #[serde(default = "default_registers_per_block")]
     pub registers_per_block: u32,
     pub families: Vec<String>,
-}
-
-fn default_shared() -> Vec<String> {
-    vec!["operands".into()]
 }
 
 fn default_max_threads() -> u32 {

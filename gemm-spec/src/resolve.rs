@@ -1,11 +1,17 @@
 //! Joins parsed files into a `SpecSet`, checking every per-item rule on the way:
-//! names, references, ABI layout, gencode, instruction availability, tile shape, threads,
-//! shared memory, and each route's kernel. Route-table rules live in `route_table`.
+//! names, references, ABI layout, templates (`templates::KNOWN`: name, header, ops, shared
+//! memory, tile limits), accumulators, compute capabilities and gencode, tier budgets, zero and
+//! empty values, instruction availability, tile shape, threads, shared memory, and each
+//! route's kernel. Route-table and device-coverage rules live in `route_table`.
 
 use crate::error::{Location, SpecError, SpecErrorKind, SpecWarning};
 use crate::load::ParsedFile;
 use crate::model::*;
-use crate::raw::{RawAbi, RawConversion, RawFamily, RawRange, RawRoute, RawTier, RawTile};
+use crate::raw::{
+    RawAbi, RawContract, RawConversion, RawFamily, RawInstruction, RawRange, RawRoute, RawTier,
+    RawTile,
+};
+use crate::templates::{self, TemplateKind};
 use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 use std::collections::BTreeMap;
 
@@ -72,34 +78,26 @@ pub(crate) fn resolve(
             {
                 continue;
             }
-            let r = raw.get_ref();
-            let to_cc = |c: [u32; 2]| (c[0], c[1]);
-            specs.instructions.insert(
-                name.clone(),
-                Instruction {
-                    name: name.clone(),
-                    doc: r.doc.clone(),
-                    shape: Shape {
-                        m: r.shape.m.max(1),
-                        n: r.shape.n.max(1),
-                        k: r.shape.k.max(1),
-                    },
-                    min_cc: to_cc(r.min_compute_capability),
-                    max_cc: r.max_compute_capability.map(to_cc),
-                    arch_specific: r.arch_specific,
-                },
-            );
+            match resolve_instruction(&mut sink, &at, name, raw.get_ref()) {
+                Some(inst) => {
+                    specs.instructions.insert(name.clone(), inst);
+                }
+                None => {
+                    sink.broken.insert(("instruction", name.clone()));
+                }
+            }
         }
         for (name, raw) in &f.raw.contract {
             let at = f.at(raw.span());
             if define(&mut sink, "contract", name, &at) {
-                specs.contracts.insert(
-                    name.clone(),
-                    Contract {
-                        name: name.clone(),
-                        doc: raw.get_ref().doc.clone(),
-                    },
-                );
+                match resolve_contract(&mut sink, &at, name, raw.get_ref()) {
+                    Some(c) => {
+                        specs.contracts.insert(name.clone(), c);
+                    }
+                    None => {
+                        sink.broken.insert(("contract", name.clone()));
+                    }
+                }
             }
         }
         for (name, raw) in &f.raw.abi {
@@ -121,7 +119,7 @@ pub(crate) fn resolve(
             let at = f.at(raw.span());
             if check_name(&mut sink, &at, "family", name) && define(&mut sink, "family", name, &at)
             {
-                match resolve_family(&mut sink, &specs, at, name, raw.get_ref()) {
+                match resolve_family(&mut sink, &specs, f, at, name, raw.get_ref()) {
                     Some(fam) => {
                         specs.families.insert(name.clone(), fam);
                     }
@@ -178,6 +176,7 @@ pub(crate) fn resolve(
         for tier in &specs.tiers {
             crate::route_table::check(tier, &specs, sink.errors, &mut warnings);
         }
+        crate::route_table::check_coverage(&specs, sink.errors);
     }
     (sink.errors.len() == before).then_some((specs, warnings))
 }
@@ -213,6 +212,133 @@ fn known<'a>(names: impl Iterator<Item = &'a String>) -> String {
     } else {
         v.join(", ")
     }
+}
+
+/// Largest major compute-capability version a spec may name. NVIDIA's run to 12 through
+/// sm_120; two digits leave room and keep every `sm_XY` name and sum in range.
+pub const CC_MAJOR_MAX: u32 = 99;
+
+/// Checks a written compute capability: major 1..=99, minor one digit (sm_XY is major X,
+/// minor Y, so the minor never reaches 10).
+fn check_cc(sink: &mut Sink, at: &Location, item: &str, key: &'static str, cc: [u32; 2]) -> bool {
+    let ok = (1..=CC_MAJOR_MAX).contains(&cc[0]) && cc[1] <= 9;
+    if !ok {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::Capability {
+                item: item.to_string(),
+                key,
+                major: cc[0],
+                minor: cc[1],
+                problem: format!(
+                    "is out of range: the major version must be 1..={CC_MAJOR_MAX} and the minor 0..=9 (sm_XY reads major X, minor Y)"
+                ),
+            },
+        );
+    }
+    ok
+}
+
+fn resolve_instruction(
+    sink: &mut Sink,
+    at: &Location,
+    name: &str,
+    r: &RawInstruction,
+) -> Option<Instruction> {
+    let before = sink.errors.len();
+    let item = format!("instruction {name}");
+    for (key, v) in [
+        ("shape.m", r.shape.m),
+        ("shape.n", r.shape.n),
+        ("shape.k", r.shape.k),
+    ] {
+        if v == 0 {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::Zero {
+                    item: item.clone(),
+                    key,
+                    why: "an instruction covers at least one element in each dimension (tiles are multiples of its shape)",
+                },
+            );
+        }
+    }
+    let min_ok = check_cc(
+        sink,
+        at,
+        &item,
+        "min_compute_capability",
+        r.min_compute_capability,
+    );
+    let max_ok = r
+        .max_compute_capability
+        .is_none_or(|max| check_cc(sink, at, &item, "max_compute_capability", max));
+    let to_cc = |c: [u32; 2]| (c[0], c[1]);
+    if let (true, true, Some(max)) = (min_ok, max_ok, r.max_compute_capability) {
+        if to_cc(max) < to_cc(r.min_compute_capability) {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::Capability {
+                    item: item.clone(),
+                    key: "max_compute_capability",
+                    major: max[0],
+                    minor: max[1],
+                    problem: format!(
+                        "lies below min_compute_capability [{}, {}]: the instruction would exist on no tier",
+                        r.min_compute_capability[0], r.min_compute_capability[1]
+                    ),
+                },
+            );
+        }
+    }
+    (sink.errors.len() == before).then(|| Instruction {
+        name: name.to_string(),
+        doc: r.doc.clone(),
+        shape: Shape {
+            m: r.shape.m,
+            n: r.shape.n,
+            k: r.shape.k,
+        },
+        min_cc: to_cc(r.min_compute_capability),
+        max_cc: r.max_compute_capability.map(to_cc),
+        arch_specific: r.arch_specific,
+    })
+}
+
+fn resolve_contract(
+    sink: &mut Sink,
+    at: &Location,
+    name: &str,
+    r: &RawContract,
+) -> Option<Contract> {
+    let word = r.accumulator.as_deref().unwrap_or("f32");
+    let accumulator = match word.parse::<Dtype>() {
+        Ok(d) => d,
+        Err(e) => {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::UnknownWord(format!("contract {name}: {e}")),
+            );
+            return None;
+        }
+    };
+    // Every template declares `float` accumulators (see kernels-templates/); a contract in
+    // another type would name kernels that accumulate in f32 anyway.
+    if accumulator != Dtype::F32 {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::ContractAccumulator {
+                contract: name.to_string(),
+                acc: word.to_string(),
+            },
+        );
+        return None;
+    }
+    Some(Contract {
+        name: name.to_string(),
+        doc: r.doc.clone(),
+        accumulator,
+    })
 }
 
 fn resolve_abi(sink: &mut Sink, at: &Location, name: &str, raw: &RawAbi) -> Option<Abi> {
@@ -284,6 +410,64 @@ fn resolve_abi(sink: &mut Sink, at: &Location, name: &str, raw: &RawAbi) -> Opti
     })
 }
 
+/// Looks a family's (`gemm`) or a conversion's template up in [`templates::KNOWN`] and checks
+/// its header; `None` (after an error) when it is not a known template of that kind.
+fn check_template(
+    sink: &mut Sink,
+    at: &Location,
+    owner: &str,
+    name: &str,
+    header: &str,
+    gemm: bool,
+) -> Option<&'static templates::KernelTemplate> {
+    let Some(t) = templates::find(name) else {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::UnknownTemplate {
+                owner: owner.to_string(),
+                name: name.to_string(),
+                suggestion: templates::closest(name).map(str::to_string),
+                known: templates::listing(gemm),
+            },
+        );
+        return None;
+    };
+    if matches!(t.kind, TemplateKind::Gemm(_)) != gemm {
+        let (is, needs) = if gemm {
+            (
+                "an elementwise conversion template",
+                "a family needs a GEMM template",
+            )
+        } else {
+            (
+                "a GEMM template",
+                "a conversion needs a conversion template",
+            )
+        };
+        sink.push(
+            at.clone(),
+            SpecErrorKind::TemplateMismatch {
+                owner: owner.to_string(),
+                template: name.to_string(),
+                problem: format!("is {is}; {needs}: {}", templates::listing(gemm)),
+            },
+        );
+        return None;
+    }
+    if header != t.header {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::TemplateHeader {
+                owner: owner.to_string(),
+                template: name.to_string(),
+                header: header.to_string(),
+                expected: t.header.to_string(),
+            },
+        );
+    }
+    Some(t)
+}
+
 fn resolve_conversion(
     sink: &mut Sink,
     specs: &SpecSet,
@@ -342,21 +526,14 @@ fn resolve_conversion(
             .find(|c| c.variants.contains(pair))
             .map(|c| c.name.clone())
     };
-    if !is_c_identifier(&raw.template) {
-        problem(
-            sink,
-            format!("template `{}` is not a C++ identifier", raw.template),
-        );
-    }
-    if !raw.header.ends_with(".cuh") || raw.header.contains("..") || raw.header.starts_with('/') {
-        problem(
-            sink,
-            format!(
-                "header `{}` must be a .cuh path inside kernels-templates/",
-                raw.header
-            ),
-        );
-    }
+    check_template(
+        sink,
+        &at,
+        &format!("conversion {name}"),
+        &raw.template,
+        &raw.header,
+        false,
+    );
     if raw.threads == 0 || !raw.threads.is_multiple_of(32) || raw.threads > 1024 {
         problem(
             sink,
@@ -414,11 +591,13 @@ fn resolve_conversion(
 fn resolve_family(
     sink: &mut Sink,
     specs: &SpecSet,
+    file: &ParsedFile<'_>,
     at: Location,
     name: &str,
     raw: &RawFamily,
 ) -> Option<Family> {
     let before = sink.errors.len();
+    let f_at = |span: std::ops::Range<usize>| file.at(span);
     let refer = |sink: &mut Sink, what: &'static str, value: &str, ok: bool, known: String| {
         if !ok {
             sink.push(
@@ -435,7 +614,7 @@ fn resolve_family(
         sink,
         "contract",
         &raw.contract,
-        specs.contracts.contains_key(&raw.contract),
+        specs.contracts.contains_key(&raw.contract) || sink.is_broken("contract", &raw.contract),
         known(specs.contracts.keys()),
     );
     let abi_known = specs.abis.contains_key(&raw.abi) || sink.is_broken("ABI struct", &raw.abi);
@@ -450,29 +629,30 @@ fn resolve_family(
         sink,
         "instruction",
         &raw.instruction,
-        specs.instructions.contains_key(&raw.instruction),
+        specs.instructions.contains_key(&raw.instruction)
+            || sink.is_broken("instruction", &raw.instruction),
         known(specs.instructions.keys()),
     );
     let word =
         |sink: &mut Sink, msg: String| sink.push(at.clone(), SpecErrorKind::UnknownWord(msg));
-    if !is_c_identifier(&raw.template) {
-        word(
-            sink,
-            format!(
-                "family {name}: template `{}` is not a C++ identifier",
-                raw.template
-            ),
-        );
-    }
-    if !raw.header.ends_with(".cuh") || raw.header.contains("..") || raw.header.starts_with('/') {
-        word(
-            sink,
-            format!(
-                "family {name}: header `{}` must be a .cuh path inside kernels-templates/",
-                raw.header
-            ),
-        );
-    }
+    let owner = format!("family {name}");
+    let template =
+        check_template(sink, &at, &owner, &raw.template, &raw.header, true).and_then(|t| match &t
+            .kind
+        {
+            TemplateKind::Gemm(g) => Some(g),
+            TemplateKind::Conversion => None,
+        });
+    let mismatch = |sink: &mut Sink, at: &Location, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::TemplateMismatch {
+                owner: owner.clone(),
+                template: raw.template.clone(),
+                problem,
+            },
+        )
+    };
     let policy = raw
         .policy
         .parse::<Policy>()
@@ -489,8 +669,29 @@ fn resolve_family(
             None
         }
     };
+    // Omitted, `shared` is what the template keeps.
+    let template_shared: Vec<String> = template
+        .map(|g| {
+            g.shared
+                .iter()
+                .filter_map(|t| SharedTerm::ALL.iter().find(|(_, x)| x == t))
+                .map(|(n, _)| n.to_string())
+                .collect()
+        })
+        .unwrap_or_default();
+    let raw_shared = raw.shared.as_ref().unwrap_or(&template_shared);
+    if raw.shared.as_ref().is_some_and(|v| v.is_empty()) {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::EmptyList {
+                item: owner.clone(),
+                key: "shared".into(),
+                why: "name what the template keeps in shared memory (operands, totals, partials, slices)",
+            },
+        );
+    }
     let mut shared = Vec::new();
-    for term in &raw.shared {
+    for term in raw_shared {
         match SharedTerm::ALL.iter().find(|(n, _)| n == term) {
             Some(&(_, t)) => shared.push(t),
             None => word(
@@ -508,19 +709,116 @@ fn resolve_family(
             None
         }
     };
+    if let (Some(g), Some(staging)) = (template, staging) {
+        if g.staging != staging {
+            let want = match g.staging {
+                Staging::F32 => "f32",
+                Staging::Operand => "operand",
+            };
+            mismatch(
+                sink,
+                &at,
+                format!(
+                    "holds operands in shared memory as staging = \"{want}\"; the family says staging = \"{}\" (its shared-memory size must match the template's kSharedBytes)",
+                    raw.staging
+                ),
+            );
+        }
+    }
+    if let Some(g) = template {
+        let same = shared.len() == g.shared.len() && g.shared.iter().all(|t| shared.contains(t));
+        if !shared.is_empty() && shared.len() == raw_shared.len() && !same {
+            let names = |terms: &[SharedTerm]| {
+                terms
+                    .iter()
+                    .map(|t| {
+                        let n = SharedTerm::ALL
+                            .iter()
+                            .find(|(_, x)| x == t)
+                            .map_or("", |x| x.0);
+                        format!("\"{n}\"")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            mismatch(
+                sink,
+                &at,
+                format!(
+                    "keeps shared = [{}] in shared memory; the family says shared = [{}] (its shared-memory size must match the template's kSharedBytes)",
+                    names(g.shared),
+                    names(&shared)
+                ),
+            );
+        }
+        if let (Some(((major, minor), why)), Some(inst)) =
+            (g.min_cc, specs.instructions.get(&raw.instruction))
+        {
+            if inst.min_cc < (major, minor) {
+                mismatch(
+                    sink,
+                    &at,
+                    format!(
+                        "needs compute capability >= {major}.{minor} ({why}), but the family's instruction {} exists from {}.{}: name an instruction that starts at {major}.{minor} or later",
+                        inst.name, inst.min_cc.0, inst.min_cc.1
+                    ),
+                );
+            }
+        }
+    }
+    let contract_acc = specs.contracts.get(&raw.contract).map(|c| c.accumulator);
     let mut variants = Vec::new();
-    for (op, dtypes) in &raw.variants {
-        let Ok(op) = op.parse::<Op>().map_err(|e| word(sink, e.to_string())) else {
+    for (op_word, dtypes) in &raw.variants {
+        let list_at = f_at(dtypes.span());
+        let Ok(op) = op_word.parse::<Op>().map_err(|e| word(sink, e.to_string())) else {
             continue;
         };
-        for d in dtypes {
-            match d.parse::<DtypeTriple>() {
-                Ok(d) if !variants.contains(&(op, d)) => variants.push((op, d)),
-                Ok(d) => word(
+        if let Some(g) = template {
+            if !g.ops.contains(&op) {
+                let ops: Vec<&str> = g.ops.iter().map(|o| o.as_str()).collect();
+                mismatch(
                     sink,
-                    format!("family {name}: variant {op} {d} is listed twice"),
+                    &list_at,
+                    format!(
+                        "supports op {} only; the family lists variants.{op}",
+                        ops.join(", ")
+                    ),
+                );
+                continue;
+            }
+        }
+        if dtypes.get_ref().is_empty() {
+            sink.push(
+                list_at.clone(),
+                SpecErrorKind::EmptyList {
+                    item: owner.clone(),
+                    key: format!("variants.{op}"),
+                    why: "list the dtype triples to build for the op, or leave the key out",
+                },
+            );
+        }
+        for d in dtypes.get_ref() {
+            let d_at = f_at(d.span());
+            match d.get_ref().parse::<DtypeTriple>() {
+                Ok(d) if variants.contains(&(op, d)) => sink.push(
+                    d_at,
+                    SpecErrorKind::UnknownWord(format!(
+                        "family {name}: variant {op} {d} is listed twice"
+                    )),
                 ),
-                Err(e) => word(sink, e.to_string()),
+                Ok(d) if contract_acc.is_some_and(|acc| acc != d.acc) => sink.push(
+                    d_at,
+                    SpecErrorKind::VariantAccumulator {
+                        family: name.to_string(),
+                        op: op.to_string(),
+                        dtype: d.to_string(),
+                        acc: d.acc.to_string(),
+                        contract: raw.contract.clone(),
+                        contract_acc: contract_acc.map(|a| a.to_string()).unwrap_or_default(),
+                    },
+                ),
+                Ok(d) => variants.push((op, d)),
+                Err(e) => sink.push(d_at, SpecErrorKind::UnknownWord(e.to_string())),
             }
         }
     }
@@ -550,10 +848,11 @@ fn resolve_family(
     })
 }
 
-/// `arch=compute_90a,code=sm_90a` -> (90, arch-specific).
-fn parse_gencode(gencode: &str) -> Result<(u32, bool), String> {
+/// `arch=compute_90a,code=sm_90a` -> ((9, 0), arch-specific): the last digit is the minor
+/// version, the digits before it the major (`100a` -> (10, 0), `120` -> (12, 0)).
+fn parse_gencode(gencode: &str) -> Result<((u32, u32), bool), String> {
     let bad = || {
-        "must read `arch=compute_XY,code=sm_XY` (XY the compute capability, optionally with an `a` suffix on both)".to_string()
+        "must read `arch=compute_XY,code=sm_XY` (XY the compute capability, major then one minor digit, optionally with an `a` suffix on both)".to_string()
     };
     let (arch, code) = gencode.split_once(',').ok_or_else(bad)?;
     let arch = arch.strip_prefix("arch=compute_").ok_or_else(bad)?;
@@ -567,8 +866,87 @@ fn parse_gencode(gencode: &str) -> Result<(u32, bool), String> {
         Some(d) => (d, true),
         None => (arch, false),
     };
-    let xy = digits.parse::<u32>().map_err(|_| bad())?;
-    Ok((xy, specific))
+    let all_digits = digits.bytes().all(|b| b.is_ascii_digit());
+    // Two or three digits: a major of 1..=99 without a leading zero, then the minor digit.
+    if !all_digits || !(2..=3).contains(&digits.len()) || digits.starts_with('0') {
+        return Err(bad());
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    let major = major.parse::<u32>().map_err(|_| bad())?;
+    let minor = minor.parse::<u32>().map_err(|_| bad())?;
+    Ok(((major, minor), specific))
+}
+
+/// Largest opt-in dynamic shared memory a block may use on any NVIDIA GPU through sm_120
+/// (227 KiB on sm_90 and sm_100; sm_80 has 163 KiB, sm_86/89/120 99 KiB). Also keeps every
+/// planned kernel's shared bytes well inside the generated tables' `u32` and the templates'
+/// `int kSharedBytes`.
+pub const SHARED_BYTES_MAX: u64 = 232448;
+/// A thread addresses at most 255 registers on every NVIDIA GPU since sm_35; ptxas does not
+/// build a kernel below 16 a thread.
+pub const REGISTERS_PER_THREAD: std::ops::RangeInclusive<u32> = 16..=255;
+/// At most 1024 threads a block on every NVIDIA GPU since sm_20; blocks are whole warps.
+pub const THREADS_PER_BLOCK_MAX: u32 = 1024;
+/// 64 Ki 32-bit registers a block is the most of any NVIDIA GPU through sm_120.
+pub const REGISTERS_PER_BLOCK_MAX: u32 = 65536;
+/// No NVIDIA GPU through sm_120 keeps more than 32 resident blocks on an SM.
+pub const BLOCKS_PER_SM_MAX: u32 = 32;
+
+fn check_budgets(sink: &mut Sink, at: &Location, raw: &RawTier) {
+    let tier = &raw.name;
+    let mut budget = |key: &'static str, value: u64, problem: Option<String>| {
+        if let Some(problem) = problem {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::Budget {
+                    tier: tier.clone(),
+                    key,
+                    value,
+                    problem,
+                },
+            );
+        }
+    };
+    let smem = raw.max_shared_bytes;
+    budget(
+        "max_shared_bytes",
+        smem,
+        if smem == 0 {
+            Some("leaves a block no shared memory; every template needs some".into())
+        } else if smem > SHARED_BYTES_MAX {
+            Some(format!("is more than {SHARED_BYTES_MAX}, the most shared memory a block gets on any NVIDIA GPU through sm_120 (227 KiB on sm_90 and sm_100)"))
+        } else {
+            None
+        },
+    );
+    let regs = raw.max_registers_per_thread;
+    budget(
+        "max_registers_per_thread",
+        regs as u64,
+        (!REGISTERS_PER_THREAD.contains(&regs)).then(|| {
+            format!(
+                "is outside {}..={}: a thread addresses at most 255 registers on every NVIDIA GPU, and ptxas does not go below 16",
+                REGISTERS_PER_THREAD.start(),
+                REGISTERS_PER_THREAD.end()
+            )
+        }),
+    );
+    let threads = raw.max_threads_per_block;
+    budget(
+        "max_threads_per_block",
+        threads as u64,
+        (threads == 0 || threads > THREADS_PER_BLOCK_MAX || !threads.is_multiple_of(32)).then(|| {
+            format!("must be a multiple of 32 (blocks are whole warps) from 32 to {THREADS_PER_BLOCK_MAX}, the most any NVIDIA GPU runs in a block")
+        }),
+    );
+    let block_regs = raw.registers_per_block;
+    budget(
+        "registers_per_block",
+        block_regs as u64,
+        (block_regs == 0 || block_regs > REGISTERS_PER_BLOCK_MAX).then(|| {
+            format!("is outside 1..={REGISTERS_PER_BLOCK_MAX}: no NVIDIA GPU through sm_120 has more than 64 Ki registers for a block")
+        }),
+    );
 }
 
 fn resolve_tier(
@@ -580,20 +958,29 @@ fn resolve_tier(
 ) -> Option<Tier> {
     let before = sink.errors.len();
     let name = raw.name.clone();
+    let item = format!("tier {name}");
     let cc = (raw.compute_capability[0], raw.compute_capability[1]);
+    let cc_ok = check_cc(
+        sink,
+        &at,
+        &item,
+        "compute_capability",
+        raw.compute_capability,
+    );
     let mut arch_specific = false;
     match parse_gencode(&raw.gencode) {
-        Ok((xy, specific)) => {
+        Ok((target, specific)) => {
             arch_specific = specific;
-            if xy != cc.0 * 10 + cc.1 {
+            if cc_ok && target != cc {
+                let digits = raw.gencode.rsplit('_').next().unwrap_or_default();
                 sink.push(
                     at.clone(),
                     SpecErrorKind::Gencode {
                         tier: name.clone(),
                         gencode: raw.gencode.clone(),
                         problem: format!(
-                            "targets sm_{xy} but compute_capability is [{}, {}]",
-                            cc.0, cc.1
+                            "targets sm_{digits} (compute capability {}.{}) but compute_capability is [{}, {}]",
+                            target.0, target.1, cc.0, cc.1
                         ),
                     },
                 );
@@ -607,6 +994,35 @@ fn resolve_tier(
                 problem,
             },
         ),
+    }
+    check_budgets(sink, &at, raw);
+    if raw.families.is_empty() {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::EmptyList {
+                item: item.clone(),
+                key: "families".into(),
+                why: "a tier builds and routes the kernels of its families; name at least one",
+            },
+        );
+    }
+    if f.raw.route.is_empty() {
+        sink.push(at.clone(), SpecErrorKind::NoRoutes { tier: name.clone() });
+    }
+    // Conversions are built for every tier.
+    for c in specs.conversions.values() {
+        if c.threads > raw.max_threads_per_block {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::Conversion {
+                    name: c.name.clone(),
+                    problem: format!(
+                        "runs {} threads a block; tier {name} allows {} (max_threads_per_block)",
+                        c.threads, raw.max_threads_per_block
+                    ),
+                },
+            );
+        }
     }
     for fam in &raw.families {
         let Some(family) = specs.families.get(fam) else {
@@ -626,6 +1042,9 @@ fn resolve_tier(
         let Some(inst) = specs.instructions.get(&family.instruction) else {
             continue;
         };
+        if !cc_ok {
+            continue;
+        }
         let above_min = cc >= inst.min_cc;
         let below_max = inst.max_cc.is_none_or(|max| cc <= max);
         let target_ok = !inst.arch_specific || arch_specific;
@@ -667,9 +1086,24 @@ fn resolve_tier(
         file: f.name.clone(),
         location: at,
     };
+    let mut first_tile: BTreeMap<(String, String), Location> = BTreeMap::new();
     for t in &f.raw.tile {
         let raw = t.get_ref();
-        match resolve_tile(sink, specs, &tier, f.at(t.span()), raw) {
+        let t_at = f.at(t.span());
+        let key = (raw.family.clone(), raw.name.clone());
+        if let Some(first) = first_tile.get(&key) {
+            sink.push(
+                t_at,
+                SpecErrorKind::Duplicate {
+                    what: "tile",
+                    name: format!("{}.{}", raw.family, raw.name),
+                    first: first.clone(),
+                },
+            );
+            continue;
+        }
+        first_tile.insert(key, t_at.clone());
+        match resolve_tile(sink, specs, &tier, t_at, raw) {
             Some(tile) => tier.tiles.push(tile),
             None => {
                 for name in [raw.name.clone(), raw.name.to_lowercase()] {
@@ -680,7 +1114,7 @@ fn resolve_tier(
         }
     }
     for (i, r) in f.raw.route.iter().enumerate() {
-        let rule = i as u32 + 1;
+        let rule = u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1));
         resolve_route(sink, specs, &mut tier, rule, f.at(r.span()), r.get_ref());
     }
     (sink.errors.len() == before).then_some(tier)
@@ -708,21 +1142,6 @@ fn resolve_tile(
     }
     let family = specs.families.get(&raw.family)?;
     let inst = specs.instructions.get(&family.instruction)?;
-    if tier
-        .tiles
-        .iter()
-        .any(|t| t.family == raw.family && t.name == raw.name)
-    {
-        sink.push(
-            at,
-            SpecErrorKind::Duplicate {
-                what: "tile",
-                name: format!("{}.{}", raw.family, raw.name),
-                first: tier.location.clone(),
-            },
-        );
-        return None;
-    }
     let tile = Tile {
         family: raw.family.clone(),
         name: raw.name.clone(),
@@ -730,13 +1149,75 @@ fn resolve_tile(
         n: raw.n,
         k: raw.k,
         stages: raw.stages,
-        thread_m: raw.thread_m.max(1),
-        thread_n: raw.thread_n.max(1),
+        thread_m: raw.thread_m,
+        thread_n: raw.thread_n,
         k_split: raw.k_split,
         min_blocks: raw.min_blocks,
         location: at.clone(),
     };
     let before = sink.errors.len();
+    let item = format!(
+        "tile {}.{} {}x{}x{}",
+        tile.family, tile.name, tile.m, tile.n, tile.k
+    );
+    for (key, value, why) in [
+        ("m", tile.m, "a tile covers at least one row of C"),
+        ("n", tile.n, "a tile covers at least one column of C"),
+        ("k", tile.k, "a tile steps K by at least one"),
+        (
+            "stages",
+            tile.stages,
+            "a tile needs at least one shared-memory stage",
+        ),
+        (
+            "thread_m",
+            tile.thread_m,
+            "each thread computes at least one row of C",
+        ),
+        (
+            "thread_n",
+            tile.thread_n,
+            "each thread computes at least one column of C",
+        ),
+        (
+            "k_split",
+            tile.k_split,
+            "a block reduces at least one K chunk",
+        ),
+        (
+            "min_blocks",
+            tile.min_blocks.unwrap_or(1),
+            "an SM holds at least one block (leave min_blocks out for no occupancy bound)",
+        ),
+    ] {
+        if value == 0 {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::Zero {
+                    item: item.clone(),
+                    key,
+                    why,
+                },
+            );
+        }
+    }
+    if sink.errors.len() != before {
+        return None;
+    }
+    if let Some(b) = tile.min_blocks.filter(|&b| b > BLOCKS_PER_SM_MAX) {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::MinBlocks {
+                family: tile.family.clone(),
+                tile: tile.name.clone(),
+                m: tile.m,
+                n: tile.n,
+                k: tile.k,
+                value: b,
+                max: BLOCKS_PER_SM_MAX,
+            },
+        );
+    }
     let shape_err = |sink: &mut Sink, dim, value, multiple, why: String| {
         sink.push(
             at.clone(),
@@ -762,7 +1243,7 @@ fn resolve_tile(
         ("n", tile.n, inst.shape.n),
         ("k", tile.k, inst.shape.k),
     ] {
-        if value == 0 || !value.is_multiple_of(multiple) {
+        if !value.is_multiple_of(multiple) {
             shape_err(sink, dim, value, multiple, inst_why.clone());
         }
     }
@@ -784,23 +1265,26 @@ fn resolve_tile(
             "each thread computes thread_n columns".into(),
         );
     }
-    if tile.stages == 0 {
-        shape_err(
-            sink,
-            "stages",
-            0,
-            1,
-            "a tile needs at least one stage".into(),
-        );
-    }
-    if tile.k_split == 0 {
-        shape_err(
-            sink,
-            "k_split",
-            0,
-            1,
-            "a block reduces at least one K chunk".into(),
-        );
+    if let Some(TemplateKind::Gemm(g)) = templates::find(&family.template).map(|t| &t.kind) {
+        for limit in g.limits {
+            if !(limit.holds)(&tile) {
+                sink.push(
+                    at.clone(),
+                    SpecErrorKind::TemplateLimit {
+                        family: tile.family.clone(),
+                        tile: tile.name.clone(),
+                        m: tile.m,
+                        n: tile.n,
+                        k: tile.k,
+                        template: family.template.clone(),
+                        key: limit.key,
+                        value: (limit.value)(&tile),
+                        rule: limit.rule,
+                        why: limit.why,
+                    },
+                );
+            }
+        }
     }
     if sink.errors.len() != before {
         return None;
@@ -941,6 +1425,25 @@ fn resolve_route(
         .policy
         .parse::<Policy>()
         .map_err(|e| word(sink, e.to_string()));
+    for (key, list, why) in [
+        ("op", &raw.op, "name the ops the route serves (nn, tn, nt)"),
+        (
+            "dtype",
+            &raw.dtype,
+            "name dtype triples such as \"f32.f32.f32\", or write \"any\"",
+        ),
+    ] {
+        if list.items().is_empty() {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::EmptyList {
+                    item: format!("route {rule}"),
+                    key: key.into(),
+                    why,
+                },
+            );
+        }
+    }
     let mut ops = Vec::new();
     for o in raw.op.items() {
         match o.parse::<Op>() {

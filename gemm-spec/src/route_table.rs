@@ -7,8 +7,8 @@
 //! the first matching route is constant and one point per cell decides it.
 
 use crate::error::{SpecError, SpecErrorKind, SpecWarning};
-use crate::model::{DimRange, Route, SpecSet, Tier};
-use std::collections::BTreeSet;
+use crate::model::{serving_tier, DimRange, Route, SpecSet, Tier};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Largest dimension the kernels accept (dimensions travel as `i32`).
 pub const DIM_MAX: u64 = i32::MAX as u64;
@@ -102,8 +102,12 @@ pub(crate) fn check(
             warnings.push(SpecWarning {
                 location: r.location.clone(),
                 message: format!(
-                    "route {} never wins for {} {} {}: earlier routes match every shape it matches",
-                    r.rule, r.policy, r.op, r.dtype
+                    "route {} never wins for {} {} {}: {}",
+                    r.rule,
+                    r.policy,
+                    r.op,
+                    r.dtype,
+                    why_never_wins(tier, r)
                 ),
             });
         }
@@ -127,5 +131,115 @@ pub(crate) fn check(
                 });
             }
         }
+    }
+}
+
+/// Why a route that never wins does not: a range past the largest dimension, or the earlier
+/// routes of its (policy, op, dtype) that overlap it.
+fn why_never_wins(tier: &Tier, r: &Route) -> String {
+    for (dim, range) in [("m", &r.m), ("n", &r.n), ("k", &r.k)] {
+        if range.min > DIM_MAX {
+            return format!(
+                "its {dim} range {range} lies above the largest dimension {DIM_MAX}, so it matches no shape"
+            );
+        }
+    }
+    let overlaps = |a: &DimRange, b: &DimRange| {
+        let hi = |x: &DimRange| x.max.unwrap_or(DIM_MAX).min(DIM_MAX);
+        a.min.max(b.min) <= hi(a).min(hi(b))
+    };
+    let covers = |a: &DimRange, b: &DimRange| {
+        a.min <= b.min && a.max.is_none_or(|am| b.max.is_some_and(|bm| bm <= am))
+    };
+    let earlier: Vec<&Route> = tier
+        .routes_for(r.policy, r.op, r.dtype)
+        .into_iter()
+        .filter(|e| e.rule < r.rule)
+        .filter(|e| overlaps(&e.m, &r.m) && overlaps(&e.n, &r.n) && overlaps(&e.k, &r.k))
+        .collect();
+    if let Some(e) = earlier
+        .iter()
+        .find(|e| covers(&e.m, &r.m) && covers(&e.n, &r.n) && covers(&e.k, &r.k))
+    {
+        return format!("earlier route {} matches every shape it matches", e.rule);
+    }
+    let mut rules: Vec<String> = earlier.iter().map(|e| e.rule.to_string()).collect();
+    rules.dedup();
+    if rules.is_empty() {
+        "no shape reaches it".into()
+    } else {
+        format!(
+            "earlier routes {} together match every shape it matches",
+            rules.join(", ")
+        )
+    }
+}
+
+/// Device-to-tier coverage (`SpecSet::tier_for_capability`): a tier that takes devices from
+/// another tier (a portable tier of a higher minor, or an arch-specific tier of one
+/// capability) must serve every (policy, op, dtype) the other serves, or those devices lose
+/// what they had.
+pub(crate) fn check_coverage(specs: &SpecSet, errors: &mut Vec<SpecError>) {
+    let majors: BTreeSet<u32> = specs.tiers.iter().map(|t| t.cc.0).collect();
+    // (taker, taken from) -> minors taken, in order.
+    let mut taken: BTreeMap<(String, String), (u32, Vec<u32>)> = BTreeMap::new();
+    for &major in &majors {
+        for minor in 0..=9 {
+            let cc = (major, minor);
+            let Some(taker) = serving_tier(&specs.tiers, cc) else {
+                continue;
+            };
+            let rest = specs.tiers.iter().filter(|t| t.name != taker.name);
+            if let Some(from) = serving_tier(rest, cc) {
+                taken
+                    .entry((taker.name.clone(), from.name.clone()))
+                    .or_insert((major, Vec::new()))
+                    .1
+                    .push(minor);
+            }
+        }
+    }
+    for ((taker, from), (major, minors)) in taken {
+        let (Some(t), Some(f)) = (specs.tier(&taker), specs.tier(&from)) else {
+            continue;
+        };
+        let has = t.served();
+        let missing: Vec<String> = f
+            .served()
+            .into_iter()
+            .filter(|c| !has.contains(c))
+            .map(|(p, o, d)| format!("{p} {o} {d}"))
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        // Runs of consecutive minors: `8.6 to 8.8`, `9.0`.
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for m in minors {
+            match runs.last_mut() {
+                Some(run) if run.1 + 1 == m => run.1 = m,
+                _ => runs.push((m, m)),
+            }
+        }
+        let devices = runs
+            .iter()
+            .map(|&(a, b)| {
+                if a == b {
+                    format!("{major}.{a}")
+                } else {
+                    format!("{major}.{a} to {major}.{b}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        errors.push(SpecError {
+            location: t.location.clone(),
+            kind: SpecErrorKind::TierTakesDevices {
+                taker,
+                from,
+                devices,
+                missing: missing.join(", "),
+            },
+        });
     }
 }

@@ -39,8 +39,8 @@ grid = "tiles"
 variants.nn = ["f32.f32.f32", "bf16.bf16.f32"]
 
 [family.fmb]
-template = "fmb_gemm"
-header = "fmb/fmb_gemm.cuh"
+template = "fma_gemm"
+header = "fma/fma_gemm.cuh"
 contract = "fma-pair"
 policy = "exact"
 abi = "GemmArgs"
@@ -60,14 +60,14 @@ fields = [
 ]
 
 [conversion.upcast]
-template = "convert_matrix"
+template = "ConvertMatrix"
 header = "convert/convert_matrix.cuh"
 abi = "ConvertArgs"
 threads = 256
 variants = ["bf16.f32", "f16.f32"]
 
 [conversion.narrow]
-template = "convert_matrix"
+template = "ConvertMatrix"
 header = "convert/convert_matrix.cuh"
 abi = "ConvertArgs"
 threads = 128
@@ -191,7 +191,7 @@ fn malformed_toml_names_the_line() {
 #[test]
 fn tile_must_be_a_multiple_of_the_instruction_shape() {
     let shared = format!(
-        "{SHARED}\n[family.tc]\ntemplate = \"tc\"\nheader = \"tc/tc.cuh\"\ncontract = \"fma-seq\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"wgmma\"\nstaging = \"operand\"\ngrid = \"tiles\"\nvariants.nn = [\"bf16.bf16.f32\"]\n"
+        "{SHARED}\n[family.tc]\ntemplate = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"wgmma\"\nstaging = \"f32\"\ngrid = \"tiles\"\nvariants.nn = [\"bf16.bf16.f32\"]\n"
     );
     let tier = TIER.replace(r#"families = ["fma", "fmb"]"#, r#"families = ["fma", "fmb", "tc"]"#)
         + "\n[[tile]]\nfamily = \"tc\"\nname = \"big\"\nm = 96\nn = 256\nk = 64\nthread_m = 32\nthread_n = 64\n";
@@ -222,15 +222,15 @@ fn threads_per_block_are_bounded() {
 fn shared_memory_must_fit_the_tier() {
     assert_one(
         errors_with(false, "m = 128\nn = 128\nk = 8\nstages = 2", "m = 128\nn = 128\nk = 128\nstages = 2"),
-        "sm90a.toml:18: tile fma.tiled 128x128x128 needs 262144 bytes of shared memory; sm90a allows 232448",
+        "sm90a.toml:18: tile fma.tiled 128x128x128 needs 327680 bytes of shared memory; sm90a allows 232448",
     );
 }
 
 #[test]
 fn instructions_must_exist_on_the_tier() {
     let shared = SHARED.replace(
-        "[family.fmb]\ntemplate = \"fmb_gemm\"\nheader = \"fmb/fmb_gemm.cuh\"\ncontract = \"fma-pair\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"fma\"",
-        "[family.fmb]\ntemplate = \"fmb_gemm\"\nheader = \"fmb/fmb_gemm.cuh\"\ncontract = \"fma-pair\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"wgmma\"",
+        "[family.fmb]\ntemplate = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-pair\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"fma\"",
+        "[family.fmb]\ntemplate = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-pair\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"wgmma\"",
     );
     let tier = TIER
         .replace("compute_90a,code=sm_90a", "compute_80,code=sm_80")
@@ -366,7 +366,7 @@ fn references_must_resolve() {
 fn gencode_must_match_the_compute_capability() {
     assert_one(
         errors_with(false, "compute_capability = [9, 0]", "compute_capability = [8, 9]"),
-        "sm90a.toml:1: tier sm90a: gencode `arch=compute_90a,code=sm_90a` targets sm_90 but compute_capability is [8, 9]",
+        "sm90a.toml:1: tier sm90a: gencode `arch=compute_90a,code=sm_90a` targets sm_90a (compute capability 9.0) but compute_capability is [8, 9]",
     );
     let e = errors_with(false, "code=sm_90a", "code=sm_90");
     assert_eq!(
@@ -510,20 +510,52 @@ fn shadowed_routes_warn() {
     let v = load(SHARED, &tier).unwrap();
     let w: Vec<String> = v.warnings.iter().map(|w| w.to_string()).collect();
     assert!(
-        w.contains(&"sm90a.toml:50: warning: route 3 never wins for exact nn f32.f32.f32: earlier routes match every shape it matches".to_string()),
+        w.contains(&"sm90a.toml:50: warning: route 3 never wins for exact nn f32.f32.f32: earlier route 2 matches every shape it matches".to_string()),
         "{w:?}"
     );
+}
+
+/// The shipped spec files, as `load_dir` reads them.
+fn shipped() -> Vec<SpecSource> {
+    let mut v: Vec<SpecSource> = std::fs::read_dir("../specs")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| SpecSource {
+            file: p.file_name().unwrap().to_string_lossy().into_owned(),
+            text: std::fs::read_to_string(&p).unwrap(),
+        })
+        .collect();
+    v.sort_by(|a, b| a.file.cmp(&b.file));
+    v
 }
 
 #[test]
 fn the_shipped_specs_validate_without_warnings() {
     let v = gemm_spec::load_dir(std::path::Path::new("../specs")).expect("shipped specs validate");
     assert!(v.warnings.is_empty(), "{:?}", v.warnings);
-    let names: Vec<&str> = v.specs.tiers.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["sm100a", "sm120", "sm80", "sm89", "sm90a"]);
+    // One tier per file with a [tier] table, whatever tiers ship.
+    let tier_files: Vec<String> = shipped()
+        .into_iter()
+        .filter(|s| s.text.lines().any(|l| l.trim() == "[tier]"))
+        .map(|s| s.file)
+        .collect();
+    let mut files: Vec<String> = v.specs.tiers.iter().map(|t| t.file.clone()).collect();
+    files.sort();
+    assert_eq!(files, tier_files);
     for t in &v.specs.tiers {
-        // NN and NT over every dtype pair, TN into f32, all exact.
-        assert_eq!(t.served().len(), 13, "tier {}", t.name);
+        // Every variant of every family a tier uses is routed.
+        let mut compiled: Vec<_> = t
+            .families
+            .iter()
+            .flat_map(|f| {
+                let f = &v.specs.families[f];
+                f.variants.iter().map(|&(op, d)| (f.policy, op, d))
+            })
+            .collect();
+        compiled.sort();
+        compiled.dedup();
+        assert_eq!(t.served(), compiled, "tier {}", t.name);
     }
 }
 
@@ -589,13 +621,17 @@ fn a_conversion_pair_has_one_kernel() {
 fn staged_slices_count_towards_shared_memory_at_the_operand_size() {
     let shared = format!(
         "{SHARED}\n{}",
-        r#"[family.fms]
-template = "fms_gemm"
-header = "fms/fms_gemm.cuh"
+        r#"[instruction.cpasync]
+shape = { m = 1, n = 1, k = 1 }
+min_compute_capability = [8, 0]
+
+[family.fms]
+template = "fma_decode_staged"
+header = "fma/fma_decode_staged.cuh"
 contract = "fma-seq"
 policy = "exact"
 abi = "GemmArgs"
-instruction = "fma"
+instruction = "cpasync"
 staging = "operand"
 shared = ["slices", "partials"]
 grid = "tiles"
@@ -635,5 +671,564 @@ variants.nn = ["f32.f32.f32", "bf16.bf16.f32"]
             "tile fms.dec 4x32x256 needs 303104 bytes of shared memory; sm90a allows 232448"
         ),
         "{errors:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Template limits: every static_assert of kernels-templates/ is a spec rule.
+
+/// A decode family on fma_decode_gemm (`fmd`) or fma_decode_staged (`fms`), for tile tests.
+const DECODE_FAMILIES: &str = r#"
+[instruction.cpasync]
+shape = { m = 1, n = 1, k = 1 }
+min_compute_capability = [8, 0]
+
+[family.fmd]
+template = "fma_decode_gemm"
+header = "fma/fma_decode_gemm.cuh"
+contract = "fma-seq"
+policy = "exact"
+abi = "GemmArgs"
+instruction = "fma"
+staging = "f32"
+shared = ["partials"]
+grid = "tiles"
+variants.nn = ["f32.f32.f32"]
+
+[family.fms]
+template = "fma_decode_staged"
+header = "fma/fma_decode_staged.cuh"
+contract = "fma-seq"
+policy = "exact"
+abi = "GemmArgs"
+instruction = "cpasync"
+staging = "operand"
+shared = ["slices", "partials"]
+grid = "tiles"
+variants.nn = ["f32.f32.f32"]
+"#;
+
+/// The errors of the base spec plus the decode families and one more tile (at line 50).
+fn tile_errors(tile: &str) -> Vec<String> {
+    let shared = format!("{SHARED}{DECODE_FAMILIES}");
+    let tier = TIER.replace(
+        r#"families = ["fma", "fmb"]"#,
+        r#"families = ["fma", "fmb", "fmd", "fms"]"#,
+    ) + "\n[[tile]]\n"
+        + tile;
+    load(&shared, &tier).unwrap_err()
+}
+
+const DEC: &str =
+    "name = \"dec\"\nm = 4\nn = 32\nk = 256\nthread_m = 4\nthread_n = 1\nk_split = 16\n";
+
+#[test]
+fn decode_tiles_keep_the_decode_template_limits() {
+    let dec = |from: &str, to: &str| {
+        assert!(DEC.contains(from));
+        tile_errors(&format!("family = \"fmd\"\n{}", DEC.replacen(from, to, 1)))
+    };
+    // The base decode tile is valid (it only warns that no route reaches it).
+    let shared = format!("{SHARED}{DECODE_FAMILIES}");
+    let tier = TIER.replace(
+        r#"families = ["fma", "fmb"]"#,
+        r#"families = ["fma", "fmb", "fmd", "fms"]"#,
+    ) + "\n[[tile]]\nfamily = \"fmd\"\n"
+        + DEC
+        + "\n[[tile]]\nfamily = \"fms\"\nstages = 2\n"
+        + DEC;
+    load(&shared, &tier).expect("decode tiles that keep the limits validate");
+    assert_one(
+        dec("n = 32", "n = 64"),
+        "sm90a.toml:50: tile fmd.dec 4x64x256: n = 64, but template fma_decode_gemm needs n = 32: fma_decode_gemm makes a block one warp (32 columns) wide",
+    );
+    assert_one(
+        dec("thread_n = 1", "thread_n = 2"),
+        "sm90a.toml:50: tile fmd.dec 4x32x256: thread_n = 2, but template fma_decode_gemm needs thread_n = 1: fma_decode_gemm gives each lane one column",
+    );
+    assert_one(
+        dec("thread_m = 4", "thread_m = 2"),
+        "sm90a.toml:50: tile fmd.dec 4x32x256: thread_m = 2, but template fma_decode_gemm needs thread_m = m: fma_decode_gemm: each thread computes all of the block's rows",
+    );
+    assert_one(
+        dec("k = 256", "k = 128"),
+        "sm90a.toml:50: tile fmd.dec 4x32x128: k = 128, but template fma_decode_gemm needs k = 256: fma_decode_gemm: tile k must equal the contract's chunk of 256",
+    );
+    assert_one(
+        dec("k_split = 16", "k_split = 2"),
+        "sm90a.toml:50: tile fmd.dec 4x32x256: k_split = 2, but template fma_decode_gemm needs k_split >= m: fma_decode_gemm: the fold uses one thread per row of the block",
+    );
+    assert_one(
+        dec("k_split = 16", "k_split = 16\nstages = 2"),
+        "sm90a.toml:50: tile fmd.dec 4x32x256: stages = 2, but template fma_decode_gemm needs stages = 1: fma_decode_gemm reads operands straight from global memory and has no shared-memory stages",
+    );
+}
+
+#[test]
+fn staged_decode_tiles_need_two_stages() {
+    assert_one(
+        tile_errors(&format!("family = \"fms\"\n{DEC}")),
+        "sm90a.toml:50: tile fms.dec 4x32x256: stages = 1, but template fma_decode_staged needs stages >= 2: fma_decode_staged needs at least two stages, one loading while one is read",
+    );
+    assert_one(
+        tile_errors(&format!("family = \"fms\"\nstages = 2\n{}", DEC.replace("n = 32", "n = 16"))),
+        "sm90a.toml:50: tile fms.dec 4x16x256: n = 16, but template fma_decode_staged needs n = 32: fma_decode_staged makes a block one warp (32 columns) wide",
+    );
+}
+
+#[test]
+fn fma_gemm_tiles_keep_its_limits() {
+    let tiled = |from: &str, to: &str| errors_with(false, from, to);
+    assert_one(
+        tiled("stages = 2\nthread_m = 8", "stages = 3\nthread_m = 8"),
+        "sm90a.toml:18: tile fma.tiled 128x128x8: stages = 3, but template fma_gemm needs 1 <= stages <= 2: fma_gemm supports one or two shared-memory stages",
+    );
+    assert_one(
+        tiled("thread_n = 8\n", "thread_n = 8\nk_split = 2\n"),
+        "sm90a.toml:18: tile fma.tiled 128x128x8: k_split = 2, but template fma_gemm needs k_split = 1: fma_gemm reduces K in sequence",
+    );
+    assert_one(
+        tiled("k = 8\nstages = 2", "k = 24\nstages = 2"),
+        "sm90a.toml:18: tile fma.tiled 128x128x24: k = 24, but template fma_gemm needs 256 % k = 0: fma_gemm folds chunk totals every 256 / k k-tiles, so k must divide the contract's chunk of 256",
+    );
+    // B's stage starts m*k = 2 floats in: a float4 read of B would be misaligned.
+    assert_one(
+        tiled(
+            "m = 8\nn = 64\nk = 32\nthread_m = 1\nthread_n = 2",
+            "m = 2\nn = 64\nk = 1\nthread_m = 1\nthread_n = 4",
+        ),
+        "sm90a.toml:9: tile fma.thin 2x64x1: m*k = 2, but template fma_gemm needs m*k % 4 = 0 when thread_n % 4 = 0: fma_gemm reads B from shared memory as float4, and B's stage starts m*k floats in",
+    );
+    assert_one(
+        tiled(
+            "m = 8\nn = 64\nk = 32\nthread_m = 1\nthread_n = 2",
+            "m = 16\nn = 2\nk = 1\nstages = 2\nthread_m = 4\nthread_n = 1",
+        ),
+        "sm90a.toml:9: tile fma.thin 16x2x1: k*n = 2, but template fma_gemm needs k*n % 4 = 0 when thread_m % 4 = 0 and stages = 2: fma_gemm reads A from shared memory as float4, and the second stage starts m*k + k*n floats in",
+    );
+}
+
+#[test]
+fn a_family_names_a_known_template() {
+    assert_one(
+        errors_with(true, "template = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"", "template = \"fma_gem\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\""),
+        "families.toml:26: family fma: template `fma_gem` is not a known kernel template (did you mean `fma_gemm`?); known: fma_gemm (fma/fma_gemm.cuh), fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh)",
+    );
+    assert_one(
+        errors_with(true, "template = \"ConvertMatrix\"\nheader = \"convert/convert_matrix.cuh\"\nabi = \"ConvertArgs\"\nthreads = 256", "template = \"convert_matrix\"\nheader = \"convert/convert_matrix.cuh\"\nabi = \"ConvertArgs\"\nthreads = 256"),
+        "families.toml:58: conversion upcast: template `convert_matrix` is not a known kernel template (did you mean `ConvertMatrix`?); known: ConvertMatrix (convert/convert_matrix.cuh)",
+    );
+    assert_one(
+        errors_with(true, "template = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"", "template = \"ConvertMatrix\"\nheader = \"convert/convert_matrix.cuh\"\ncontract = \"fma-seq\""),
+        "families.toml:26: family fma: template ConvertMatrix is an elementwise conversion template; a family needs a GEMM template: fma_gemm (fma/fma_gemm.cuh), fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh)",
+    );
+}
+
+#[test]
+fn a_template_header_must_be_the_templates_own() {
+    assert_one(
+        errors_with(true, "header = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"", "header = \"fma/gemm.cuh\"\ncontract = \"fma-seq\""),
+        "families.toml:26: family fma: template fma_gemm is in header `fma/fma_gemm.cuh`, not `fma/gemm.cuh`",
+    );
+}
+
+#[test]
+fn a_family_declares_its_templates_shared_memory() {
+    assert_one(
+        errors_with(true, "staging = \"f32\"\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]", "staging = \"operand\"\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]"),
+        "families.toml:26: family fma: template fma_gemm holds operands in shared memory as staging = \"f32\"; the family says staging = \"operand\" (its shared-memory size must match the template's kSharedBytes)",
+    );
+    assert_one(
+        errors_with(true, "staging = \"f32\"\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]", "staging = \"f32\"\nshared = [\"operands\"]\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]"),
+        "families.toml:26: family fma: template fma_gemm keeps shared = [\"operands\", \"totals\"] in shared memory; the family says shared = [\"operands\"] (its shared-memory size must match the template's kSharedBytes)",
+    );
+}
+
+#[test]
+fn a_family_lists_only_ops_its_template_supports() {
+    let shared = format!("{SHARED}{DECODE_FAMILIES}variants.nt = [\"f32.f32.f32\"]\n");
+    assert_eq!(
+        load(&shared, TIER).unwrap_err(),
+        vec!["families.toml:99: family fms: template fma_decode_staged supports op nn only; the family lists variants.nt"]
+    );
+}
+
+#[test]
+fn a_template_needs_an_instruction_of_its_capability() {
+    let shared = format!("{SHARED}{DECODE_FAMILIES}")
+        .replace("instruction = \"cpasync\"", "instruction = \"fma\"");
+    assert_eq!(
+        load(&shared, TIER).unwrap_err(),
+        vec!["families.toml:88: family fms: template fma_decode_staged needs compute capability >= 8.0 (it copies operands with cp.async), but the family's instruction fma exists from 5.0: name an instruction that starts at 8.0 or later"]
+    );
+}
+
+#[test]
+fn the_template_list_names_every_shipped_template() {
+    let v = gemm_spec::load_dir(std::path::Path::new("../specs")).unwrap();
+    for f in v.specs.families.values() {
+        let t = gemm_spec::templates::find(&f.template).unwrap();
+        assert_eq!(t.header, f.header);
+    }
+    for t in gemm_spec::templates::KNOWN {
+        let path = std::path::Path::new("../kernels-templates").join(t.header);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(
+            text.contains(&format!("struct {} {{", t.name)),
+            "{} lacks struct {}",
+            t.header,
+            t.name
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Zero where zero means nothing.
+
+#[test]
+fn a_zero_thread_tile_is_an_error() {
+    assert_one(
+        errors_with(false, "thread_m = 1\n", "thread_m = 0\n"),
+        "sm90a.toml:9: tile fma.thin 8x64x32: thread_m = 0, but each thread computes at least one row of C",
+    );
+    assert_one(
+        errors_with(false, "thread_n = 2\n", "thread_n = 0\n"),
+        "sm90a.toml:9: tile fma.thin 8x64x32: thread_n = 0, but each thread computes at least one column of C",
+    );
+}
+
+#[test]
+fn zero_stages_say_a_tile_needs_one() {
+    assert_one(
+        errors_with(false, "stages = 2\n", "stages = 0\n"),
+        "sm90a.toml:18: tile fma.tiled 128x128x8: stages = 0, but a tile needs at least one shared-memory stage",
+    );
+}
+
+#[test]
+fn zero_tile_dimensions_and_k_split_are_errors() {
+    assert_one(
+        errors_with(false, "m = 8\n", "m = 0\n"),
+        "sm90a.toml:9: tile fma.thin 0x64x32: m = 0, but a tile covers at least one row of C",
+    );
+    assert_one(
+        errors_with(false, "thread_n = 2\n", "thread_n = 2\nk_split = 0\n"),
+        "sm90a.toml:9: tile fma.thin 8x64x32: k_split = 0, but a block reduces at least one K chunk",
+    );
+}
+
+#[test]
+fn min_blocks_is_at_least_one_and_at_most_what_an_sm_holds() {
+    assert_one(
+        errors_with(false, "thread_n = 2\n", "thread_n = 2\nmin_blocks = 0\n"),
+        "sm90a.toml:9: tile fma.thin 8x64x32: min_blocks = 0, but an SM holds at least one block (leave min_blocks out for no occupancy bound)",
+    );
+    assert_one(
+        errors_with(false, "thread_n = 2\n", "thread_n = 2\nmin_blocks = 33\n"),
+        "sm90a.toml:9: tile fma.thin 8x64x32: min_blocks = 33, but no NVIDIA GPU through sm_120 keeps more than 32 blocks on an SM",
+    );
+}
+
+#[test]
+fn a_zero_instruction_shape_is_an_error() {
+    assert_one(
+        errors_with(true, "shape = { m = 1, n = 1, k = 1 }", "shape = { m = 1, n = 0, k = 1 }"),
+        "families.toml:2: instruction fma: shape.n = 0, but an instruction covers at least one element in each dimension (tiles are multiples of its shape)",
+    );
+}
+
+#[test]
+fn empty_route_lists_are_errors() {
+    assert_one(
+        errors_with(false, "op = \"nn\"\ndtype = \"any\"\nm = { max = 64 }", "op = []\ndtype = \"any\"\nm = { max = 64 }"),
+        "sm90a.toml:37: route 1: `op = []` lists nothing; name the ops the route serves (nn, tn, nt)",
+    );
+    assert_one(
+        errors_with(false, "op = \"nn\"\ndtype = \"any\"\nm = { max = 64 }", "op = \"nn\"\ndtype = []\nm = { max = 64 }"),
+        "sm90a.toml:37: route 1: `dtype = []` lists nothing; name dtype triples such as \"f32.f32.f32\", or write \"any\"",
+    );
+}
+
+#[test]
+fn an_empty_variant_list_is_an_error() {
+    assert_one(
+        errors_with(true, "grid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\"]", "grid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\"]\nvariants.nt = []"),
+        "families.toml:47: family fmb: `variants.nt = []` lists nothing; list the dtype triples to build for the op, or leave the key out",
+    );
+}
+
+#[test]
+fn an_empty_shared_list_is_an_error() {
+    assert_one(
+        errors_with(true, "staging = \"f32\"\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\"]", "staging = \"f32\"\nshared = []\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\"]"),
+        "families.toml:37: family fmb: `shared = []` lists nothing; name what the template keeps in shared memory (operands, totals, partials, slices)",
+    );
+}
+
+#[test]
+fn a_tier_without_families_is_an_error() {
+    let e = errors_with(false, r#"families = ["fma", "fmb"]"#, "families = []");
+    assert_eq!(
+        e[0],
+        "sm90a.toml:1: tier sm90a: `families = []` lists nothing; a tier builds and routes the kernels of its families; name at least one"
+    );
+}
+
+#[test]
+fn a_tier_without_routes_is_an_error() {
+    let tier = &TIER[..TIER.find("[[route]]").unwrap()];
+    assert_eq!(
+        load(SHARED, tier).unwrap_err(),
+        vec!["sm90a.toml:1: tier sm90a has no routes: add [[route]] blocks, or no request reaches its kernels"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Capabilities and gencode.
+
+#[test]
+fn compute_capabilities_are_bounded() {
+    // Once a panic (`major * 10 + minor` overflowed).
+    assert_one(
+        errors_with(false, "compute_capability = [9, 0]", "compute_capability = [4294967295, 9]"),
+        "sm90a.toml:1: tier sm90a: compute_capability [4294967295, 9] is out of range: the major version must be 1..=99 and the minor 0..=9 (sm_XY reads major X, minor Y)",
+    );
+    assert_one(
+        errors_with(false, "compute_capability = [9, 0]", "compute_capability = [8, 10]"),
+        "sm90a.toml:1: tier sm90a: compute_capability [8, 10] is out of range: the major version must be 1..=99 and the minor 0..=9 (sm_XY reads major X, minor Y)",
+    );
+    assert_one(
+        errors_with(true, "min_compute_capability = [5, 0]", "min_compute_capability = [5, 10]"),
+        "families.toml:2: instruction fma: min_compute_capability [5, 10] is out of range: the major version must be 1..=99 and the minor 0..=9 (sm_XY reads major X, minor Y)",
+    );
+}
+
+#[test]
+fn an_instruction_range_must_not_be_empty() {
+    assert_one(
+        errors_with(true, "max_compute_capability = [9, 0]", "max_compute_capability = [8, 9]"),
+        "families.toml:6: instruction wgmma: max_compute_capability [8, 9] lies below min_compute_capability [9, 0]: the instruction would exist on no tier",
+    );
+}
+
+#[test]
+fn gencode_reads_major_then_one_minor_digit() {
+    // 100a is (10, 0), not (1, 0) or (10, 0) by arithmetic on 100.
+    let tier = TIER
+        .replace("compute_90a,code=sm_90a", "compute_100a,code=sm_100a")
+        .replace("[9, 0]", "[10, 0]");
+    assert_eq!(
+        load(SHARED, &tier).err(),
+        None,
+        "a [10, 0] tier builds for sm_100a"
+    );
+    assert_one(
+        errors_with(false, "compute_capability = [9, 0]", "compute_capability = [9, 1]"),
+        "sm90a.toml:1: tier sm90a: gencode `arch=compute_90a,code=sm_90a` targets sm_90a (compute capability 9.0) but compute_capability is [9, 1]",
+    );
+    assert_one(
+        errors_with(false, "compute_90a,code=sm_90a", "compute_090a,code=sm_090a"),
+        "sm90a.toml:1: tier sm90a: gencode `arch=compute_090a,code=sm_090a` must read `arch=compute_XY,code=sm_XY` (XY the compute capability, major then one minor digit, optionally with an `a` suffix on both)",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Budgets within the hardware and the generated types.
+
+#[test]
+fn tier_budgets_are_bounded_by_the_hardware() {
+    assert_one(
+        errors_with(false, "max_shared_bytes = 232448", "max_shared_bytes = 5000000000"),
+        "sm90a.toml:1: tier sm90a: max_shared_bytes = 5000000000 is more than 232448, the most shared memory a block gets on any NVIDIA GPU through sm_120 (227 KiB on sm_90 and sm_100)",
+    );
+    let e = errors_with(false, "max_shared_bytes = 232448", "max_shared_bytes = 0");
+    assert_eq!(
+        e[0],
+        "sm90a.toml:1: tier sm90a: max_shared_bytes = 0 leaves a block no shared memory; every template needs some"
+    );
+    let e = errors_with(
+        false,
+        "max_registers_per_thread = 255",
+        "max_registers_per_thread = 256",
+    );
+    assert_eq!(
+        e,
+        vec!["sm90a.toml:1: tier sm90a: max_registers_per_thread = 256 is outside 16..=255: a thread addresses at most 255 registers on every NVIDIA GPU, and ptxas does not go below 16"]
+    );
+    assert_one(
+        errors_with(false, "max_registers_per_thread = 255", "max_registers_per_thread = 255\nmax_threads_per_block = 1000"),
+        "sm90a.toml:1: tier sm90a: max_threads_per_block = 1000 must be a multiple of 32 (blocks are whole warps) from 32 to 1024, the most any NVIDIA GPU runs in a block",
+    );
+    assert_one(
+        errors_with(false, "max_registers_per_thread = 255", "max_registers_per_thread = 255\nregisters_per_block = 131072"),
+        "sm90a.toml:1: tier sm90a: registers_per_block = 131072 is outside 1..=65536: no NVIDIA GPU through sm_120 has more than 64 Ki registers for a block",
+    );
+}
+
+#[test]
+fn conversions_fit_every_tiers_thread_limit() {
+    let e = errors_with(
+        false,
+        "max_registers_per_thread = 255",
+        "max_registers_per_thread = 255\nmax_threads_per_block = 128",
+    );
+    assert!(
+        e.contains(&"sm90a.toml:1: conversion upcast: runs 256 threads a block; tier sm90a allows 128 (max_threads_per_block)".to_string()),
+        "{e:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accumulators: only what the contract names.
+
+#[test]
+fn a_variant_accumulates_in_its_contracts_type() {
+    assert_one(
+        errors_with(true, "variants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]", "variants.nn = [\"f32.f32.f32\", \"bf16.bf16.bf16\"]"),
+        "families.toml:35: family fma: variant nn bf16.bf16.bf16 accumulates in bf16, but its contract fma-seq accumulates in f32",
+    );
+}
+
+#[test]
+fn a_contract_accumulates_in_f32() {
+    assert_one(
+        errors_with(true, "doc = \"one f32 fma chain over ascending k\"", "doc = \"one f32 fma chain over ascending k\"\naccumulator = \"f16\""),
+        "families.toml:12: contract fma-seq: accumulator `f16` is not one the templates have; every kernel template accumulates in f32 (accumulator = \"f32\")",
+    );
+    assert_one(
+        errors_with(
+            true,
+            "doc = \"one f32 fma chain over ascending k\"",
+            "doc = \"one f32 fma chain over ascending k\"\naccumulator = \"f64\"",
+        ),
+        "families.toml:12: contract fma-seq: unknown dtype `f64`; expected one of f32, bf16, f16",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tiers that take devices from another.
+
+/// The shipped specs plus one more file.
+fn shipped_with(file: &str, text: String) -> Result<Validated, Vec<String>> {
+    let mut files = shipped();
+    files.push(SpecSource {
+        file: file.into(),
+        text,
+    });
+    load_sources(&files).map_err(|e| e.0.iter().map(|e| e.to_string()).collect())
+}
+
+/// A copy of sm89.toml for a compute capability 8.x no shipped tier claims (8.6 unless one
+/// ships): (file name, tier name, minor, text).
+fn new_ampere_tier() -> (String, String, u32, String) {
+    let files = shipped();
+    let sm89 = files
+        .iter()
+        .find(|s| s.file == "sm89.toml")
+        .expect("specs/sm89.toml ships")
+        .text
+        .clone();
+    let claimed = |minor: u32| {
+        files.iter().any(|s| {
+            s.text
+                .contains(&format!("compute_capability = [8, {minor}]"))
+        })
+    };
+    let minor = [6, 7, 5, 8, 1, 2, 3, 4]
+        .into_iter()
+        .find(|&m| !claimed(m))
+        .expect("a free 8.x capability");
+    let name = format!("sm8{minor}");
+    let text = sm89
+        .replace("name = \"sm89\"", &format!("name = \"{name}\""))
+        .replace(
+            "compute_89,code=sm_89",
+            &format!("compute_8{minor},code=sm_8{minor}"),
+        )
+        .replace(
+            "compute_capability = [8, 9]",
+            &format!("compute_capability = [8, {minor}]"),
+        );
+    (format!("{name}.toml"), name, minor, text)
+}
+
+#[test]
+fn a_tier_between_two_others_validates_when_it_serves_as_much() {
+    let (file, name, minor, text) = new_ampere_tier();
+    let v = shipped_with(&file, text).expect("a copy of sm89 at another 8.x validates");
+    assert_eq!(v.specs.tier_for_capability((8, minor)).unwrap().name, name);
+    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+}
+
+#[test]
+fn a_tier_that_takes_devices_serves_what_they_had() {
+    let (file, name, minor, text) = new_ampere_tier();
+    let no_tn = text.replace("op = [\"nn\", \"nt\", \"tn\"]", "op = [\"nn\", \"nt\"]");
+    let e = shipped_with(&file, no_tn).unwrap_err();
+    assert_eq!(e.len(), 1, "{e:?}");
+    let start = format!("{file}:4: tier {name} takes devices of compute capability 8.{minor}");
+    assert!(e[0].starts_with(&start), "{e:?}");
+    assert!(
+        e[0].contains(" but does not serve exact tn f32.f32.f32, exact tn bf16.f32.f32, exact tn f16.f32.f32, which "),
+        "{e:?}"
+    );
+    // With the shipped sm80 and sm89 and a new 8.6: it takes 8.6 to 8.8 from sm80.
+    if minor == 6
+        && shipped()
+            .iter()
+            .all(|s| !s.text.contains("compute_capability = [8, 7]"))
+    {
+        assert_eq!(
+            e[0],
+            "sm86.toml:4: tier sm86 takes devices of compute capability 8.6 to 8.8 from tier sm80 but does not serve exact tn f32.f32.f32, exact tn bf16.f32.f32, exact tn f16.f32.f32, which sm80 serves: route them in sm86 too, or those devices lose them"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors that name the place.
+
+#[test]
+fn a_duplicate_toml_key_is_named() {
+    let e = errors_with(false, "thread_n = 2\n", "thread_n = 2\nthread_m = 2\n");
+    assert_eq!(
+        e,
+        vec!["sm90a.toml:17: duplicate key `thread_m`: a key may appear once in a table"]
+    );
+}
+
+#[test]
+fn a_duplicate_tile_points_at_the_first() {
+    let tier = TIER.replace("name = \"tiled\"", "name = \"thin\"");
+    let e = load(SHARED, &tier).unwrap_err();
+    assert_eq!(
+        e[0],
+        "sm90a.toml:18: tile `fma.thin` is defined twice; the first is at sm90a.toml:9"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_named() {
+    let dir = std::env::temp_dir().join(format!("gemm-spec-rules-utf8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("good.toml"), SHARED).unwrap();
+    std::fs::write(dir.join("bad.toml"), b"[tier]\nname = \"sm\xff\"\n").unwrap();
+    let e = gemm_spec::load_dir(&dir).unwrap_err();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        e.0.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+        vec!["bad.toml:2: the file is not UTF-8 text: byte 0xff at byte offset 17 starts no UTF-8 character; save the file as UTF-8"]
+    );
+}
+
+#[test]
+fn a_route_past_the_largest_dimension_says_so() {
+    let tier = TIER.replace("m = { max = 64 }", "m = { min = 3000000000 }");
+    let v = load(SHARED, &tier).unwrap();
+    let w: Vec<String> = v.warnings.iter().map(|w| w.to_string()).collect();
+    assert!(
+        w.contains(&"sm90a.toml:37: warning: route 1 never wins for exact nn f32.f32.f32: its m range >= 3000000000 lies above the largest dimension 2147483647, so it matches no shape".to_string()),
+        "{w:?}"
     );
 }
