@@ -1,0 +1,713 @@
+// Standalone GPU check of the tensor-core policy's templates (contract tc-k16, docs/tensor-core.md):
+// kernels-templates/wgmma/wgmma_tma_gemm.cuh, mma/mma_decode_tma.cuh, mma/mma_gemm.cuh.
+//
+// Checks, on random data (random signs, exponents 2^-6..2^0, full mantissas; never zeros;
+// outputs poisoned with NaN first, padding of every buffer NaN):
+//  (a) the three kinds (and the extra configs: cluster 2, 64x128 one consumer, decode n16 / n64)
+//      are bitwise equal to each other for nn, nt, tn x {bf16, f16} x {same-type, f32} out, over
+//      odd n, k = 1, k not a multiple of 16, padded leading dimensions, m in {1, 7, 16, 17, 100,
+//      300, 1000, 4096} and 2048 x 4096 x 4096; mma_gemm also at k = 0, with odd lda / ldb / ldc
+//      and misaligned bases (same logical matrices);
+//  (b) against a float64 host reference: |out - ref| <= u_out |ref| + 4 K16 2^-24 S
+//      (S = sum |a b| + |bias| + |beta c|, K16 = k rounded up to 16, u_out = 2^-8 bf16, 2^-11 f16,
+//      2^-24 f32);
+//  (c) bias and beta (beta = 1 into f32: the tn weight-gradient case; beta = 0.5 into 16-bit);
+//  (d) row invariance: rows 0..m-1 at m in {1, ..., 1000} equal the first rows at m = 4096;
+//  (e) the persistent wide kernel on half the SMs' worth of CTAs (and 37) equals the full grid;
+//  (f) timing against cuBLAS (cublasGemmEx, default algorithm), nn, bf16 and f16.
+// Build: see tc_templates_check.sh. Without -DHAVE_CUBLAS, cuBLAS is opened at run time (dlopen).
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <dlfcn.h>
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+#ifdef HAVE_CUBLAS
+#include <cublas_v2.h>
+#endif
+
+#include "wgmma/wgmma_tma_gemm.cuh"
+#include "mma/mma_decode_tma.cuh"
+#include "mma/mma_gemm.cuh"
+
+#define CHECK(x)                                                                                         \
+    do {                                                                                                 \
+        cudaError_t e_ = (x);                                                                            \
+        if (e_ != cudaSuccess) {                                                                         \
+            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);             \
+            exit(1);                                                                                     \
+        }                                                                                                \
+    } while (0)
+
+// The ABI of docs/tensor-core.md §3, field for field. CUtensorMap is declared alignas(128) by
+// <cuda.h> (CUDA 12 and 13), so the struct is 128-aligned and 384 bytes long, although every
+// field offset is what a 64-aligned layout gives (a at 256, ..., flags at 316).
+struct TcGemmArgs {
+    CUtensorMap a_map;
+    CUtensorMap b_map;
+    const void* a;
+    const void* b;
+    const void* bias;
+    void* c;
+    int m, n, k, lda, ldb, ldc;
+    float beta;
+    unsigned flags;
+};
+
+static_assert(offsetof(TcGemmArgs, b_map) == 128 && offsetof(TcGemmArgs, a) == 256 && offsetof(TcGemmArgs, c) == 280 &&
+                  offsetof(TcGemmArgs, m) == 288 && offsetof(TcGemmArgs, beta) == 312 && offsetof(TcGemmArgs, flags) == 316,
+              "TcGemmArgs: field offsets of docs/tensor-core.md section 3");
+
+template <class K>
+__global__ void __launch_bounds__(K::kThreads, 1) tc_kernel(const __grid_constant__ TcGemmArgs p) {
+    K::run(p);
+}
+
+using bf16 = __nv_bfloat16;
+using f16 = __half;
+using WideCfg = WgmmaConfig<128, 256, 64, 4, 2, 1>;
+using WideC2Cfg = WgmmaConfig<128, 256, 64, 4, 2, 2>;
+using WideSmallCfg = WgmmaConfig<64, 128, 64, 6, 1, 1>;
+using DecCfg = MmaDecodeConfig<16, 32, 64, 8>;
+using Dec16Cfg = MmaDecodeConfig<16, 16, 64, 8>;
+using Dec64Cfg = MmaDecodeConfig<16, 64, 64, 8>;
+using SlowCfg = MmaConfig<64, 64, 32, 2, 2, 2>;
+
+// ------------------------------------------------------------------------------------------
+// Data: element (r, c) of a stored matrix is a hash of (seed, r, c), whatever the leading dimension
+// ------------------------------------------------------------------------------------------
+__host__ __device__ inline uint32_t mix(uint32_t x) {
+    x ^= x >> 16; x *= 0x7FEB352Du; x ^= x >> 15; x *= 0x846CA68Bu; x ^= x >> 16;
+    return x;
+}
+// 16-bit pattern of a random value: sign, exponent -6..0, full mantissa. f16: dtype is __half.
+__host__ __device__ inline uint16_t gen_bits(uint32_t seed, uint32_t r, uint32_t c, bool f16) {
+    uint32_t h = mix(mix(seed * 0x9E3779B1u ^ r) ^ (c * 0x85EBCA6Bu + 0x632BE5ABu));
+    uint32_t sign = h >> 31, e = (h >> 24) % 7;  // 2^-6 .. 2^0
+    if (f16) return (uint16_t)((sign << 15) | ((15 - e) << 10) | (h & 0x3FF));
+    return (uint16_t)((sign << 15) | ((127 - e) << 7) | (h & 0x7F));
+}
+static float bits_to_f(uint16_t b, bool f16) {
+    if (!f16) { uint32_t u = (uint32_t)b << 16; float f; memcpy(&f, &u, 4); return f; }
+    int s = b >> 15, e = (b >> 10) & 31, m = b & 0x3FF;
+    float v = e == 0 ? std::ldexp((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : std::ldexp(1.0f + m / 1024.0f, e - 15);
+    return s ? -v : v;
+}
+__global__ void fill_u16(uint16_t* p, int rows, int cols, long ld, uint32_t seed, bool f16) {
+    long total = (long)rows * cols;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        int r = (int)(i / cols), c = (int)(i % cols);
+        p[(long)r * ld + c] = gen_bits(seed, r, c, f16);
+    }
+}
+__global__ void fill_f32(float* p, int rows, int cols, long ld, uint32_t seed) {
+    long total = (long)rows * cols;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        int r = (int)(i / cols), c = (int)(i % cols);
+        uint32_t u = (uint32_t)gen_bits(seed, r, c, false) << 16;
+        p[(long)r * ld + c] = __uint_as_float(u);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Tensor maps
+// ------------------------------------------------------------------------------------------
+typedef CUresult (*EncodeTiledFn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                                  const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                  CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+static EncodeTiledFn g_encode = nullptr;
+static int g_sms = 0, g_fail = 0, g_checks = 0;
+static std::vector<std::string> g_failures;
+
+static CUtensorMap make_map(const void* p, bool f16, uint64_t inner, uint64_t outer, uint64_t ld, int box_inner, int box_outer,
+                            int swizzle) {
+    CUtensorMap m;
+    cuuint64_t dims[2] = {inner, outer};
+    cuuint64_t strides[1] = {ld * 2};
+    cuuint32_t box[2] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer};
+    cuuint32_t es[2] = {1, 1};
+    CUtensorMapSwizzle sw = swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                          : swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
+    CUresult r = g_encode(&m, f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(p),
+                          dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) {
+        printf("cuTensorMapEncodeTiled failed: %d (inner %llu outer %llu ld %llu box %d x %d sw %d)\n", (int)r,
+               (unsigned long long)inner, (unsigned long long)outer, (unsigned long long)ld, box_inner, box_outer, swizzle);
+        exit(1);
+    }
+    return m;
+}
+
+// One GEMM call: op, dtypes, shape, buffers (stored as docs/tensor-core.md says for the op).
+struct Problem {
+    int op;    // kOpNN, kOpTN, kOpNT
+    bool f16;  // operands __half (else bf16)
+    bool f32out;
+    int m, n, k, lda, ldb, ldc;
+    const void *A, *B, *bias;
+    void* C;
+    float beta;
+    unsigned flags;
+};
+
+enum Kind { kWide = 0, kDecode = 1, kSlow = 2 };
+
+// Co-resident CTAs of a wide kernel (whole clusters), for the persistent grid.
+template <class K>
+static int max_ctas() {
+    if (K::kClusterM == 1) {
+        int per = 0;
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, tc_kernel<K>, K::kThreads, K::kSharedBytes));
+        return std::max(1, per) * g_sms;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(g_sms / K::kClusterM * K::kClusterM);
+    cfg.blockDim = dim3(K::kThreads);
+    cfg.dynamicSmemBytes = K::kSharedBytes;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = K::kClusterM; at[0].val.clusterDim.y = 1; at[0].val.clusterDim.z = 1;
+    cfg.attrs = at; cfg.numAttrs = 1;
+    int ncl = 0;
+    CHECK(cudaOccupancyMaxActiveClusters(&ncl, tc_kernel<K>, &cfg));
+    return ncl * K::kClusterM;
+}
+
+// Maps of A and B for kernel K (boxes and swizzles from its constants), as the runtime would encode them.
+template <class K>
+static void encode_maps(const Problem& pr, TcGemmArgs& p) {
+    const bool a_kmaj = pr.op != kOpTN, b_kmaj = pr.op == kOpNT;
+    p.a_map = a_kmaj ? make_map(pr.A, pr.f16, pr.k, pr.m, pr.lda, K::kABoxInner, K::kABoxOuter, K::kSwizzleA)
+                     : make_map(pr.A, pr.f16, pr.m, pr.k, pr.lda, K::kABoxInner, K::kABoxOuter, K::kSwizzleA);
+    p.b_map = b_kmaj ? make_map(pr.B, pr.f16, pr.k, pr.n, pr.ldb, K::kBBoxInner, K::kBBoxOuter, K::kSwizzleB)
+                     : make_map(pr.B, pr.f16, pr.n, pr.k, pr.ldb, K::kBBoxInner, K::kBBoxOuter, K::kSwizzleB);
+}
+
+// ctas > 0 caps the persistent grid of a wide kernel.
+template <int KIND, class K>
+static void launch(const Problem& pr, int ctas = 0) {
+    static bool init = false;
+    static int maxc = 0;
+    if (!init) {
+        CHECK(cudaFuncSetAttribute(tc_kernel<K>, cudaFuncAttributeMaxDynamicSharedMemorySize, K::kSharedBytes));
+        if constexpr (KIND == kWide) maxc = max_ctas<K>();
+        init = true;
+    }
+    TcGemmArgs p;
+    memset(&p, 0, sizeof p);
+    p.a = pr.A; p.b = pr.B; p.bias = pr.bias; p.c = pr.C;
+    p.m = pr.m; p.n = pr.n; p.k = pr.k; p.lda = pr.lda; p.ldb = pr.ldb; p.ldc = pr.ldc;
+    p.beta = pr.beta; p.flags = pr.flags;
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1];
+    cfg.blockDim = dim3(K::kThreads);
+    cfg.dynamicSmemBytes = K::kSharedBytes;
+    cfg.attrs = at;
+    cfg.numAttrs = 0;
+    if constexpr (KIND == kWide) {
+        encode_maps<K>(pr, p);
+        const int cm = K::kClusterM;
+        const long tiles = (long)((pr.m + K::BM * cm - 1) / (K::BM * cm)) * ((pr.n + K::BN - 1) / K::BN);
+        long g = (ctas > 0 ? std::min(ctas, maxc) : maxc) / cm;
+        g = std::max(1L, std::min(g, tiles));
+        cfg.gridDim = dim3((unsigned)(g * cm));
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = cm; at[0].val.clusterDim.y = 1; at[0].val.clusterDim.z = 1;
+        cfg.numAttrs = 1;
+    } else if constexpr (KIND == kDecode) {
+        encode_maps<K>(pr, p);
+        cfg.gridDim = dim3((pr.m + 15) / 16, (pr.n + K::BN - 1) / K::BN);
+    } else {
+        cfg.gridDim = dim3((pr.m + K::BM - 1) / K::BM, (pr.n + K::BN - 1) / K::BN);
+    }
+    CHECK(cudaLaunchKernelEx(&cfg, tc_kernel<K>, p));
+    CHECK(cudaGetLastError());
+}
+
+// The kernels of one (op, operand type, output type): main wide, wide cluster 2, wide 64x128
+// (one consumer), decode n32, decode n16, decode n64, mma_gemm.
+typedef void (*LaunchFn)(const Problem&, int);
+struct Kern { const char* name; int kind; LaunchFn f; };
+struct Combo { int op; bool f16, f32out; std::vector<Kern> ks; };
+
+template <typename TAB, typename TC, int OP>
+static Combo make_combo() {
+    Combo c{OP, __is_same(TAB, f16), __is_same(TC, float), {}};
+    c.ks.push_back({"wide 128x256 s4", kWide, launch<kWide, wgmma_tma_gemm<TAB, TC, OP, WideCfg>>});
+    c.ks.push_back({"wide 128x256 s4 cluster2", kWide, launch<kWide, wgmma_tma_gemm<TAB, TC, OP, WideC2Cfg>>});
+    c.ks.push_back({"wide 64x128 s6", kWide, launch<kWide, wgmma_tma_gemm<TAB, TC, OP, WideSmallCfg>>});
+    c.ks.push_back({"decode n32 s8", kDecode, launch<kDecode, mma_decode_tma<TAB, TC, OP, DecCfg>>});
+    c.ks.push_back({"decode n16 s8", kDecode, launch<kDecode, mma_decode_tma<TAB, TC, OP, Dec16Cfg>>});
+    c.ks.push_back({"decode n64 s8", kDecode, launch<kDecode, mma_decode_tma<TAB, TC, OP, Dec64Cfg>>});
+    c.ks.push_back({"mma_gemm 64x64x32", kSlow, launch<kSlow, mma_gemm<TAB, TC, OP, SlowCfg>>});
+    return c;
+}
+enum { kMain = 0, kC2 = 1, kSmall = 2, kDec = 3, kDec16 = 4, kDec64 = 5, kMma = 6 };
+
+static const char* op_name(int op) { return op == kOpNN ? "nn" : op == kOpTN ? "tn" : "nt"; }
+static std::string combo_name(const Combo& c) {
+    return std::string(op_name(c.op)) + (c.f16 ? " f16" : " bf16") + (c.f32out ? "->f32" : c.f16 ? "->f16" : "->bf16");
+}
+
+// ------------------------------------------------------------------------------------------
+// Buffers and the host reference
+// ------------------------------------------------------------------------------------------
+struct Mat {  // a stored matrix with NaN padding
+    void* p = nullptr;
+    int rows = 0, cols = 0;
+    long ld = 0;
+    int esize = 2;
+    size_t bytes = 0;
+    void alloc(int r, int c, long l, int es, long offset_elems = 0) {
+        rows = r; cols = c; ld = l; esize = es;
+        bytes = (size_t)(std::max(r, 1) * ld + offset_elems + 64) * es;
+        void* base;
+        CHECK(cudaMalloc(&base, bytes));
+        CHECK(cudaMemset(base, 0xFF, bytes));
+        raw = base;
+        p = (char*)base + offset_elems * es;
+    }
+    void fill(uint32_t seed, bool f16) {
+        if (rows * (long)cols == 0) return;
+        if (esize == 2) fill_u16<<<1024, 256>>>((uint16_t*)p, rows, cols, ld, seed, f16);
+        else fill_f32<<<1024, 256>>>((float*)p, rows, cols, ld, seed);
+        CHECK(cudaGetLastError());
+    }
+    void poison() { CHECK(cudaMemset(raw, 0xFF, bytes)); }
+    void free_() { if (raw) CHECK(cudaFree(raw)); raw = p = nullptr; }
+    std::vector<uint8_t> fetch(int r) const {  // the first r stored rows (ld apart)
+        std::vector<uint8_t> v((size_t)r * ld * esize);
+        if (r) CHECK(cudaMemcpy(v.data(), p, v.size(), cudaMemcpyDeviceToHost));
+        return v;
+    }
+    void* raw = nullptr;
+};
+
+// The logical values of a problem, from the seeds (host side, exact).
+struct Logical {
+    int op; bool f16, f32out;
+    uint32_t sa, sb, sbias, sc;
+    float a(int m, int k) const { return bits_to_f(op == kOpTN ? gen_bits(sa, k, m, f16) : gen_bits(sa, m, k, f16), f16); }
+    float b(int k, int n) const { return bits_to_f(op == kOpNT ? gen_bits(sb, n, k, f16) : gen_bits(sb, k, n, f16), f16); }
+    float bias(int n) const { return bits_to_f(gen_bits(sbias, 0, n, f16 && !f32out), f16 && !f32out); }
+    float c(int m, int n) const { return bits_to_f(gen_bits(sc, m, n, f16 && !f32out), f16 && !f32out); }
+};
+
+static double out_value(const std::vector<uint8_t>& v, long idx, bool f32out, bool f16) {
+    if (f32out) { float f; memcpy(&f, &v[idx * 4], 4); return f; }
+    uint16_t b; memcpy(&b, &v[idx * 2], 2);
+    return bits_to_f(b, f16);
+}
+
+static void verdict(bool ok, const std::string& what) {
+    ++g_checks;
+    if (!ok) { ++g_fail; g_failures.push_back(what); printf("  FAIL %s\n", what.c_str()); }
+}
+
+// Reference check of C (rows < m) against float64; returns the worst err / bound.
+static double ref_check(const Logical& L, const std::vector<uint8_t>& out, long ldc, int m, int n, int k, float beta,
+                        bool bias, int samples, int* nan_count) {
+    const double uo = L.f32out ? std::ldexp(1.0, -24) : L.f16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8);
+    const double k16 = 16.0 * ((k + 15) / 16);
+    double worst = 0;
+    uint64_t st = 0x9E3779B97F4A7C15ull ^ (uint64_t)(m * 131 + n * 7 + k);
+    auto rnd = [&]() { st ^= st << 13; st ^= st >> 7; st ^= st << 17; return st; };
+    const bool all = (double)m * n <= samples;
+    const long cnt = all ? (long)m * n : samples;
+    *nan_count = 0;
+    for (long s = 0; s < cnt; ++s) {
+        int r, c;
+        if (all) { r = (int)(s / n); c = (int)(s % n); }
+        else if (s == 0) { r = 0; c = 0; }
+        else if (s == 1) { r = m - 1; c = n - 1; }
+        else { r = (int)(rnd() % m); c = (int)(rnd() % n); }
+        double ref = 0, S = 0;
+        for (int kk = 0; kk < k; ++kk) { double pr = (double)L.a(r, kk) * L.b(kk, c); ref += pr; S += fabs(pr); }
+        if (bias) { ref += L.bias(c); S += fabs(L.bias(c)); }
+        if (beta != 0.f) { double cv = (double)beta * L.c(r, c); ref += cv; S += fabs(cv); }
+        double o = out_value(out, (long)r * ldc + c, L.f32out, L.f16);
+        if (o != o) { ++*nan_count; worst = INFINITY; continue; }
+        double bound = uo * fabs(ref) + 4.0 * k16 * std::ldexp(1.0, -24) * S + 1e-30;
+        worst = std::max(worst, fabs(o - ref) / bound);
+    }
+    return worst;
+}
+
+// Bitwise equality of the first m rows (n columns each) of two C images with the same ldc.
+static bool rows_equal(const std::vector<uint8_t>& x, const std::vector<uint8_t>& y, long ldc, int m, int n, int es) {
+    for (int r = 0; r < m; ++r)
+        if (memcmp(&x[(size_t)r * ldc * es], &y[(size_t)r * ldc * es], (size_t)n * es) != 0) return false;
+    return true;
+}
+// Everything outside rows < m, columns < n of the first `rows` stored rows is still poison.
+static bool poison_intact(const std::vector<uint8_t>& x, long ldc, int m, int n, int rows, int es) {
+    for (int r = 0; r < rows; ++r)
+        for (long c = (r < m ? n : 0); c < ldc; ++c)
+            for (int b = 0; b < es; ++b)
+                if (x[((size_t)r * ldc + c) * es + b] != 0xFF) return false;
+    return true;
+}
+
+static long round8(long x) { return (x + 7) / 8 * 8; }
+
+// ------------------------------------------------------------------------------------------
+// One combo's operands at (max rows M, n, k), with padded leading dimensions
+// ------------------------------------------------------------------------------------------
+struct Setup {
+    const Combo* cb;
+    Logical L;
+    Mat A, B, bias, C, Cinit;
+    int M, n, k;
+    int es;  // bytes of an output element
+    Setup(const Combo& c, int M_, int n_, int k_, int padA, int padB, long ldc, uint32_t seed) : cb(&c), M(M_), n(n_), k(k_) {
+        L = Logical{c.op, c.f16, c.f32out, seed * 4 + 1, seed * 4 + 2, seed * 4 + 3, seed * 4 + 4};
+        es = c.f32out ? 4 : 2;
+        if (c.op == kOpTN) A.alloc(k, M, round8(M) + padA, 2); else A.alloc(M, k, round8(k) + padA, 2);
+        if (c.op == kOpNT) B.alloc(n, k, round8(k) + padB, 2); else B.alloc(k, n, round8(n) + padB, 2);
+        A.fill(L.sa, c.f16);
+        B.fill(L.sb, c.f16);
+        bias.alloc(1, n, n, es);
+        C.alloc(M + 2, n, ldc, es);
+        Cinit.alloc(M + 2, n, ldc, es);
+        if (es == 2) { bias.fill(L.sbias, c.f16); Cinit.fill(L.sc, c.f16); Cinit.rows = M + 2; }
+        else { bias.fill(L.sbias, false); Cinit.fill(L.sc, false); }
+        CHECK(cudaDeviceSynchronize());
+    }
+    ~Setup() { A.free_(); B.free_(); bias.free_(); C.free_(); Cinit.free_(); }
+    Problem problem(int m, float beta = 0.f, unsigned flags = 0) const {
+        return Problem{cb->op, cb->f16, cb->f32out, m, n, k, (int)A.ld, (int)B.ld, (int)C.ld, A.p, B.p, bias.p, C.p, beta, flags};
+    }
+    // Runs kernel ki at m (C poisoned, or C = Cinit when beta != 0) and returns rows 0..m+1 of C.
+    std::vector<uint8_t> run(int ki, int m, float beta = 0.f, unsigned flags = 0, int ctas = 0) {
+        if (beta != 0.f) CHECK(cudaMemcpy(C.raw, Cinit.raw, C.bytes, cudaMemcpyDeviceToDevice));
+        else C.poison();
+        cb->ks[ki].f(problem(m, beta, flags), ctas);
+        CHECK(cudaDeviceSynchronize());
+        return C.fetch(std::min(m + 2, C.rows));
+    }
+};
+
+static std::string shape_str(int m, int n, int k) { char b[64]; snprintf(b, sizeof b, "%dx%dx%d", m, n, k); return b; }
+
+// (a) + (b) + (d): every kernel at every m equals the main wide kernel's first rows at M.
+static void check_group(const Combo& cb, int M, int n, int k, int padA, int padB, long ldc, uint32_t seed,
+                        const std::vector<int>& ms, double& worst_ref) {
+    Setup S(cb, M, n, k, padA, padB, ldc, seed);
+    const std::string base = combo_name(cb) + " n=" + std::to_string(n) + " k=" + std::to_string(k) + " lda=" +
+                             std::to_string(S.A.ld) + " ldb=" + std::to_string(S.B.ld) + " ldc=" + std::to_string(ldc);
+    std::vector<uint8_t> R = S.run(kMain, M);
+    int nan = 0;
+    double w = ref_check(S.L, R, ldc, M, n, k, 0.f, false, 300, &nan);
+    worst_ref = std::max(worst_ref, w);
+    verdict(nan == 0 && w <= 1.0, base + ": main wide at m=" + std::to_string(M) + " vs float64 (worst " + std::to_string(w) + ")");
+    verdict(poison_intact(R, ldc, M, n, M + 2, S.es), base + ": main wide writes only rows < m, cols < n");
+    int bad = 0;
+    std::string first_bad;
+    for (size_t ki = 0; ki < cb.ks.size(); ++ki) {
+        for (int m : ms) {
+            if (m > M || (ki == kMain && m == M)) continue;
+            std::vector<uint8_t> X = S.run((int)ki, m);
+            bool ok = rows_equal(X, R, ldc, m, n, S.es) && poison_intact(X, ldc, m, n, std::min(m + 2, M + 2), S.es);
+            if (!ok) { if (!bad) first_bad = std::string(cb.ks[ki].name) + " m=" + std::to_string(m); ++bad; }
+        }
+    }
+    verdict(bad == 0, base + ": all 7 kernels x m in {1..," + std::to_string(M) + "} bitwise == main wide rows at m=" +
+                          std::to_string(M) + (bad ? " (" + std::to_string(bad) + " bad, first " + first_bad + ")" : ""));
+}
+
+// (c) bias and beta: all kernels bitwise equal, main against float64.
+static void check_epilogue(const Combo& cb, int m, int n, int k, long ldc, uint32_t seed, double& worst_ref) {
+    Setup S(cb, m, n, k, 8, 0, ldc, seed);
+    const float beta = cb.f32out ? 1.0f : 0.5f;
+    struct E { float beta; unsigned flags; } es[3] = {{0.f, 1u}, {beta, 0u}, {beta, 1u}};
+    for (auto e : es) {
+        std::vector<uint8_t> R = S.run(kMain, m, e.beta, e.flags);
+        int nan = 0;
+        double w = ref_check(S.L, R, ldc, m, n, k, e.beta, e.flags & 1, 300, &nan);
+        worst_ref = std::max(worst_ref, w);
+        char what[200];
+        snprintf(what, sizeof what, "%s %s bias=%u beta=%g", combo_name(cb).c_str(), shape_str(m, n, k).c_str(), e.flags, e.beta);
+        verdict(nan == 0 && w <= 1.0, std::string(what) + ": main vs float64 (worst " + std::to_string(w) + ")");
+        int bad = 0;
+        for (size_t ki = 1; ki < cb.ks.size(); ++ki) {
+            std::vector<uint8_t> X = S.run((int)ki, m, e.beta, e.flags);
+            bad += !(rows_equal(X, R, ldc, m, n, S.es));
+        }
+        verdict(bad == 0, std::string(what) + ": all 7 kernels bitwise equal" + (bad ? " (" + std::to_string(bad) + " differ)" : ""));
+    }
+}
+
+// (a) large + (e) persistent grid size.
+static void check_large(const Combo& cb, int m, int n, int k, uint32_t seed, double& worst_ref) {
+    Setup S(cb, m, n, k, 0, 0, n, seed);
+    const std::string base = combo_name(cb) + " " + shape_str(m, n, k);
+    std::vector<uint8_t> R = S.run(kMain, m);
+    int nan = 0;
+    double w = ref_check(S.L, R, n, m, n, k, 0.f, false, 200, &nan);
+    worst_ref = std::max(worst_ref, w);
+    verdict(nan == 0 && w <= 1.0, base + ": main vs float64 (worst " + std::to_string(w) + ")");
+    int bad = 0;
+    std::string which;
+    for (size_t ki = 1; ki < cb.ks.size(); ++ki) {
+        std::vector<uint8_t> X = S.run((int)ki, m);
+        if (!rows_equal(X, R, n, m, n, S.es)) { ++bad; which += std::string(" ") + cb.ks[ki].name; }
+    }
+    verdict(bad == 0, base + ": all 7 kernels bitwise equal" + which);
+    bad = 0;
+    for (int ctas : {g_sms / 2, 37}) {
+        std::vector<uint8_t> X = S.run(kMain, m, 0.f, 0, ctas);
+        bad += !rows_equal(X, R, n, m, n, S.es);
+        X = S.run(kC2, m, 0.f, 0, ctas / 2 * 2);
+        bad += !rows_equal(X, R, n, m, n, S.es);
+    }
+    verdict(bad == 0, base + ": persistent wide (c1, c2) on " + std::to_string(g_sms / 2) + " and 37/36 CTAs == full grid");
+}
+
+// mma_gemm alone: k = 0 (epilogue only, exact), and odd leading dimensions / misaligned bases.
+static void check_slow_only(const Combo& cb, uint32_t seed) {
+    const int m = 100, n = 257;
+    {  // k = 0
+        Setup S(cb, m, n, 0, 0, 0, n + 1, seed);
+        const float beta = cb.f32out ? 1.0f : 0.5f;
+        int bad = 0;
+        for (unsigned flags : {0u, 1u})
+            for (float be : {0.f, beta}) {
+                std::vector<uint8_t> X = S.run(kMma, m, be, flags);
+                for (int r = 0; r < m; ++r)
+                    for (int c = 0; c < n; ++c) {
+                        float v = 0.0f;
+                        if (flags) v = v + S.L.bias(c);
+                        if (be != 0.f) v = std::fmaf(be, S.L.c(r, c), v);
+                        size_t idx = (size_t)r * S.C.ld + c;
+                        if (cb.f32out) { bad += memcmp(&X[idx * 4], &v, 4) != 0; }
+                        else {
+                            uint16_t e;
+                            if (cb.f16) { __half h = __float2half_rn(v); memcpy(&e, &h, 2); }
+                            else { __nv_bfloat16 h = __float2bfloat16_rn(v); memcpy(&e, &h, 2); }
+                            bad += memcmp(&X[idx * 2], &e, 2) != 0;
+                        }
+                    }
+                bad += !poison_intact(X, S.C.ld, m, n, m + 2, S.es) && be == 0.f;
+            }
+        verdict(bad == 0, combo_name(cb) + " mma_gemm k=0 (acc = +0; bias, beta): exact epilogue");
+    }
+    {  // odd lda / ldb / ldc, bases off by 1 / 3 / 1 elements, same logical matrices
+        const int k = 77;
+        Setup S(cb, m, n, k, 0, 0, n, seed + 100);
+        std::vector<uint8_t> R = S.run(kMain, m, 0.f, 1u);
+        Mat A2, B2, C2;
+        if (cb.op == kOpTN) A2.alloc(k, m, m + 1, 2, 1); else A2.alloc(m, k, k + 1, 2, 1);
+        if (cb.op == kOpNT) B2.alloc(n, k, k + 3, 2, 3); else B2.alloc(k, n, n + 3, 2, 3);
+        C2.alloc(m + 2, n, n + 1, S.es, 1);
+        A2.fill(S.L.sa, cb.f16);
+        B2.fill(S.L.sb, cb.f16);
+        CHECK(cudaDeviceSynchronize());
+        Problem pr{cb.op, cb.f16, cb.f32out, m, n, k, (int)A2.ld, (int)B2.ld, (int)C2.ld, A2.p, B2.p, S.bias.p, C2.p, 0.f, 1u};
+        cb.ks[kMma].f(pr, 0);
+        CHECK(cudaDeviceSynchronize());
+        std::vector<uint8_t> X = C2.fetch(m + 2);
+        int bad = 0;
+        for (int r = 0; r < m; ++r)
+            bad += memcmp(&X[(size_t)r * C2.ld * S.es], &R[(size_t)r * n * S.es], (size_t)n * S.es) != 0;
+        bad += !poison_intact(X, C2.ld, m, n, m + 1, S.es);
+        verdict(bad == 0, combo_name(cb) + " mma_gemm with odd lda/ldb/ldc and misaligned bases == main wide (with bias)");
+        A2.free_(); B2.free_(); C2.free_();
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// (f) timing against cuBLAS
+// ------------------------------------------------------------------------------------------
+#ifdef HAVE_CUBLAS
+static cublasHandle_t g_cublas = nullptr;
+static bool cublas_open() { return cublasCreate(&g_cublas) == CUBLAS_STATUS_SUCCESS; }
+static void cublas_gemm_nn(const void* A, const void* B, void* C, bool f16, int M, int N, int K) {
+    float alpha = 1.f, beta = 0.f;
+    cudaDataType t = f16 ? CUDA_R_16F : CUDA_R_16BF;
+    // Row-major C[M,N] = A[M,K] B[K,N]  <=>  column-major C^T[N,M] = B^T[N,K] A^T[K,M].
+    cublasStatus_t s = cublasGemmEx(g_cublas, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, &alpha, B, t, N, A, t, K, &beta, C, t, N,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (s != CUBLAS_STATUS_SUCCESS) { printf("cublasGemmEx failed: %d\n", (int)s); exit(1); }
+}
+#else
+// cuBLAS opened at run time: the few entry points and enum values this program uses.
+typedef int (*CublasCreateFn)(void**);
+typedef int (*CublasGemmExFn)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
+                              const void*, void*, int, int, int, int);
+static void* g_cublas = nullptr;
+static CublasGemmExFn g_gemmex = nullptr;
+static bool cublas_open() {
+    const char* names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    void* h = nullptr;
+    for (const char* nm : names) if ((h = dlopen(nm, RTLD_NOW | RTLD_GLOBAL))) { printf("cuBLAS: %s\n", nm); break; }
+    if (!h) return false;
+    auto create = (CublasCreateFn)dlsym(h, "cublasCreate_v2");
+    g_gemmex = (CublasGemmExFn)dlsym(h, "cublasGemmEx");
+    return create && g_gemmex && create(&g_cublas) == 0;
+}
+static void cublas_gemm_nn(const void* A, const void* B, void* C, bool f16, int M, int N, int K) {
+    float alpha = 1.f, beta = 0.f;
+    const int t = f16 ? (int)CUDA_R_16F : (int)CUDA_R_16BF;
+    const int kCompute32F = 68, kGemmDefault = -1, kOpN = 0;
+    int s = g_gemmex(g_cublas, kOpN, kOpN, N, M, K, &alpha, B, t, N, A, t, K, &beta, C, t, N, kCompute32F, kGemmDefault);
+    if (s != 0) { printf("cublasGemmEx failed: %d\n", s); exit(1); }
+}
+#endif
+static bool g_have_cublas = false;
+
+__global__ void spin(long long cycles) { long long t0 = clock64(); while (clock64() - t0 < cycles) {} }
+struct Timer {
+    cudaEvent_t e0, e1;
+    Timer() { CHECK(cudaEventCreate(&e0)); CHECK(cudaEventCreate(&e1)); }
+    template <typename F> float time(F f) {
+        spin<<<1, 1>>>(50000);  // the events then time the kernel, not the host's launch latency
+        CHECK(cudaEventRecord(e0)); f(); CHECK(cudaEventRecord(e1)); CHECK(cudaEventSynchronize(e1));
+        float ms; CHECK(cudaEventElapsedTime(&ms, e0, e1)); return ms;
+    }
+};
+static float median(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+
+struct Row { std::string dtype, shape, kernel; double ours, cub, ratio; bool gbs; };
+static std::vector<Row> g_rows;
+static int g_l2 = 0;
+
+static void time_shape(const Combo& cb, int M, int N, int K, const std::vector<int>& kis, bool decode) {
+    const size_t ba = (size_t)M * K * 2, bb = (size_t)K * N * 2, bc = (size_t)M * N * 2;
+    const int sets = (int)std::min<size_t>(8, std::max<size_t>(1, (2 * (size_t)g_l2 + ba + bb + bc - 1) / (ba + bb + bc)));
+    std::vector<Mat> As(sets), Bs(sets), Cs(sets);
+    for (int s = 0; s < sets; ++s) {
+        As[s].alloc(M, K, K, 2); Bs[s].alloc(K, N, N, 2); Cs[s].alloc(M, N, N, 2);
+        As[s].fill(1000 + 2 * s, cb.f16); Bs[s].fill(1001 + 2 * s, cb.f16);
+    }
+    CHECK(cudaDeviceSynchronize());
+    Timer tm;
+    const int reps = (double)M * N * K > 1e11 ? 15 : 40;
+    std::vector<std::vector<float>> t(kis.size());
+    std::vector<float> tc;
+    int s = 0;
+    for (int i = 0; i < reps + 3; ++i) {
+        for (size_t j = 0; j < kis.size(); ++j) {
+            Problem pr{cb.op, cb.f16, cb.f32out, M, N, K, K, N, N, As[s].p, Bs[s].p, nullptr, Cs[s].p, 0.f, 0u};
+            float x = tm.time([&] { cb.ks[kis[j]].f(pr, 0); });
+            if (i >= 3) t[j].push_back(x);
+            s = (s + 1) % sets;
+        }
+        if (g_have_cublas) {
+            float x = tm.time([&] { cublas_gemm_nn(As[s].p, Bs[s].p, Cs[s].p, cb.f16, M, N, K); });
+            if (i >= 3) tc.push_back(x);
+            s = (s + 1) % sets;
+        }
+    }
+    const float mc = g_have_cublas ? median(tc) : NAN;
+    const double flop = 2.0 * M * N * K, bytes = (double)ba + bb + bc;
+    for (size_t j = 0; j < kis.size(); ++j) {
+        const float mo = median(t[j]);
+        Row r{cb.f16 ? "f16" : "bf16", shape_str(M, N, K), cb.ks[kis[j]].name, 0, 0, mc / mo, decode};
+        r.ours = decode ? bytes / mo * 1e-6 : flop / mo * 1e-9;
+        r.cub = decode ? bytes / mc * 1e-6 : flop / mc * 1e-9;
+        printf("  time %-5s %-18s %-26s %9.4f ms  %8.1f %s   cuBLAS %9.4f ms %8.1f   ratio %.3f  (%d input sets)\n", r.dtype.c_str(),
+               r.shape.c_str(), r.kernel.c_str(), mo, r.ours, decode ? "GB/s   " : "TFLOP/s", mc, r.cub, r.ratio, sets);
+        g_rows.push_back(r);
+    }
+    for (int q = 0; q < sets; ++q) { As[q].free_(); Bs[q].free_(); Cs[q].free_(); }
+}
+
+// ------------------------------------------------------------------------------------------
+int main(int argc, char** argv) {
+    setvbuf(stdout, nullptr, _IOLBF, 0);
+    const bool small = argc > 1 && strcmp(argv[1], "small") == 0;  // for compute-sanitizer
+    const bool no_timing = argc > 1 && strcmp(argv[1], "notime") == 0;
+    const bool probe = argc > 1 && strcmp(argv[1], "probe") == 0;  // does this binary run here?
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    g_sms = prop.multiProcessorCount;
+    g_l2 = prop.l2CacheSize;
+    int drv = 0, rt = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    printf("device: %s, %d SMs, L2 %d MiB, driver %d, runtime %d\n", prop.name, g_sms, g_l2 >> 20, drv, rt);
+    cudaDriverEntryPointQueryResult q;
+    CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void**)&g_encode, 12000, cudaEnableDefault, &q));
+    if (!g_encode || q != cudaDriverEntryPointSuccess) { printf("no cuTensorMapEncodeTiled\n"); return 1; }
+    if (probe) return 0;
+
+    std::vector<Combo> combos = {
+        make_combo<bf16, bf16, kOpNN>(), make_combo<bf16, float, kOpNN>(), make_combo<f16, f16, kOpNN>(), make_combo<f16, float, kOpNN>(),
+        make_combo<bf16, bf16, kOpNT>(), make_combo<bf16, float, kOpNT>(), make_combo<f16, f16, kOpNT>(), make_combo<f16, float, kOpNT>(),
+        make_combo<bf16, bf16, kOpTN>(), make_combo<bf16, float, kOpTN>(), make_combo<f16, f16, kOpTN>(), make_combo<f16, float, kOpTN>(),
+    };
+    using W = wgmma_tma_gemm<bf16, bf16, kOpNN, WideCfg>;
+    using D = mma_decode_tma<bf16, bf16, kOpNN, DecCfg>;
+    using G = mma_gemm<bf16, bf16, kOpNN, SlowCfg>;
+    CHECK(cudaFuncSetAttribute(tc_kernel<W>, cudaFuncAttributeMaxDynamicSharedMemorySize, W::kSharedBytes));
+    printf("kernels: wide 128x256x64 s4: %d threads, %d B smem, %d co-resident CTAs; decode 16x32x64 s8: %d threads, %d B; "
+           "mma_gemm 64x64x32: %d threads, %d B\n", W::kThreads, W::kSharedBytes, max_ctas<W>(), D::kThreads,
+           D::kSharedBytes, G::kThreads, G::kSharedBytes);
+
+    double worst = 0;
+    if (small) {  // a few launches of every kind, for compute-sanitizer
+        for (int ci : {0, 7, 9}) {
+            const Combo& cb = combos[ci];
+            check_group(cb, 40, 70, 77, 8, 0, 70, 1, {1, 17}, worst);
+            check_epilogue(cb, 20, 40, 40, 41, 2, worst);
+            check_slow_only(cb, 3);
+        }
+    } else {
+        printf("\n== (a) (b) (d): all kernels x m in {1, 7, 16, 17, 100, 300, 1000} == first rows at m = 4096 ==\n");
+        const std::vector<int> ms = {1, 7, 16, 17, 100, 300, 1000, 4096};
+        struct G5 { int n, k, padA, padB; long ldc; } groups[] = {
+            {333, 1, 0, 0, 333}, {257, 77, 8, 16, 264}, {1000, 1000, 0, 0, 1000}, {520, 4096, 8, 8, 526}, {200, 48, 0, 8, 201}, {1, 33, 8, 0, 1},
+        };
+        uint32_t seed = 10;
+        for (auto& cb : combos)
+            for (auto& g : groups) check_group(cb, 4096, g.n, g.k, g.padA, g.padB, g.ldc, seed++, ms, worst);
+        printf("\n== (c) bias and beta (beta = 1 into f32, 0.5 into 16-bit) ==\n");
+        for (auto& cb : combos) {
+            check_epilogue(cb, 300, 257, 77, 260, seed++, worst);
+            check_epilogue(cb, 1000, 1000, 1000, 1001, seed++, worst);
+        }
+        for (auto& cb : combos)
+            if (cb.op == kOpTN && cb.f32out) check_epilogue(cb, 1024, 1024, 8192, 1024, seed++, worst);  // dW = X^T dY, beta = 1
+        printf("\n== mma_gemm alone: k = 0, odd leading dimensions, misaligned bases ==\n");
+        for (auto& cb : combos) check_slow_only(cb, seed++);
+        printf("\n== (a) large 2048x4096x4096 and (e) persistent grid ==\n");
+        for (auto& cb : combos) check_large(cb, 2048, 4096, 4096, seed++, worst);
+    }
+    printf("worst |err| / bound against float64: %.4f\n", worst);
+    printf("checks: %d, failed: %d\n", g_checks, g_fail);
+
+    if (!small && !no_timing) {
+        g_have_cublas = cublas_open();
+        if (!g_have_cublas) printf("cuBLAS not available: its columns are NaN\n");
+        printf("\n== (f) timing (nn, out = operand type; medians of events; ratio = cuBLAS time / ours) ==\n");
+        const int nk_pairs[4][2] = {{4096, 4096}, {14336, 4096}, {4096, 14336}, {8192, 8192}};
+        for (int ci : {0, 2}) {
+            const Combo& cb = combos[ci];
+            for (int M : {4096, 8192, 1024, 256, 64})
+                for (auto& p : nk_pairs) time_shape(cb, M, p[0], p[1], M >= 1024 ? std::vector<int>{kMain, kC2} : std::vector<int>{kMain, kC2, kSmall}, false);
+            for (int M : {1, 8, 16})
+                for (int pi : {1, 2}) time_shape(cb, M, nk_pairs[pi][0], nk_pairs[pi][1], {kDec, kDec64}, true);
+        }
+        printf("\n%-5s %-18s %-26s %10s %10s %7s\n", "type", "MxNxK", "kernel", "ours", "cuBLAS", "ratio");
+        for (auto& r : g_rows)
+            printf("%-5s %-18s %-26s %10.1f %10.1f %7.3f%s\n", r.dtype.c_str(), r.shape.c_str(), r.kernel.c_str(), r.ours, r.cub,
+                   r.ratio, r.gbs ? "  GB/s" : "");
+        printf("(TFLOP/s, or GB/s for decode rows: bytes = A + B + C once)\n");
+    }
+    if (g_fail) {
+        printf("FAILURES (%d of %d checks):\n", g_fail, g_checks);
+        for (size_t i = 0; i < g_failures.size() && i < 40; ++i) printf("  %s\n", g_failures[i].c_str());
+        return 1;
+    }
+    printf("ALL CHECKS PASSED (%d checks)\n", g_checks);
+    return 0;
+}

@@ -1,0 +1,202 @@
+// Kind `wgmma_tma_gemm` (wide) of the tensor-core policy, contract tc-k16 (docs/tensor-core.md §1).
+//
+// A CTA computes Cfg::M = 64 * CONSUMERS rows x Cfg::N columns of C. Warpgroup 0 is the producer
+// (one thread issues TMA loads of A and B into a STAGES-deep ring of 128B-swizzled stages, K = 64
+// each, full/empty mbarriers); warpgroups 1..CONSUMERS each own 64 rows and issue wgmma
+// m64nNk16, accumulators in registers, K-major operands as they are, MN-major operands (A of tn,
+// B of nn / tn) through the instruction's transpose bits. Every output element is one f32
+// accumulator from +0 over the k16 steps in ascending order (4 per stage, in order; stages in
+// ascending k); TMA zero-fills past m, n and k, so a padded step adds nothing. No split of K.
+//
+// Persistent grid: CTA (cluster) `id` walks tiles id, id + count, ... in TcTileOrder. Clusters of
+// CLUSTER_M CTAs along M share the B tile through TMA multicast: B box i is loaded by rank
+// i % CLUSTER_M and written to every CTA of the cluster; a consumer warp releases a stage in every
+// CTA of its cluster. Rank r computes rows (tile_row * CLUSTER_M + r) * M. The cluster, the grid
+// and the tile order decide who computes an element, never how.
+//
+// Epilogue straight from the accumulators (tc/tc_epilogue.cuh): rows >= m and columns >= n are
+// skipped; pairs are stored as vectors when C and ldc are pair-aligned and the tile lies inside n.
+//
+// Launch (the generator's entry point): __launch_bounds__(kThreads, 1), dynamic shared memory
+// kSharedBytes, cluster (kClusterM, 1, 1), grid.x a multiple of kClusterM (persistent).
+// Shared memory: kSharedBytes = STAGES * (M*K + K*N) * sizeof(TAB)   (the ring)
+//                             + 2 * STAGES * 8                        (full + empty mbarriers)
+//                             + 1024                                  (alignment slack: 128B
+//                               swizzle atoms must start at 1024-byte boundaries).
+#pragma once
+#include <cstdint>
+#include "common/element.cuh"
+#include "common/epilogue.cuh"
+#include "common/operand_layout.cuh"
+#include "common/tc_config.cuh"
+#include "tc/smem_sync.cuh"
+#include "tc/tc_epilogue.cuh"
+#include "tc/tile_order.cuh"
+#include "tc/tma.cuh"
+#include "tc/wgmma_ops.cuh"
+
+template <typename TAB, typename TC, int OP, typename Cfg>
+struct wgmma_tma_gemm {
+    static constexpr int BM = Cfg::M, BN = Cfg::N, BK = Cfg::K;
+    static constexpr int kStages = Cfg::STAGES, kConsumers = Cfg::CONSUMERS;
+    static constexpr int kClusterM = Cfg::CLUSTER_M;
+    static constexpr bool kAKMajor = OperandLayout<OP>::kAContiguousK;  // nn, nt: A stored [m, k]
+    static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;  // nt: B stored [n, k]
+
+    static constexpr int kThreads = 128 * (1 + kConsumers);
+    static constexpr int kABytes = BM * BK * (int)sizeof(TAB);  // one stage of A
+    static constexpr int kBBytes = BK * BN * (int)sizeof(TAB);  // one stage of B
+    static constexpr int kStageBytes = kABytes + kBBytes;
+    static constexpr int kBarrierBytes = 2 * kStages * 8;
+    static constexpr int kSharedBytes = kStages * kStageBytes + kBarrierBytes + 1024;
+
+    // Tensor-map boxes (elements of the operand as stored, inner = contiguous) and swizzles (bytes).
+    static constexpr int kABoxInner = 64, kABoxOuter = kAKMajor ? BM : 64;
+    static constexpr int kBBoxInner = 64, kBBoxOuter = kBKMajor ? BN : 64;
+    static constexpr int kSwizzleA = 128, kSwizzleB = 128;
+    static constexpr int kABoxes = kAKMajor ? 1 : kConsumers;  // TMA boxes of A per stage
+    static constexpr int kBBoxes = kBKMajor ? 1 : BN / 64;     // TMA boxes of B per stage
+    static constexpr int kBoxBytes = 64 * 64 * (int)sizeof(TAB);  // one 64 x 64 box (8 KiB)
+
+    static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // setmaxnreg, 2 consumers
+
+    static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half),
+                  "wgmma_tma_gemm: TAB must be __nv_bfloat16 or __half (tf32 has its own contract)");
+    static_assert(__is_same(TC, __nv_bfloat16) || __is_same(TC, __half) || __is_same(TC, float),
+                  "wgmma_tma_gemm: TC must be __nv_bfloat16, __half or float");
+    static_assert(OP == kOpNN || OP == kOpNT || OP == kOpTN, "wgmma_tma_gemm: OP must be kOpNN, kOpNT or kOpTN");
+    static_assert(BK == 64, "wgmma_tma_gemm: tile k must be 64 (one 128-byte swizzle row of 16-bit elements)");
+    static_assert(kConsumers == 1 || kConsumers == 2, "wgmma_tma_gemm: consumers must be 1 or 2");
+    static_assert(BM == 64 * kConsumers, "wgmma_tma_gemm: tile m must be 64 * consumers");
+    static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "wgmma_tma_gemm: tile n must be 64, 128, 192 or 256");
+    static_assert(kStages >= 2 && kStages <= 8, "wgmma_tma_gemm: stages must be 2..8");
+    static_assert(kClusterM == 1 || kClusterM == 2, "wgmma_tma_gemm: cluster_m must be 1 or 2");
+    static_assert(kSharedBytes <= 232448, "wgmma_tma_gemm: shared memory exceeds the 227 KiB a CTA can have on sm_90");
+
+    template <class Args>
+    __device__ static void run(const Args& p) {
+        extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
+        const uint32_t sbase = (tc_smem_u32(tc_smem_raw) + 1023u) & ~1023u;
+        const uint32_t sA0 = sbase, sB0 = sbase + kStages * kABytes;
+        const uint32_t bar0 = sbase + kStages * kStageBytes;  // full[s], then empty[s]
+        auto full = [&](int s) { return bar0 + 8u * s; };
+        auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
+
+        const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+        const uint32_t rank = kClusterM > 1 ? cluster_ctarank() : 0u;
+        const int cid = (int)blockIdx.x / kClusterM, ncl = (int)gridDim.x / kClusterM;
+
+        if (threadIdx.x == 0) {
+            for (int s = 0; s < kStages; ++s) {
+                mbar_init(full(s), 1);
+                mbar_init(empty(s), 4 * kConsumers * kClusterM);  // every consumer warp of the cluster
+            }
+            mbar_init_fence();
+        }
+        if constexpr (kClusterM > 1) cluster_sync_all(); else __syncthreads();
+
+        const TcTileOrder order{(p.m + BM * kClusterM - 1) / (BM * kClusterM), (p.n + BN - 1) / BN};
+        const int ntiles = order.count();
+        const int nk = (p.k + BK - 1) / BK;
+
+        if (wg == 0) {
+            if constexpr (kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+            if (tid == 0) {
+                int s = 0;
+                uint32_t ph = 0;
+                for (int t = cid; t < ntiles; t += ncl) {
+                    int tm, tn;
+                    order.tile(t, tm, tn);
+                    const int m0 = (tm * kClusterM + (int)rank) * BM, n0 = tn * BN;
+                    for (int kb = 0; kb < nk; ++kb) {
+                        mbar_wait(empty(s), ph ^ 1);
+                        mbar_arrive_expect_tx(full(s), kStageBytes);
+                        const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
+                        if constexpr (kAKMajor) {
+                            tma_load_2d(a, &p.a_map, full(s), kb * BK, m0);
+                        } else {
+#pragma unroll
+                            for (int c = 0; c < kABoxes; ++c) tma_load_2d(a + c * kBoxBytes, &p.a_map, full(s), m0 + 64 * c, kb * BK);
+                        }
+#pragma unroll
+                        for (int i = 0; i < kBBoxes; ++i) {
+                            if (i % kClusterM != (int)rank) continue;
+                            const int c0 = kBKMajor ? kb * BK : n0 + 64 * i;
+                            const int c1 = kBKMajor ? n0 : kb * BK;
+                            if constexpr (kClusterM > 1)
+                                tma_load_2d_multicast(b + i * kBoxBytes, &p.b_map, full(s), c0, c1, (uint16_t)((1u << kClusterM) - 1));
+                            else
+                                tma_load_2d(b + i * kBoxBytes, &p.b_map, full(s), c0, c1);
+                        }
+                        if (++s == kStages) { s = 0; ph ^= 1; }
+                    }
+                }
+            }
+        } else {
+            if constexpr (kConsumers == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+            const int cw = wg - 1;  // rows cw * 64 .. + 63 of the tile
+            const int warp = tid / 32, lane = tid % 32;
+            const bool aligned = tc_pairs_aligned<TC>(p);
+            float d[BN / 2];
+            int s = 0;
+            uint32_t ph = 0;
+            for (int t = cid; t < ntiles; t += ncl) {
+                int tm, tn;
+                order.tile(t, tm, tn);
+                const int m0 = (tm * kClusterM + (int)rank) * BM, n0 = tn * BN;
+#pragma unroll
+                for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+                int prev = -1;
+                for (int kb = 0; kb < nk; ++kb) {
+                    mbar_wait(full(s), ph);
+                    const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
+                    wgmma_fence();
+#pragma unroll
+                    for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps: the contract's chain
+                        const uint64_t da = kAKMajor ? wgmma_desc_sw128(a + cw * (64 * 128) + kk * 32, 16, 1024)
+                                                     : wgmma_desc_sw128(a + cw * kBoxBytes + kk * 2048, kBoxBytes, 1024);
+                        const uint64_t db = kBKMajor ? wgmma_desc_sw128(b + kk * 32, 16, 1024)
+                                                     : wgmma_desc_sw128(b + kk * 2048, kBoxBytes, 1024);
+                        wgmma_k16<TAB, BN, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db);
+                    }
+                    wgmma_commit();
+                    if (prev >= 0) {  // the group that read stage `prev` has retired: release it
+                        wgmma_wait<1>();
+                        release(empty(prev), lane);
+                    }
+                    prev = s;
+                    if (++s == kStages) { s = 0; ph ^= 1; }
+                }
+                wgmma_wait<0>();
+                if (prev >= 0) release(empty(prev), lane);
+#pragma unroll
+                for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
+
+                // d[4j + 2h + e] is (row0 + 8h, col0 + 8j + e).
+                const int row0 = m0 + cw * 64 + warp * 16 + lane / 4;
+                const int col0 = n0 + 2 * (lane % 4);
+                const bool vec = aligned && n0 + BN <= p.n;
+                if (row0 < p.m) {
+#pragma unroll
+                    for (int j = 0; j < BN / 8; ++j) {
+                        tc_store_pair<TC>(p, row0, col0 + 8 * j, d[4 * j], d[4 * j + 1], vec);
+                        tc_store_pair<TC>(p, row0 + 8, col0 + 8 * j, d[4 * j + 2], d[4 * j + 3], vec);
+                    }
+                }
+            }
+        }
+        if constexpr (kClusterM > 1) {
+            __syncwarp();
+            cluster_sync_all();  // no CTA leaves while a peer may still multicast into it or arrive on it
+        }
+    }
+
+    // One arrive per consumer warp on stage barrier `bar` of every CTA of the cluster.
+    __device__ __forceinline__ static void release(uint32_t bar, int lane) {
+        if constexpr (kClusterM > 1) {
+            if (lane < kClusterM) mbar_arrive_cluster(bar, (uint32_t)lane);
+        } else {
+            if (lane == 0) mbar_arrive(bar);
+        }
+    }
+};
