@@ -45,6 +45,10 @@ pub enum SpecErrorKind {
     OrphanItems { what: &'static str },
     #[error("{what} name `{name}` must be lowercase letters and digits, starting with a letter")]
     BadName { what: &'static str, name: String },
+    #[error(
+        "contract name `{name}` must be lowercase letters, digits and `-`, starting with a letter"
+    )]
+    BadContractName { name: String },
     #[error("{0}")]
     UnknownWord(String),
     #[error("{what} `{name}` is not defined; defined: {known}")]

@@ -89,7 +89,8 @@ pub(crate) fn resolve(
         }
         for (name, raw) in &f.raw.contract {
             let at = f.at(raw.span());
-            if define(&mut sink, "contract", name, &at) {
+            if check_contract_name(&mut sink, &at, name) && define(&mut sink, "contract", name, &at)
+            {
                 match resolve_contract(&mut sink, &at, name, raw.get_ref()) {
                     Some(c) => {
                         specs.contracts.insert(name.clone(), c);
@@ -179,6 +180,24 @@ pub(crate) fn resolve(
         crate::route_table::check_coverage(&specs, sink.errors);
     }
     (sink.errors.len() == before).then_some((specs, warnings))
+}
+
+/// Contract names also allow `-` (`fma-k256`): they appear in generated comments and strings,
+/// never as identifiers.
+fn check_contract_name(sink: &mut Sink, at: &Location, name: &str) -> bool {
+    let ok = name.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if !ok {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::BadContractName {
+                name: name.to_string(),
+            },
+        );
+    }
+    ok
 }
 
 fn check_name(sink: &mut Sink, at: &Location, what: &'static str, name: &str) -> bool {

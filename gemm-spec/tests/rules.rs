@@ -447,6 +447,15 @@ fn names_and_duplicates_are_checked() {
 }
 
 #[test]
+fn contract_names_are_lowercase_words_with_dashes() {
+    let errors = errors_with(true, "[contract.fma-pair]", "[contract.\"Fma pair\"]");
+    assert_eq!(
+        errors[0],
+        "families.toml:15: contract name `Fma pair` must be lowercase letters, digits and `-`, starting with a letter"
+    );
+}
+
+#[test]
 fn two_tiers_may_not_claim_one_capability() {
     let e = load_sources(&[
         SpecSource {
