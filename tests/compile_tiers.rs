@@ -16,11 +16,20 @@ fn every_shipped_tier_compiles_without_spills() {
     let report =
         build(&opts, &|m| eprintln!("{m}")).unwrap_or_else(|e| panic!("build failed:\n{e}"));
     let resources = report.resources.expect("compiled");
-    assert_eq!(report.tiers.len(), 5);
+    let shipped = gemm_spec::load_dir(&gemm_aot_tests::shipped_specs())
+        .expect("shipped specs validate")
+        .specs;
+    let names: Vec<&str> = report.tiers.iter().map(|t| t.tier.as_str()).collect();
+    let want: Vec<&str> = shipped.tiers.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, want, "every tier of specs/ compiled");
     for t in &report.tiers {
-        let cubin = std::fs::read(out.path().join(format!("cubins/{}.cubin", t.tier))).unwrap();
-        assert_eq!(&cubin[..4], b"\x7fELF", "tier {}", t.tier);
-        assert_eq!(cubin.len(), t.cubin_bytes);
+        let cubins = gemm_aot_tests::tier_cubins(out.path(), &t.tier).unwrap();
+        assert!(!cubins.is_empty(), "tier {} has no cubin", t.tier);
+        for (path, cubin) in &cubins {
+            assert_eq!(&cubin[..4], b"\x7fELF", "{}", path.display());
+        }
+        let bytes: usize = cubins.iter().map(|(_, c)| c.len()).sum();
+        assert_eq!(bytes, t.cubin_bytes, "tier {}", t.tier);
     }
     eprintln!(
         "{:<7} {:<50} {:>4} {:>6} {:>6}",
@@ -62,24 +71,24 @@ fn every_shipped_tier_compiles_without_spills() {
 
 #[test]
 fn a_kernel_over_its_register_budget_fails_the_build_by_name() {
+    // On the tiny fixture (its own specs, so the message and line are fixed): a register
+    // budget of 16 a thread, below what a kernel with a 4x4 micro-tile of accumulators needs.
     let dir = tempfile::tempdir().unwrap();
     let specs = dir.path().join("specs");
-    gemm_aot_tests::copy_specs(&gemm_aot_tests::shipped_specs(), &specs).unwrap();
-    // Same tier, a register budget below what the tiled kernels need.
+    gemm_aot_tests::copy_specs(std::path::Path::new("fixtures/tiny/specs"), &specs).unwrap();
     let p = specs.join("sm80.toml");
     let text = std::fs::read_to_string(&p).unwrap().replace(
         "max_registers_per_thread = 255",
-        "max_registers_per_thread = 40",
+        "max_registers_per_thread = 16",
     );
     std::fs::write(&p, text).unwrap();
-    let mut opts = BuildOptions::new(&specs, dir.path().join("out"), "compile_tiers test");
-    opts.tiers = vec!["sm80".into()];
+    let opts = BuildOptions::new(&specs, dir.path().join("out"), "compile_tiers test");
     let err = build(&opts, &|_| {})
         .expect_err("budget exceeded")
         .to_string();
     assert!(
-        err.contains("kernel gemm_sm80_fma_nn_f32_f32_f32_tiled_m128n128k8: uses ")
-            && err.contains("registers a thread; sm80 allows 40 (tile fma.tiled at sm80.toml:46)"),
+        err.contains("kernel gemm_sm80_fma_nn_f32_f32_f32_big_m64n64k8: uses ")
+            && err.contains("registers a thread; sm80 allows 16 (tile fma.big at sm80.toml:18)"),
         "{err}"
     );
     assert!(

@@ -54,6 +54,26 @@ fn tiny_spec_generates_the_expected_files() {
 }
 
 #[test]
+fn several_tiers_generate_the_expected_tables() {
+    // Three tiers (portable 8.0 and 8.6, arch-specific 9.0) with a conversion: kernel and
+    // conversion ids run on across tiers, and the device match puts 8.6 before 8.0. The
+    // shipped specs' tables are snapshotted per tier (shipped_snapshots.rs); this pins the
+    // whole-table output.
+    let root = Path::new("fixtures/tiers");
+    let (plan, warnings) = plan(&root.join("specs"), &[]).expect("fixture validates");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let generated = generate(&plan, &Provenance::new("fixture test"));
+    for name in ["kernels.rs", "dispatch.rs"] {
+        let (_, text) = generated
+            .files
+            .iter()
+            .find(|(p, _)| p.file_name().is_some_and(|f| f == name))
+            .unwrap();
+        check(&root.join("expected").join(name), text);
+    }
+}
+
+#[test]
 fn tiny_spec_dispatch_follows_first_match() {
     let (plan, _) = plan(Path::new("fixtures/tiny/specs"), &[]).unwrap();
     let tier = plan.specs.tier("sm80").unwrap();

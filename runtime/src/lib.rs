@@ -1,9 +1,45 @@
 //! # gemm-runtime
 //!
-//! The last stage of the gemm-aot pipeline, linked by downstream code. Its build script runs
-//! the generator on the specs; this crate embeds what it made: the tier table with each
-//! tier's cubin, the kernel table, the contract table, the argument-ABI structs and the
-//! dispatch `match`. Everything it knows about kernels comes from that generated code.
+//! Batch-invariant GEMMs on NVIDIA GPUs: every output row is a function of that row's inputs
+//! alone, whatever the batch size, and identical run to run. The whole path:
+//! [`Context::new`] opens a device (its tier chosen from the compute capability),
+//! [`Context::upload`] copies host data into a registered [`DeviceBuffer`], [`Context::linear`]
+//! checks the call and launches the kernel the routes pick, and [`Context::download`] copies
+//! the result back (synchronizing the stream).
+//!
+//! ```no_run
+//! use gemm_runtime::{bf16, Context, GemmError, Mat};
+//!
+//! fn main() -> Result<(), GemmError> {
+//!     // m = batch rows, n = out_features, k = in_features.
+//!     let (m, n, k) = (4, 256, 512);
+//!     let x_host = vec![bf16::from_f32(0.5); m * k]; // X[m, k], row-major
+//!     let w_host = vec![bf16::from_f32(0.25); k * n]; // W[k, n], row-major
+//!
+//!     let ctx = Context::new(0)?; // device 0
+//!     let x = ctx.upload(&x_host)?;
+//!     let w = ctx.upload(&w_host)?;
+//!     let mut y = ctx.alloc::<f32>(m * n)?;
+//!     // Y[m, n] = X[m, k] · W[k, n], bf16 in, f32 out, no bias; a view's argument is its
+//!     // leading dimension.
+//!     ctx.linear(x.mat(k), w.mat(n), None::<Mat<'_, f32>>, y.mat_mut(n), (m, n, k))?;
+//!     let y_host: Vec<f32> = ctx.download(&y)?;
+//!     assert_eq!(y_host.len(), m * n);
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The example needs a CUDA device and a build with cubins: without a driver, without a tier
+//! for the device, or in a build made with `GEMM_AOT_NO_CUBINS=1`, [`Context::new`] returns an
+//! error (it never panics). The other ops are [`Context::weight_grad`],
+//! [`Context::input_grad`], [`Context::lm_head`] and [`Context::gemm`] for any
+//! [`GemmRequest`].
+//!
+//! This crate is the last stage of the gemm-aot pipeline, linked by downstream code. Its
+//! build script runs the generator on the specs; this crate embeds what it made: the tier
+//! table with each tier's cubin, the kernel table, the contract table, the argument-ABI
+//! structs and the dispatch `match`. Everything it knows about kernels comes from that
+//! generated code.
 //!
 //! ```
 //! use gemm_runtime::{dispatch, kernel, tier_for_capability, Dtype, DtypeTriple, Op, Policy};

@@ -11,6 +11,10 @@ use crate::table::Op;
 
 impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
     /// Forward: `Y[m, n] = X[m, k] · W[k, n] (+ bias[n])`, half to half, half to f32, or f32.
+    ///
+    /// The tuple is `(m, n, k)`: `m` = batch rows (rows of `X` and `Y`), `n` = out_features
+    /// (columns of `W`, `Y` and the bias), `k` = in_features (columns of `X`, rows of `W`).
+    /// Each view carries its own leading dimension (at least `k` for `X`, `n` for `W` and `Y`).
     pub fn linear(
         x: Mat<'a, A>,
         w: Mat<'a, A>,
@@ -32,6 +36,9 @@ impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
     }
 
     /// Input gradient: `dX[m, k] = dY[m, n] · W[k, n]^T`.
+    ///
+    /// The tuple is `(m, n, k)` as for [`GemmRequest::linear`]: `m` = batch rows,
+    /// `n` = out_features, `k` = in_features.
     pub fn input_grad(
         dy: Mat<'a, A>,
         w: Mat<'a, A>,
@@ -54,6 +61,8 @@ impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
 
 impl<'a, A: Element> GemmRequest<'a, A, f32> {
     /// Weight gradient into an f32 master gradient: `dW[k, n] += X[batch, k]^T · dY[batch, n]`.
+    ///
+    /// The tuple is `(batch, k, n)`: batch rows, in_features, out_features.
     pub fn weight_grad(
         x: Mat<'a, A>,
         dy: Mat<'a, A>,
@@ -74,6 +83,8 @@ impl<'a, A: Element> GemmRequest<'a, A, f32> {
     }
 
     /// Tied LM head: `logits[m, vocab] = X[m, k] · E[vocab, k]^T`, half inputs, f32 logits.
+    ///
+    /// The tuple is `(m, vocab, k)`: batch rows, vocabulary size, hidden size.
     pub fn lm_head(
         x: Mat<'a, A>,
         embedding: Mat<'a, A>,
@@ -95,7 +106,9 @@ impl<'a, A: Element> GemmRequest<'a, A, f32> {
 }
 
 impl Context {
-    /// [`GemmRequest::linear`], run.
+    /// [`GemmRequest::linear`], run: `Y[m, n] = X[m, k] · W[k, n] (+ bias[n])`.
+    ///
+    /// `dims` is `(m, n, k)`: `m` = batch rows, `n` = out_features, `k` = in_features.
     pub fn linear<A: Element, C: Element>(
         &self,
         x: Mat<'_, A>,

@@ -60,20 +60,41 @@ fn dispatch_matches_the_spec_evaluator_at_every_boundary() {
 
 #[test]
 fn unserved_combinations_do_not_dispatch() {
-    let tier = tier_by_name("sm90a").unwrap();
-    // TN writes an f32 master gradient: no half output variant exists.
-    let bf16_out = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
-    assert_eq!(
-        dispatch(tier.id, Policy::Exact, Op::Tn, bf16_out, 8, 8, 8),
-        None
-    );
+    // Every (policy, op, dtype) a tier's routes do not name gives None, at any size.
+    let specs = specs();
+    let mut unserved = 0;
+    for (ti, tier) in specs.tiers.iter().enumerate() {
+        let served = tier.served();
+        for policy in Policy::ALL {
+            for op in Op::ALL {
+                for ab in Dtype::ALL {
+                    for c in Dtype::ALL {
+                        for acc in Dtype::ALL {
+                            let dtype = DtypeTriple::new(ab, c, acc);
+                            if served.contains(&(policy, op, dtype)) {
+                                continue;
+                            }
+                            unserved += 1;
+                            for (m, n, k) in [(8, 8, 8), (1, 4096, 4096), (4096, 4096, 4096)] {
+                                assert_eq!(
+                                    dispatch(TierId(ti as u16), policy, op, dtype, m, n, k),
+                                    None,
+                                    "{} {policy:?} {op:?} {dtype}",
+                                    tier.name
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    assert!(unserved > 0);
     let f32 = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+    let beyond = TierId(u16::try_from(TIERS.len()).unwrap());
+    assert_eq!(dispatch(beyond, Policy::Exact, Op::Nn, f32, 8, 8, 8), None);
     assert_eq!(
-        dispatch(tier.id, Policy::TensorCore, Op::Nn, f32, 8, 8, 8),
-        None
-    );
-    assert_eq!(
-        dispatch(TierId(999), Policy::Exact, Op::Nn, f32, 8, 8, 8),
+        dispatch(TierId(u16::MAX), Policy::Exact, Op::Nn, f32, 8, 8, 8),
         None
     );
 }
@@ -160,28 +181,72 @@ fn cubins_are_embedded_elf_with_every_kernel_and_no_spills() {
     }
 }
 
+/// The README's rule, written out on its own from the tiers' capabilities: an arch-specific
+/// tier serves exactly its capability; otherwise the portable tier of the device's major
+/// version with the highest minor not above the device's.
+fn expected_tier(tiers: &[gemm_spec::Tier], (major, minor): (u32, u32)) -> Option<&str> {
+    let exact = tiers
+        .iter()
+        .filter(|t| t.arch_specific && t.cc == (major, minor))
+        .map(|t| t.name.as_str())
+        .collect::<Vec<_>>();
+    assert!(exact.len() <= 1, "{major}.{minor} claimed by {exact:?}");
+    if let Some(t) = exact.first() {
+        return Some(t);
+    }
+    // The portable tiers of the device's major, highest minor first: the first one not above
+    // the device's minor serves it.
+    let mut portable: Vec<&gemm_spec::Tier> = tiers
+        .iter()
+        .filter(|t| !t.arch_specific && t.cc.0 == major)
+        .collect();
+    portable.sort_by_key(|t| std::cmp::Reverse(t.cc.1));
+    portable
+        .into_iter()
+        .find(|t| t.cc.1 <= minor)
+        .map(|t| t.name.as_str())
+}
+
 #[test]
 fn devices_map_to_tiers() {
     let name = |cc| tier_for_capability(cc).map(|t| t.name);
-    assert_eq!(name((8, 0)), Some("sm80"));
-    assert_eq!(name((8, 6)), Some("sm80"));
-    assert_eq!(name((8, 9)), Some("sm89"));
-    assert_eq!(name((9, 0)), Some("sm90a"));
-    assert_eq!(name((10, 0)), Some("sm100a"));
-    assert_eq!(name((12, 0)), Some("sm120"));
-    assert_eq!(name((12, 1)), Some("sm120"));
-    assert_eq!(name((7, 5)), None);
-    assert_eq!(name((10, 3)), None, "sm_100a cubins do not load on 10.3");
-    // The generated match follows the spec model's rule everywhere.
     let specs = specs();
-    for major in 0..=15 {
-        for minor in 0..=9 {
-            assert_eq!(
-                name((major, minor)),
-                specs
-                    .tier_for_capability((major, minor))
-                    .map(|t| t.name.as_str()),
-                "capability {major}.{minor}"
+    // Every capability a tier names, and every minor around it, through the generated match.
+    let mut probes: Vec<(u32, u32)> = (0..=15)
+        .flat_map(|major| (0..=9).map(move |minor| (major, minor)))
+        .collect();
+    for t in &specs.tiers {
+        probes.extend([(t.cc.0, t.cc.1 + 1), (t.cc.0, t.cc.1 + 10), (t.cc.0 + 1, 0)]);
+        probes.extend(t.cc.1.checked_sub(1).map(|m| (t.cc.0, m)));
+    }
+    probes.extend([(0, 0), (u32::MAX, u32::MAX)]);
+    for &cc in &probes {
+        assert_eq!(
+            name(cc),
+            expected_tier(&specs.tiers, cc),
+            "capability {}.{}",
+            cc.0,
+            cc.1
+        );
+        // The spec model agrees as well.
+        assert_eq!(
+            name(cc),
+            specs.tier_for_capability(cc).map(|t| t.name.as_str()),
+            "capability {}.{}",
+            cc.0,
+            cc.1
+        );
+    }
+    // Each tier serves its own capability; an arch-specific one nothing else of its own.
+    for t in &specs.tiers {
+        assert_eq!(name(t.cc), Some(t.name.as_str()));
+        if t.arch_specific {
+            let next = (t.cc.0, t.cc.1 + 1);
+            assert_ne!(
+                name(next),
+                Some(t.name.as_str()),
+                "{} is arch-specific",
+                t.name
             );
         }
     }
