@@ -20,14 +20,9 @@ pub fn copy_specs(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The cubins `gemm-aot build` wrote for `tier` under `out`: `cubins/<tier>.cubin`, or every
+/// The cubins `gemm-aot build` wrote for `tier` under `out`: every
 /// `cubins/<tier>/*.cubin` (one per compile unit) in name order.
 pub fn tier_cubins(out: &Path, tier: &str) -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
-    let single = out.join("cubins").join(format!("{tier}.cubin"));
-    if single.is_file() {
-        let bytes = std::fs::read(&single)?;
-        return Ok(vec![(single, bytes)]);
-    }
     let mut paths: Vec<PathBuf> = std::fs::read_dir(out.join("cubins").join(tier))?
         .map(|e| e.map(|e| e.path()))
         .collect::<Result<_, _>>()?;

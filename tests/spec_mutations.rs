@@ -570,13 +570,12 @@ fn check(files: &[SpecFile], mutant: &str) -> Result<(), String> {
                 return fail("an accepted mutant wrote no Rust".into());
             }
             for t in &report.plan.specs.tiers {
-                // `cuda/<tier>.cu`, or one source a compile unit under `cuda/<tier>/`.
-                let single = out.join(format!("cuda/{}.cu", t.name)).is_file();
+                // One source a compile unit (family, conversions) under `cuda/<tier>/`.
                 let units = std::fs::read_dir(out.join("cuda").join(&t.name)).is_ok_and(|d| {
                     d.flatten()
                         .any(|e| e.path().extension().is_some_and(|x| x == "cu"))
                 });
-                if !single && !units {
+                if !units {
                     return fail(format!("no CUDA source for tier {}", t.name));
                 }
             }

@@ -75,7 +75,9 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
     let module = ctx
         .stream()
         .context()
-        .load_module(cudarc::nvrtc::Ptx::from_binary(ctx.tier().cubin.to_vec()))?;
+        .load_module(cudarc::nvrtc::Ptx::from_binary(
+            ctx.tier().modules[kernel.module as usize].cubin.to_vec(),
+        ))?;
     let func = module.load_function(kernel.name)?;
     if kernel.shared_bytes > 48 * 1024 {
         // As the runtime does: above 48 KiB a kernel must opt in to its shared memory.

@@ -173,18 +173,42 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
                 .join(" ")
         );
     }
-    let _ = writeln!(
-        s,
-        "  tile {} {}x{}x{}, {} stage(s), thread tile {}x{}, {} K chunk(s) in parallel",
-        k.tile.name,
-        k.tile.m,
-        k.tile.n,
-        k.tile.k,
-        k.tile.stages,
-        k.tile.thread_m,
-        k.tile.thread_n,
-        k.tile.k_split
-    );
+    let _ = writeln!(s, "  tile {} {}", k.tile.name, k.tile.describe());
+    if let Some(u) = &r.unaligned {
+        match plan.kernel_for(&t.name, &u.family, &u.tile, q.op, dtype) {
+            Some(uk) => {
+                let _ = writeln!(
+                    s,
+                    "  when TMA cannot take A or B (address not 16-byte aligned, ld * size not a multiple of 16 bytes, or k = 0): kernel {} (id {}), tile {} {}",
+                    uk.name,
+                    uk.id,
+                    uk.tile.name,
+                    uk.tile.describe()
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "  unaligned kernel {u} has no {} {dtype} kernel in the plan",
+                    q.op
+                );
+            }
+        }
+    }
+    for m in &k.tensor_maps {
+        let _ = writeln!(
+            s,
+            "  tensor map {} ({:?}): box {} x {} elements (inner x outer, as stored), {}-byte swizzle",
+            m.field, m.operand, m.box_inner, m.box_outer, m.swizzle_bytes
+        );
+    }
+    if k.cluster != (1, 1, 1) {
+        let _ = writeln!(
+            s,
+            "  cluster {:?}: launched with cuLaunchKernelEx",
+            k.cluster
+        );
+    }
     if q.m == 0 || q.n == 0 {
         let _ = writeln!(
             s,
@@ -202,7 +226,7 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
     .filter(|(_, g, max)| g > max)
     .map(|(axis, g, max)| format!("grid.{axis} = {g} is over {max}"))
     .collect();
-    if !over.is_empty() {
+    if !over.is_empty() && k.grid == gemm_spec::GridKind::Tiles {
         let _ = writeln!(
             s,
             "refused: the grid would be ({gx}, {gy}, {gz}) = (ceil(m / {}), ceil(n / {}), 1), over the CUDA launch limits: {}; the runtime returns GemmError::GridTooLarge and launches nothing",
@@ -212,11 +236,26 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
         );
         return Ok(s);
     }
-    let _ = writeln!(
-        s,
-        "  grid ({gx}, {gy}, {gz}) = (ceil(m / {}), ceil(n / {}), 1), block {} threads, {} bytes of shared memory",
-        k.tile.m, k.tile.n, k.threads, k.shared_bytes
-    );
+    if k.grid == gemm_spec::GridKind::Persistent {
+        let cx = k.cluster.0.max(1) as u64;
+        let work = q.m.div_ceil(k.tile.m as u64 * cx) * gy;
+        let _ = writeln!(
+            s,
+            "  persistent grid: ({} x min({work}, co-resident clusters), 1, 1), {work} = ceil(m / {}) x ceil(n / {}) tiles of {} CTA(s), each walked in a fixed order; block {} threads, {} bytes of shared memory",
+            cx,
+            k.tile.m as u64 * cx,
+            k.tile.n,
+            cx,
+            k.threads,
+            k.shared_bytes
+        );
+    } else {
+        let _ = writeln!(
+            s,
+            "  grid ({gx}, {gy}, {gz}) = (ceil(m / {}), ceil(n / {}), 1), block {} threads, {} bytes of shared memory",
+            k.tile.m, k.tile.n, k.threads, k.shared_bytes
+        );
+    }
     if q.k == 0 {
         let _ = writeln!(s, "  k = 0: only the epilogue runs (bias, beta * C)");
     }
@@ -234,11 +273,14 @@ pub fn list(plan: &Plan) -> String {
         );
         let _ = writeln!(s, "  kernels:");
         for k in plan.tier_kernels(&t.name) {
-            let _ = writeln!(
-                s,
+            let mut line = format!(
                 "    {:>3}  {:<48} {:<8} {:>4} threads {:>6} B smem",
                 k.id, k.name, k.contract, k.threads, k.shared_bytes
             );
+            if k.tile.kind() != gemm_spec::TileKind::Scalar {
+                line += &format!("  ({})", k.tile.describe());
+            }
+            let _ = writeln!(s, "{line}");
         }
         let _ = writeln!(s, "  conversions (half fallback):");
         for c in plan.tier_conversions(&t.name) {
@@ -261,9 +303,14 @@ pub fn list(plan: &Plan) -> String {
                 .filter(|x| x.rule == r.rule)
                 .map(|x| format!("{} {}", x.op, x.dtype))
                 .collect();
+            let unaligned = r
+                .unaligned
+                .as_ref()
+                .map(|u| format!(" (unaligned: {u})"))
+                .unwrap_or_default();
             let _ = writeln!(
                 s,
-                "    {:>2}. {} [{}] when {} -> {}",
+                "    {:>2}. {} [{}] when {} -> {}{unaligned}",
                 r.rule,
                 r.policy,
                 expanded.join(", "),

@@ -202,10 +202,18 @@ fn run(cli: Cli) -> Result<(), String> {
             );
             for k in &report.plan.kernels {
                 let r = report.resources.as_ref().and_then(|r| r.get(k.id).copied());
-                let tier = report.tiers.iter().find(|t| t.tier == k.tier);
-                let compile = match (tier.and_then(|t| t.seconds), &report.resources) {
+                let unit = report
+                    .tiers
+                    .iter()
+                    .find(|t| t.tier == k.tier)
+                    .and_then(|t| t.units.get(k.module));
+                let compile = match (unit.and_then(|u| u.seconds), &report.resources) {
                     (_, None) => "not compiled".to_string(),
-                    (Some(s), _) => format!("{s:.1} s (tier)"),
+                    (Some(s), _) => format!(
+                        "{s:.1} s ({}/{}.cu)",
+                        k.tier,
+                        unit.map_or("", |u| u.module.as_str())
+                    ),
                     (None, _) => "cached".to_string(),
                 };
                 let (regs, spills) = r.map_or(("-".into(), "-".into()), |r| {

@@ -7,7 +7,7 @@
 //! swapped in only at the end (see [`crate::write::Staging`]).
 
 use crate::compile::cache::{cache_root, CubinCache};
-use crate::compile::nvcc::{compile_all, CompileError, CompileJob, CompiledTier};
+use crate::compile::nvcc::{compile_all, CompileError, CompileJob, CompiledUnit};
 use crate::compile::ptxas::{self, KernelResources};
 use crate::compile::toolchain::{self, Toolchain, ToolchainError};
 use crate::emit::{self, Provenance};
@@ -151,14 +151,28 @@ impl BuildError {
 pub struct NoCubinsOutcome {
     /// Files of `cubins/` carried over unchanged.
     pub kept: usize,
-    /// Tiers that had no cubin and got an empty one.
+    /// Units (`tier/module`) that had no cubin and got an empty one.
     pub placeholders: Vec<String>,
 }
 
-/// How one tier's cubin was obtained.
+/// How one tier's cubins were obtained.
 #[derive(Clone, Debug)]
 pub struct TierOutcome {
     pub tier: String,
+    /// nvcc seconds summed over its units, or `None` when every unit was cached (or not
+    /// compiled).
+    pub seconds: Option<f64>,
+    /// Bytes of all its cubins.
+    pub cubin_bytes: usize,
+    /// Each compile unit, in the tier's module order.
+    pub units: Vec<UnitOutcome>,
+}
+
+/// How one compile unit's cubin was obtained.
+#[derive(Clone, Debug)]
+pub struct UnitOutcome {
+    /// The unit's name (a family, or `conversions`): `cubins/<tier>/<module>.cubin`.
+    pub module: String,
     /// nvcc seconds, or `None` when cached (or not compiled).
     pub seconds: Option<f64>,
     pub cubin_bytes: usize,
@@ -202,10 +216,12 @@ pub fn generate(plan: &Plan, prov: &Provenance) -> Generated {
         ));
     }
     for t in &plan.specs.tiers {
-        files.push((
-            PathBuf::from(format!("cuda/{}.cu", t.name)),
-            emit::cuda::tier_source(plan, &t.name, prov),
-        ));
+        for (i, m) in plan.tier_modules(&t.name).iter().enumerate() {
+            files.push((
+                unit_source_path(&t.name, m),
+                emit::cuda::unit_source(plan, &t.name, i, prov),
+            ));
+        }
     }
     files.push((
         PathBuf::from("rust/abi.rs"),
@@ -220,6 +236,16 @@ pub fn generate(plan: &Plan, prov: &Provenance) -> Generated {
         emit::rust::dispatch(plan, prov),
     ));
     Generated { files }
+}
+
+/// `cuda/<tier>/<module>.cu`, relative to the output folder.
+pub fn unit_source_path(tier: &str, module: &str) -> PathBuf {
+    PathBuf::from(format!("cuda/{tier}/{module}.cu"))
+}
+
+/// `cubins/<tier>/<module>.cubin`, relative to the output folder.
+pub fn unit_cubin_path(tier: &str, module: &str) -> PathBuf {
+    PathBuf::from(format!("cubins/{tier}/{module}.cubin"))
 }
 
 /// Validates the specs and plans the kernels (no files touched).
@@ -255,16 +281,23 @@ pub fn plan(specs: &Path, tiers: &[String]) -> Result<(Plan, Vec<SpecWarning>), 
 /// Checks ptxas's report of every kernel against its tier's budgets.
 pub fn check_resources(
     plan: &Plan,
-    compiled: &[CompiledTier],
+    compiled: &[CompiledUnit],
 ) -> Result<Vec<KernelResources>, Vec<ResourceViolation>> {
     let mut res = vec![KernelResources::default(); plan.kernels.len()];
     let mut bad = Vec::new();
     for c in compiled {
         let report = ptxas::parse(&c.ptxas_log);
         let Some(tier) = plan.specs.tier(&c.tier) else {
-            continue; // every compiled tier comes from the plan
+            continue; // every compiled unit comes from the plan
         };
-        for k in plan.tier_kernels(&c.tier) {
+        let Some(module) = plan
+            .tier_modules(&c.tier)
+            .iter()
+            .position(|m| *m == c.module)
+        else {
+            continue;
+        };
+        for k in plan.module_kernels(&c.tier, module) {
             let mut fail = |message: String| {
                 bad.push(ResourceViolation {
                     kernel: k.name.clone(),
@@ -281,8 +314,16 @@ pub fn check_resources(
             let where_ = format!("tile {}.{} at {}", k.family, k.tile.name, k.tile.location);
             if r.spill_bytes() > 0 {
                 fail(format!(
-                    "spills {} bytes ({} stored, {} loaded) on {}: shrink thread_m x thread_n ({}x{}) of {where_}",
-                    r.spill_bytes(), r.spill_store_bytes, r.spill_load_bytes, tier.name, k.tile.thread_m, k.tile.thread_n
+                    "spills {} bytes ({} stored, {} loaded) on {}: {} of {where_}",
+                    r.spill_bytes(),
+                    r.spill_store_bytes,
+                    r.spill_load_bytes,
+                    tier.name,
+                    match &k.tile.params {
+                        gemm_spec::TileParams::Scalar(p) =>
+                            format!("shrink thread_m x thread_n ({}x{})", p.thread_m, p.thread_n),
+                        _ => format!("shrink the tile ({})", k.tile.describe()),
+                    }
                 ));
             }
             if r.registers > tier.max_registers_per_thread {
@@ -307,7 +348,7 @@ pub fn check_resources(
             }
         }
         // Conversions: no spills and within the register budgets (no shared memory).
-        for conv in plan.tier_conversions(&c.tier) {
+        for conv in plan.module_conversions(&c.tier, module) {
             let mut fail = |message: String| {
                 bad.push(ResourceViolation {
                     kernel: conv.name.clone(),
@@ -343,6 +384,30 @@ pub fn check_resources(
     }
 }
 
+/// A tile as JSON: the common fields and its kind's parameters (scalar tiles keep the keys
+/// they always had).
+fn tile_json(t: &gemm_spec::Tile) -> serde_json::Value {
+    use gemm_spec::TileParams as P;
+    let mut v =
+        serde_json::json!({ "name": t.name, "m": t.m, "n": t.n, "k": t.k, "stages": t.stages() });
+    let extra = match &t.params {
+        P::Scalar(p) => {
+            serde_json::json!({ "thread_m": p.thread_m, "thread_n": p.thread_n, "k_split": p.k_split })
+        }
+        P::WgmmaTma(p) => {
+            serde_json::json!({ "kind": "wgmma_tma", "consumers": p.consumers, "cluster_m": p.cluster_m, "scheduler": "persistent" })
+        }
+        P::MmaDecodeTma(_) => serde_json::json!({ "kind": "mma_decode_tma" }),
+        P::MmaGemm(p) => {
+            serde_json::json!({ "kind": "mma_gemm", "warps_m": p.warps_m, "warps_n": p.warps_n })
+        }
+    };
+    if let (Some(o), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
+        o.extend(e);
+    }
+    v
+}
+
 /// Machine-readable summary of the build (no timings, so it is stable across rebuilds).
 fn report_json(
     plan: &Plan,
@@ -361,9 +426,14 @@ fn report_json(
                 "contract": k.contract,
                 "op": k.op.as_str(),
                 "dtype": k.dtype.to_string(),
-                "tile": { "name": k.tile.name, "m": k.tile.m, "n": k.tile.n, "k": k.tile.k,
-                          "stages": k.tile.stages, "thread_m": k.tile.thread_m, "thread_n": k.tile.thread_n,
-                          "k_split": k.tile.k_split },
+                "tile": tile_json(&k.tile),
+                "module": plan.tier_modules(&k.tier).get(k.module),
+                "grid": k.grid.as_str(),
+                "cluster": [k.cluster.0, k.cluster.1, k.cluster.2],
+                "tensor_maps": k.tensor_maps.iter().map(|m| serde_json::json!({
+                    "field": m.field, "operand": format!("{:?}", m.operand),
+                    "box_inner": m.box_inner, "box_outer": m.box_outer, "swizzle_bytes": m.swizzle_bytes,
+                })).collect::<Vec<_>>(),
                 "block_threads": k.threads,
                 "shared_bytes": k.shared_bytes,
                 "resources": resources.and_then(|r| r.get(k.id)).map(|r| serde_json::to_value(r).unwrap_or_default()),
@@ -374,12 +444,12 @@ fn report_json(
         .specs
         .tiers
         .iter()
-        .map(|t| serde_json::json!({ "name": t.name, "gencode": t.gencode, "compute_capability": [t.cc.0, t.cc.1], "spec_file": t.file }))
+        .map(|t| serde_json::json!({ "name": t.name, "gencode": t.gencode, "compute_capability": [t.cc.0, t.cc.1], "spec_file": t.file, "modules": plan.tier_modules(&t.name) }))
         .collect();
     let conversions: Vec<serde_json::Value> = plan
         .conversions
         .iter()
-        .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads }))
+        .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads, "module": plan.tier_modules(&c.tier).get(c.module) }))
         .collect();
     let v = serde_json::json!({ "tiers": tiers, "kernels": kernels, "conversions": conversions, "warnings": warnings });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
@@ -390,7 +460,7 @@ fn report_json(
 /// The output folder is built in a staging folder beside it and replaces it only when every
 /// step succeeded; a failing build leaves it exactly as it was. The new output is complete:
 /// files of tiers no longer built are gone. Under [`CompileMode::NoCubins`] the `cubins/`
-/// folder is carried over as it was (an empty placeholder is added for a tier without one, so
+/// folder is carried over as it was (an empty placeholder is added for a unit without one, so
 /// the Rust's `cubin!` references resolve; `CUBINS_PRESENT` is false).
 pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, BuildError> {
     let (plan, warnings) = plan(&opts.specs, &opts.tiers)?;
@@ -420,30 +490,33 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
     let mut compile_warnings = Vec::new();
     let mut no_cubins = None;
     let resources = if let Some(tc) = &toolchain {
-        let inputs: Vec<String> = generated
-            .files
-            .iter()
-            .filter(|(p, _)| {
-                p.starts_with("cuda/include") || p.starts_with("cuda/kernels-templates")
-            })
-            .map(|(p, t)| format!("{}\n{t}", p.display()))
-            .collect();
-        let jobs: Vec<CompileJob> = plan
-            .specs
-            .tiers
-            .iter()
-            .map(|t| {
-                let source_rel = PathBuf::from(format!("cuda/{}.cu", t.name));
-                let source_text = generated
-                    .files
-                    .iter()
-                    .find(|(p, _)| *p == source_rel)
-                    .map(|(_, s)| s.clone())
-                    .unwrap_or_default();
-                let mut all_inputs = vec![source_text];
-                all_inputs.extend(inputs.iter().cloned());
-                CompileJob {
+        let text_of = |rel: &Path| {
+            generated
+                .files
+                .iter()
+                .find(|(p, _)| p == rel)
+                .map(|(_, t)| t.as_str())
+                .unwrap_or_default()
+        };
+        let abi_rel = PathBuf::from("cuda/include/gemm_abi.h");
+        let abi_input = format!("{}\n{}", abi_rel.display(), text_of(&abi_rel));
+        let mut jobs: Vec<CompileJob> = Vec::new();
+        for t in &plan.specs.tiers {
+            for m in plan.tier_modules(&t.name) {
+                let source_rel = unit_source_path(&t.name, m);
+                let source_text = text_of(&source_rel).to_string();
+                // The cache key: the source, the ABI header and exactly the template headers
+                // it includes, so a template change recompiles only the units that use it.
+                let mut inputs = vec![source_text.clone(), abi_input.clone()];
+                for h in templates::transitive_includes(&source_text) {
+                    inputs.push(format!(
+                        "cuda/kernels-templates/{h}\n{}",
+                        templates::text(h).unwrap_or_default()
+                    ));
+                }
+                jobs.push(CompileJob {
                     tier: t.name.clone(),
+                    module: m.clone(),
                     gencode: t.gencode.clone(),
                     source: source_rel,
                     include_dirs: vec![
@@ -451,10 +524,10 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
                         PathBuf::from("cuda/kernels-templates"),
                     ],
                     workdir: Some(stage.dir().to_path_buf()),
-                    inputs: all_inputs,
-                }
-            })
-            .collect();
+                    inputs,
+                });
+            }
+        }
         let bar = if opts.progress {
             indicatif::ProgressBar::new(jobs.len() as u64)
         } else {
@@ -462,7 +535,7 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         };
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} compiling tiers [{bar:30}] {pos}/{len} {msg}",
+                "{spinner} compiling units [{bar:30}] {pos}/{len} {msg}",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
             .progress_chars("=> "),
@@ -470,10 +543,10 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         bar.enable_steady_tick(std::time::Duration::from_millis(200));
         let scratch = stage.dir().join("cuda");
         let cache = CubinCache::new(&cache_dir);
-        let compiled = compile_all(tc, &cache, &jobs, &scratch, opts.jobs, &|t| {
-            bar.set_message(match t.seconds {
-                Some(s) => format!("{} ({s:.1} s)", t.tier),
-                None => format!("{} (cached)", t.tier),
+        let compiled = compile_all(tc, &cache, &jobs, &scratch, opts.jobs, &|u| {
+            bar.set_message(match u.seconds {
+                Some(s) => format!("{}/{} ({s:.1} s)", u.tier, u.module),
+                None => format!("{}/{} (cached)", u.tier, u.module),
             });
             bar.inc(1);
         });
@@ -493,13 +566,26 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
                 violations,
                 warnings: compile_warnings.clone(),
             })?;
-        for c in compiled {
+        for t in &plan.specs.tiers {
+            let units: Vec<UnitOutcome> = compiled
+                .iter()
+                .filter(|c| c.tier == t.name)
+                .map(|c| UnitOutcome {
+                    module: c.module.clone(),
+                    seconds: c.seconds,
+                    cubin_bytes: c.cubin.len(),
+                })
+                .collect();
+            let timed: Vec<f64> = units.iter().filter_map(|u| u.seconds).collect();
             outcomes.push(TierOutcome {
-                tier: c.tier.clone(),
-                seconds: c.seconds,
-                cubin_bytes: c.cubin.len(),
+                tier: t.name.clone(),
+                seconds: (!timed.is_empty()).then(|| timed.iter().sum()),
+                cubin_bytes: units.iter().map(|u| u.cubin_bytes).sum(),
+                units,
             });
-            stage.put(&PathBuf::from(format!("cubins/{}.cubin", c.tier)), &c.cubin)?;
+        }
+        for c in compiled {
+            stage.put(&unit_cubin_path(&c.tier, &c.module), &c.cubin)?;
         }
         Some(res)
     } else {
@@ -516,15 +602,24 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         }
         let mut placeholders = Vec::new();
         for t in &plan.specs.tiers {
-            let rel = PathBuf::from(format!("{}.cubin", t.name));
-            if !kept.contains(&rel) {
-                stage.put(&Path::new("cubins").join(&rel), &[])?;
-                placeholders.push(t.name.clone());
+            let mut units = Vec::new();
+            for m in plan.tier_modules(&t.name) {
+                let rel = PathBuf::from(format!("{}/{m}.cubin", t.name));
+                if !kept.contains(&rel) {
+                    stage.put(&Path::new("cubins").join(&rel), &[])?;
+                    placeholders.push(format!("{}/{m}", t.name));
+                }
+                units.push(UnitOutcome {
+                    module: m.clone(),
+                    seconds: None,
+                    cubin_bytes: 0,
+                });
             }
             outcomes.push(TierOutcome {
                 tier: t.name.clone(),
                 seconds: None,
                 cubin_bytes: 0,
+                units,
             });
         }
         no_cubins = Some(NoCubinsOutcome {

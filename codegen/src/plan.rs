@@ -1,7 +1,9 @@
 //! The kernel plan: every kernel each tier instantiates, with a global id, a name built from
 //! every axis, its launch shape and shared memory. Everything emitted is derived from this.
 
-use gemm_spec::{ConversionKind, Dtype, DtypeTriple, Family, Op, SpecSet, Tier, Tile};
+use gemm_spec::{
+    ConversionKind, Dtype, DtypeTriple, Family, GridKind, MapOperand, Op, SpecSet, Tier, Tile,
+};
 use thiserror::Error;
 
 /// One kernel to instantiate: a (tier, family, tile, op, dtype) point.
@@ -21,6 +23,25 @@ pub struct PlannedKernel {
     pub threads: u32,
     /// Dynamic shared memory per block, as the spec computes it (checked against the template).
     pub shared_bytes: u64,
+    /// Index into its tier's modules (`Plan::modules`): the compile unit holding it.
+    pub module: usize,
+    /// How its grid covers C (the family's).
+    pub grid: GridKind,
+    /// CTAs a cluster.
+    pub cluster: (u32, u32, u32),
+    /// The tensor maps it reads, one per tensor_map field of its ABI that it uses.
+    pub tensor_maps: Vec<TensorMapPlan>,
+}
+
+/// A tensor map a kernel reads: the ABI field that carries it, the operand, and its box in
+/// elements of the operand as stored (inner = the contiguous dimension) and swizzle in bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorMapPlan {
+    pub field: String,
+    pub operand: MapOperand,
+    pub box_inner: u32,
+    pub box_outer: u32,
+    pub swizzle_bytes: u32,
 }
 
 /// One conversion kernel to instantiate: a (tier, conversion, from, to) point.
@@ -37,6 +58,8 @@ pub struct PlannedConversion {
     pub from: Dtype,
     pub to: Dtype,
     pub threads: u32,
+    /// Index into its tier's modules (`Plan::modules`): the tier's `conversions` unit.
+    pub module: usize,
 }
 
 /// All kernels of all tiers, tiers sorted by name, kernels in spec order within a tier;
@@ -46,6 +69,42 @@ pub struct Plan {
     pub specs: SpecSet,
     pub kernels: Vec<PlannedKernel>,
     pub conversions: Vec<PlannedConversion>,
+    /// Per tier (by tier index), its compile units in order: each family with kernels on the
+    /// tier (in the tier's `families` order), then `conversions` when it has conversions.
+    /// Unit `u` of tier `t` is `cuda/<t>/<u>.cu`, compiled to `cubins/<t>/<u>.cubin`.
+    pub modules: Vec<Vec<String>>,
+}
+
+/// The compile unit of a tier's conversion kernels.
+pub const CONVERSIONS_MODULE: &str = "conversions";
+
+/// The tensor maps a kernel of `family` reads for op `op` and tile `tile`: for each
+/// tensor_map field of its ABI bound to an operand's map, the box its template loads (none for
+/// kinds that do not use TMA, whose kernels ignore the maps).
+pub fn tensor_map_plans(
+    specs: &SpecSet,
+    family: &Family,
+    op: Op,
+    tile: &Tile,
+) -> Vec<TensorMapPlan> {
+    let Some(abi) = specs.abis.get(&family.abi) else {
+        return Vec::new();
+    };
+    abi.fields
+        .iter()
+        .filter_map(|f| {
+            let operand = f.bind.map_operand()?;
+            let (inner, outer, swizzle) =
+                gemm_spec::templates::tensor_map_box(family.kind, op, tile, operand)?;
+            Some(TensorMapPlan {
+                field: f.name.clone(),
+                operand,
+                box_inner: inner,
+                box_outer: outer,
+                swizzle_bytes: swizzle,
+            })
+        })
+        .collect()
 }
 
 /// Conversion kernel names: `convert_<tier>_<conversion>_<from>_<to>`, e.g.
@@ -95,7 +154,14 @@ impl Plan {
     /// Plans every kernel of `specs`; fails only when a reference does not resolve.
     pub fn new(specs: SpecSet) -> Result<Plan, PlanError> {
         let mut kernels = Vec::new();
+        let mut modules: Vec<Vec<String>> = Vec::new();
         for (tier_index, tier) in specs.tiers.iter().enumerate() {
+            let mut units: Vec<String> = Vec::new();
+            for fam in &tier.families {
+                if tier.tiles.iter().any(|t| &t.family == fam) && !units.contains(fam) {
+                    units.push(fam.clone());
+                }
+            }
             for tile in &tier.tiles {
                 let owner = || format!("tile {}.{} of tier {}", tile.family, tile.name, tier.name);
                 let family = specs.families.get(&tile.family).ok_or_else(|| PlanError {
@@ -110,6 +176,13 @@ impl Plan {
                         name: family.contract.clone(),
                     });
                 }
+                let module = match units.iter().position(|u| *u == family.name) {
+                    Some(i) => i,
+                    None => {
+                        units.push(family.name.clone());
+                        units.len() - 1
+                    }
+                };
                 for &(op, dtype) in &family.variants {
                     kernels.push(PlannedKernel {
                         id: kernels.len(),
@@ -123,12 +196,24 @@ impl Plan {
                         tile: tile.clone(),
                         threads: tile.threads(),
                         shared_bytes: gemm_spec::shared_bytes_for(family, tile, dtype),
+                        module,
+                        grid: family.grid,
+                        cluster: tile.cluster(),
+                        tensor_maps: tensor_map_plans(&specs, family, op, tile),
                     });
                 }
             }
+            if specs.conversions.values().any(|c| !c.variants.is_empty()) {
+                units.push(CONVERSIONS_MODULE.to_string());
+            }
+            modules.push(units);
         }
         let mut conversions = Vec::new();
         for (tier_index, tier) in specs.tiers.iter().enumerate() {
+            let module = modules[tier_index]
+                .iter()
+                .position(|u| u == CONVERSIONS_MODULE)
+                .unwrap_or(0);
             for c in specs.conversions.values() {
                 for &(from, to) in &c.variants {
                     // Validation admits only pairs that have a kind.
@@ -145,6 +230,7 @@ impl Plan {
                         from,
                         to,
                         threads: c.threads,
+                        module,
                     });
                 }
             }
@@ -153,7 +239,37 @@ impl Plan {
             specs,
             kernels,
             conversions,
+            modules,
         })
+    }
+
+    /// The compile units of a tier, by name (empty for a tier not in the plan).
+    pub fn tier_modules(&self, tier: &str) -> &[String] {
+        self.specs
+            .tiers
+            .iter()
+            .position(|t| t.name == tier)
+            .and_then(|i| self.modules.get(i))
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// The kernels of one compile unit of a tier.
+    pub fn module_kernels<'a>(
+        &'a self,
+        tier: &'a str,
+        module: usize,
+    ) -> impl Iterator<Item = &'a PlannedKernel> {
+        self.tier_kernels(tier).filter(move |k| k.module == module)
+    }
+
+    /// The conversions of one compile unit of a tier.
+    pub fn module_conversions<'a>(
+        &'a self,
+        tier: &'a str,
+        module: usize,
+    ) -> impl Iterator<Item = &'a PlannedConversion> {
+        self.tier_conversions(tier)
+            .filter(move |c| c.module == module)
     }
 
     pub fn tier_conversions<'a>(
@@ -185,7 +301,9 @@ impl Plan {
         })
     }
 
-    /// Launch grid of a kernel for a GEMM of m x n (the `tiles` grid kind); empty when m or n is 0.
+    /// Output tiles of a kernel for a GEMM of m x n: (ceil(m / tile.m), ceil(n / tile.n), 1);
+    /// the launch grid of the `tiles` grid kind (empty when m or n is 0). A persistent kernel
+    /// launches min(tiles, co-resident CTAs) instead, which depends on the device.
     pub fn grid(kernel: &PlannedKernel, m: u64, n: u64) -> (u64, u64, u64) {
         (
             m.div_ceil(kernel.tile.m as u64),

@@ -288,7 +288,8 @@ fn build_without_cubins_writes_once_then_nothing() {
         "rust/kernels.rs",
         "rust/dispatch.rs",
         "rust/resources.rs",
-        "cuda/sm90a.cu",
+        "cuda/sm90a/fma.cu",
+        "cuda/sm90a/conversions.cu",
         "cuda/include/gemm_abi.h",
         "report.json",
     ] {
@@ -396,33 +397,62 @@ fn no_cubins_keeps_existing_cubins_and_says_so() {
     };
     let (ok, stdout, err) = build("sm90a");
     assert!(ok, "{err}");
-    assert!(
-        stdout.contains("--no-cubins: generated sources and Rust only; cubins/ left as it was (0 files), empty placeholder for sm90a"),
-        "{stdout}"
+    // One placeholder a compile unit of the tier: its families, then its conversions.
+    let specs = gemm_spec::load_dir(std::path::Path::new("../specs"))
+        .unwrap()
+        .specs;
+    let units: Vec<String> = specs
+        .tier("sm90a")
+        .unwrap()
+        .families
+        .iter()
+        .map(|f| format!("sm90a/{f}"))
+        .chain(["sm90a/conversions".to_string()])
+        .collect();
+    let said = format!(
+        "--no-cubins: generated sources and Rust only; cubins/ left as it was (0 files), empty placeholder for {}",
+        units.join(", ")
     );
-    assert_eq!(std::fs::read(out.join("cubins/sm90a.cubin")).unwrap(), b"");
+    assert!(stdout.contains(&said), "{said}\n{stdout}");
+    assert_eq!(
+        std::fs::read(out.join("cubins/sm90a/fma.cubin")).unwrap(),
+        b""
+    );
     // Cubins from an earlier compiled build (stand-ins here) are neither truncated nor removed.
-    std::fs::write(out.join("cubins/sm90a.cubin"), b"compiled sm90a").unwrap();
-    std::fs::write(out.join("cubins/sm80.cubin"), b"compiled sm80").unwrap();
+    std::fs::write(out.join("cubins/sm90a/fma.cubin"), b"compiled sm90a").unwrap();
+    std::fs::create_dir_all(out.join("cubins/sm80")).unwrap();
+    std::fs::write(out.join("cubins/sm80/fma.cubin"), b"compiled sm80").unwrap();
     let (ok, stdout, err) = build("sm80");
     assert!(ok, "{err}");
-    assert!(
-        stdout.contains("cubins/ left as it was (2 files); the Rust says no cubins are present"),
-        "{stdout}"
+    // Kept: sm90a's placeholders and the stand-in for sm80/fma; placeholders for sm80's other units.
+    let sm80: Vec<String> = specs
+        .tier("sm80")
+        .unwrap()
+        .families
+        .iter()
+        .filter(|f| *f != "fma")
+        .map(|f| format!("sm80/{f}"))
+        .chain(["sm80/conversions".to_string()])
+        .collect();
+    let said = format!(
+        "cubins/ left as it was ({} files), empty placeholder for {} (no cubin yet); the Rust says no cubins are present",
+        units.len() + 1,
+        sm80.join(", ")
     );
+    assert!(stdout.contains(&said), "{said}\n{stdout}");
     assert_eq!(
-        std::fs::read(out.join("cubins/sm90a.cubin")).unwrap(),
+        std::fs::read(out.join("cubins/sm90a/fma.cubin")).unwrap(),
         b"compiled sm90a"
     );
     assert_eq!(
-        std::fs::read(out.join("cubins/sm80.cubin")).unwrap(),
+        std::fs::read(out.join("cubins/sm80/fma.cubin")).unwrap(),
         b"compiled sm80"
     );
-    // The rest of the output is sm80's alone: sm90a's source is gone, the Rust names sm80 only.
-    assert!(out.join("cuda/sm80.cu").exists());
-    assert!(!out.join("cuda/sm90a.cu").exists());
+    // The rest of the output is sm80's alone: sm90a's sources are gone, the Rust names sm80 only.
+    assert!(out.join("cuda/sm80/fma.cu").exists());
+    assert!(!out.join("cuda/sm90a").exists());
     let kernels = std::fs::read_to_string(out.join("rust/kernels.rs")).unwrap();
-    assert!(kernels.contains("cubin!(\"sm80\")") && !kernels.contains("cubin!(\"sm90a\")"));
+    assert!(kernels.contains("cubin!(\"sm80\", \"fma\")") && !kernels.contains("cubin!(\"sm90a\""));
     let resources = std::fs::read_to_string(out.join("rust/resources.rs")).unwrap();
     assert!(
         resources.contains("CUBINS_PRESENT: bool = false"),
@@ -491,7 +521,7 @@ fn a_failed_nvcc_leaves_the_old_output_and_a_removed_tier_disappears() {
     for tier in ["sm80", "sm90a"] {
         assert!(
             err.contains(&format!(
-                "warning: tier {tier}: cuda/{tier}.cu(1): warning #177-D: fake front-end warning"
+                "warning: tier {tier}: cuda/{tier}/fma.cu(1): warning #177-D: fake front-end warning"
             )),
             "{err}"
         );
@@ -504,12 +534,15 @@ fn a_failed_nvcc_leaves_the_old_output_and_a_removed_tier_disappears() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     let warnings = report["warnings"].as_array().unwrap();
-    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    // A front-end and a ptxas warning from each compile unit (one a family, and conversions).
+    let (plan, _) = gemm_codegen::pipeline::plan(&specs, &["sm80".into(), "sm90a".into()]).unwrap();
+    let units: usize = plan.modules.iter().map(Vec::len).sum();
+    assert_eq!(warnings.len(), 2 * units, "{warnings:?}");
     assert!(warnings
         .iter()
         .any(|w| w["tier"] == "sm80" && w["kernel"].is_string()));
     let good = snapshot(&out);
-    assert!(good.contains_key(Path::new("cubins/sm80.cubin")));
+    assert!(good.contains_key(Path::new("cubins/sm80/fma.cubin")));
 
     // A no-change rebuild writes nothing and keeps every file's time.
     let (ok, stdout, err) = gemm_aot_env(&args, &env);
@@ -527,8 +560,8 @@ fn a_failed_nvcc_leaves_the_old_output_and_a_removed_tier_disappears() {
     let (ok, _, err) = gemm_aot_env(&args, &fail_env);
     assert!(!ok);
     assert!(
-        err.contains("nvcc failed on tier sm90a (sm90a.cu)")
-            && err.contains("cuda/sm90a.cu(1): error: fake failure"),
+        err.contains("nvcc failed on tier sm90a (cuda/sm90a/fma.cu)")
+            && err.contains("cuda/sm90a/fma.cu(1): error: fake failure"),
         "{err}"
     );
     assert_eq!(
@@ -559,12 +592,12 @@ fn a_failed_nvcc_leaves_the_old_output_and_a_removed_tier_disappears() {
     );
     assert!(ok, "{err}");
     assert!(stdout.contains("removed"), "{stdout}");
-    assert!(!out.join("cubins/sm80.cubin").exists());
-    assert!(!out.join("cuda/sm80.cu").exists());
+    assert!(!out.join("cubins/sm80").exists());
+    assert!(!out.join("cuda/sm80").exists());
     let now = snapshot(&out);
     assert_eq!(
-        now[Path::new("cubins/sm90a.cubin")],
-        good[Path::new("cubins/sm90a.cubin")],
+        now[Path::new("cubins/sm90a/fma.cubin")],
+        good[Path::new("cubins/sm90a/fma.cubin")],
         "unchanged files keep their bytes and time"
     );
     assert!(
@@ -593,7 +626,7 @@ fn a_failed_resource_check_leaves_the_old_output() {
     let (ok, _, err) = gemm_aot(&args);
     assert!(ok, "{err}");
     let good = snapshot(&out);
-    assert!(good[Path::new("cubins/sm80.cubin")]
+    assert!(good[Path::new("cubins/sm80/fma.cubin")]
         .0
         .starts_with(b"\x7fELF"));
     let sm80 = specs.join("sm80.toml");

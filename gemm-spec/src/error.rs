@@ -45,12 +45,32 @@ pub enum SpecErrorKind {
     OrphanItems { what: &'static str },
     #[error("{what} name `{name}` must be lowercase letters and digits, starting with a letter")]
     BadName { what: &'static str, name: String },
+    #[error("{what} name `{name}` is reserved: {why}")]
+    ReservedName {
+        what: &'static str,
+        name: String,
+        why: &'static str,
+    },
     #[error(
         "contract name `{name}` must be lowercase letters, digits and `-`, starting with a letter"
     )]
     BadContractName { name: String },
     #[error("{0}")]
     UnknownWord(String),
+    #[error("tile {family}.{tile}: {problem}")]
+    TileKey {
+        family: String,
+        tile: String,
+        /// The key at fault.
+        key: String,
+        problem: String,
+    },
+    #[error("route {rule}: unaligned kernel `{kernel}` {problem}")]
+    RouteUnaligned {
+        rule: u32,
+        kernel: String,
+        problem: String,
+    },
     #[error("{what} `{name}` is not defined; defined: {known}")]
     UnknownReference {
         what: &'static str,

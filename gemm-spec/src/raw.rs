@@ -71,6 +71,8 @@ pub struct RawAbiField {
     pub name: String,
     #[serde(rename = "type")]
     pub ty: String,
+    /// What fills the field (`a.tensor_map`, `m`, ...); the field's name when omitted.
+    pub bind: Option<String>,
     #[serde(default)]
     pub doc: String,
 }
@@ -134,28 +136,19 @@ fn default_registers_per_block() -> u32 {
     65536
 }
 
+/// A `[[tile]]`: the common keys, and the parameters of the family's kind (checked against
+/// the kind's keys when the family is known, so they are collected here as written).
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct RawTile {
     pub family: String,
     pub name: String,
     pub m: u32,
     pub n: u32,
     pub k: u32,
-    #[serde(default = "one")]
-    pub stages: u32,
-    #[serde(default = "one")]
-    pub thread_m: u32,
-    #[serde(default = "one")]
-    pub thread_n: u32,
-    #[serde(default = "one")]
-    pub k_split: u32,
-    /// Blocks per SM the compiler must leave room for (`__launch_bounds__`'s second value).
-    pub min_blocks: Option<u32>,
-}
-
-fn one() -> u32 {
-    1
+    /// Every other key: `stages`, `thread_m`, ... for scalar tiles, `consumers`, ... for
+    /// wgmma tiles (see `model::TileKind::keys`).
+    #[serde(flatten)]
+    pub params: BTreeMap<String, toml::Value>,
 }
 
 /// A value that may be written as one string or a list of strings.
@@ -194,4 +187,7 @@ pub struct RawRoute {
     pub k: Option<RawRange>,
     /// `family.tile`, e.g. `fma.thin`.
     pub kernel: String,
+    /// `family.tile` of a plain-load kernel of the same contract, used when TMA cannot take
+    /// an operand; routes to TMA kernels only (and they must have it).
+    pub unaligned: Option<String>,
 }

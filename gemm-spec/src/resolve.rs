@@ -118,6 +118,18 @@ pub(crate) fn resolve(
     for f in files {
         for (name, raw) in &f.raw.family {
             let at = f.at(raw.span());
+            if name == RESERVED_MODULE {
+                sink.push(
+                    at.clone(),
+                    SpecErrorKind::ReservedName {
+                        what: "family",
+                        name: name.clone(),
+                        why: "each family compiles to cuda/<tier>/<family>.cu, and conversions.cu holds the conversion kernels",
+                    },
+                );
+                sink.broken.insert(("family", name.clone()));
+                continue;
+            }
             if check_name(&mut sink, &at, "family", name) && define(&mut sink, "family", name, &at)
             {
                 match resolve_family(&mut sink, &specs, f, at, name, raw.get_ref()) {
@@ -181,6 +193,10 @@ pub(crate) fn resolve(
     }
     (sink.errors.len() == before).then_some((specs, warnings))
 }
+
+/// The compile unit of a tier's conversion kernels (`cuda/<tier>/conversions.cu`); no family
+/// may take the name.
+pub const RESERVED_MODULE: &str = "conversions";
 
 /// Contract names also allow `-` (`fma-k256`): they appear in generated comments and strings,
 /// never as identifiers.
@@ -410,11 +426,62 @@ fn resolve_abi(sink: &mut Sink, at: &Location, name: &str, raw: &RawAbi) -> Opti
             ok = false;
             continue;
         };
+        let word = f.bind.as_deref().unwrap_or(&f.name);
+        let Some(bind) = BindSource::parse(word) else {
+            let words: Vec<&str> = BindSource::ALL.iter().map(|(w, _, _)| *w).collect();
+            let how = if f.bind.is_some() {
+                format!("binds `{word}`, which")
+            } else {
+                format!("has no `bind`, and its name `{word}`")
+            };
+            problem(
+                sink,
+                &f.name,
+                format!(
+                    "{how} is not a source of launch arguments; give `bind` one of {}",
+                    words.join(", ")
+                ),
+            );
+            ok = false;
+            continue;
+        };
+        if !bind.fits(ty) {
+            problem(
+                sink,
+                &f.name,
+                format!(
+                    "has type {} but binds {bind}, a {} value",
+                    f.ty,
+                    match bind.ty() {
+                        SourceType::Pointer => "device-address",
+                        SourceType::TensorMap => "tensor_map",
+                        SourceType::I32 => "i32",
+                        SourceType::U32 => "u32",
+                        SourceType::F32 => "f32",
+                    }
+                ),
+            );
+            ok = false;
+            continue;
+        }
+        if let Some(other) = fields.iter().find(|g| g.bind == bind) {
+            problem(
+                sink,
+                &f.name,
+                format!(
+                    "binds {bind}, which field `{}` binds already: each source fills one field",
+                    other.name
+                ),
+            );
+            ok = false;
+            continue;
+        }
         offset = offset.next_multiple_of(ty.align());
         align = align.max(ty.align());
         fields.push(AbiField {
             name: f.name.clone(),
             ty,
+            bind,
             doc: f.doc.clone(),
             offset,
         });
@@ -716,18 +783,65 @@ fn resolve_family(
             None => word(
                 sink,
                 format!(
-                    "unknown shared-memory term `{term}`; expected operands, totals, partials or slices"
+                    "unknown shared-memory term `{term}`; expected operands, totals, partials, slices, alignment, barriers or padded_step"
                 ),
             ),
         }
     }
     let grid = match raw.grid.as_str() {
         "tiles" => Some(GridKind::Tiles),
+        "persistent" => Some(GridKind::Persistent),
         other => {
-            word(sink, format!("unknown grid `{other}`; expected tiles"));
+            word(
+                sink,
+                format!("unknown grid `{other}`; expected tiles or persistent"),
+            );
             None
         }
     };
+    let kind = template.map(|g| g.rules.kind());
+    if let (Some(kind), Some(grid)) = (kind, grid) {
+        if kind.persistent() != (grid == GridKind::Persistent) {
+            let want = if kind.persistent() {
+                GridKind::Persistent
+            } else {
+                GridKind::Tiles
+            };
+            mismatch(
+                sink,
+                &at,
+                format!(
+                    "is a {} kernel, whose grid is grid = \"{}\"; the family says grid = \"{}\" (only templates with a persistent scheduler walk tiles on a persistent grid)",
+                    kind.as_str(),
+                    want.as_str(),
+                    grid.as_str()
+                ),
+            );
+        }
+    }
+    if let (Some(kind), Some(abi)) = (kind, specs.abis.get(&raw.abi)) {
+        if kind.uses_tma() {
+            for (field, source) in [
+                ("a_map", BindSource::ATensorMap),
+                ("b_map", BindSource::BTensorMap),
+            ] {
+                let has = abi
+                    .fields
+                    .iter()
+                    .any(|f| f.name == field && f.ty == FieldType::TensorMap && f.bind == source);
+                if !has {
+                    mismatch(
+                        sink,
+                        &at,
+                        format!(
+                            "loads A and B through TMA from args.a_map and args.b_map; ABI struct {} has no field `{field}` of type tensor_map bound to {source}",
+                            abi.name
+                        ),
+                    );
+                }
+            }
+        }
+    }
     if let (Some(g), Some(staging)) = (template, staging) {
         if g.staging != staging {
             let want = match g.staging {
@@ -769,6 +883,19 @@ fn resolve_family(
                     names(&shared)
                 ),
             );
+        }
+        if let (Some(why), Some(inst)) = (g.arch_specific, specs.instructions.get(&raw.instruction))
+        {
+            if !inst.arch_specific {
+                mismatch(
+                    sink,
+                    &at,
+                    format!(
+                        "needs an arch-specific target ({why}), but the family's instruction {} is not arch_specific: name an arch-specific instruction",
+                        inst.name
+                    ),
+                );
+            }
         }
         if let (Some(((major, minor), why)), Some(inst)) =
             (g.min_cc, specs.instructions.get(&raw.instruction))
@@ -836,6 +963,19 @@ fn resolve_family(
                         contract_acc: contract_acc.map(|a| a.to_string()).unwrap_or_default(),
                     },
                 ),
+                Ok(d) if template
+                    .and_then(|g| g.operand_bytes)
+                    .is_some_and(|b| b != d.ab.size_bytes()) =>
+                {
+                    mismatch(
+                        sink,
+                        &d_at,
+                        format!(
+                            "takes A and B of {} bytes an element (bf16, f16); the family lists variant {op} {d}",
+                            template.and_then(|g| g.operand_bytes).unwrap_or_default()
+                        ),
+                    )
+                }
                 Ok(d) => variants.push((op, d)),
                 Err(e) => sink.push(d_at, SpecErrorKind::UnknownWord(e.to_string())),
             }
@@ -859,6 +999,7 @@ fn resolve_family(
         policy: policy?,
         abi: raw.abi.clone(),
         instruction: raw.instruction.clone(),
+        kind: kind?,
         staging: staging?,
         shared,
         grid: grid?,
@@ -1122,7 +1263,27 @@ fn resolve_tier(
             continue;
         }
         first_tile.insert(key, t_at.clone());
-        match resolve_tile(sink, specs, &tier, t_at, raw) {
+        let span = t.span();
+        let key_at = |key: &str| -> Location {
+            // The line of `key = ...` inside the tile's table, else the table's line.
+            // The table runs from its header to the next header (the span may cover less).
+            let text = f.text.get(span.start..).unwrap_or_default();
+            let mut offset = 0;
+            for (i, line) in text.split_inclusive('\n').enumerate() {
+                let l = line.trim_start();
+                if i > 0 && l.starts_with('[') {
+                    break;
+                }
+                if let Some(rest) = l.strip_prefix(key) {
+                    if rest.trim_start().starts_with('=') {
+                        return f.at(span.start + offset..span.start + offset);
+                    }
+                }
+                offset += line.len();
+            }
+            f.at(span.clone())
+        };
+        match resolve_tile(sink, specs, &tier, t_at, &key_at, raw) {
             Some(tile) => tier.tiles.push(tile),
             None => {
                 for name in [raw.name.clone(), raw.name.to_lowercase()] {
@@ -1144,6 +1305,7 @@ fn resolve_tile(
     specs: &SpecSet,
     tier: &Tier,
     at: Location,
+    key_at: &dyn Fn(&str) -> Location,
     raw: &RawTile,
 ) -> Option<Tile> {
     if !check_name(sink, &at, "tile", &raw.name) {
@@ -1161,54 +1323,73 @@ fn resolve_tile(
     }
     let family = specs.families.get(&raw.family)?;
     let inst = specs.instructions.get(&family.instruction)?;
+    let before = sink.errors.len();
+    let item = format!(
+        "tile {}.{} {}x{}x{}",
+        raw.family, raw.name, raw.m, raw.n, raw.k
+    );
+    let params = tile_params(sink, key_at, family, raw)?;
     let tile = Tile {
         family: raw.family.clone(),
         name: raw.name.clone(),
         m: raw.m,
         n: raw.n,
         k: raw.k,
-        stages: raw.stages,
-        thread_m: raw.thread_m,
-        thread_n: raw.thread_n,
-        k_split: raw.k_split,
-        min_blocks: raw.min_blocks,
+        params,
         location: at.clone(),
     };
-    let before = sink.errors.len();
-    let item = format!(
-        "tile {}.{} {}x{}x{}",
-        tile.family, tile.name, tile.m, tile.n, tile.k
-    );
-    for (key, value, why) in [
+    let mut zeros: Vec<(&'static str, u32, &'static str)> = vec![
         ("m", tile.m, "a tile covers at least one row of C"),
         ("n", tile.n, "a tile covers at least one column of C"),
         ("k", tile.k, "a tile steps K by at least one"),
         (
             "stages",
-            tile.stages,
+            tile.stages(),
             "a tile needs at least one shared-memory stage",
         ),
-        (
-            "thread_m",
-            tile.thread_m,
-            "each thread computes at least one row of C",
-        ),
-        (
-            "thread_n",
-            tile.thread_n,
-            "each thread computes at least one column of C",
-        ),
-        (
-            "k_split",
-            tile.k_split,
-            "a block reduces at least one K chunk",
-        ),
-        (
-            "min_blocks",
-            tile.min_blocks.unwrap_or(1),
-            "an SM holds at least one block (leave min_blocks out for no occupancy bound)",
-        ),
-    ] {
+    ];
+    match &tile.params {
+        TileParams::Scalar(p) => zeros.extend([
+            (
+                "thread_m",
+                p.thread_m,
+                "each thread computes at least one row of C",
+            ),
+            (
+                "thread_n",
+                p.thread_n,
+                "each thread computes at least one column of C",
+            ),
+            ("k_split", p.k_split, "a block reduces at least one K chunk"),
+            (
+                "min_blocks",
+                p.min_blocks.unwrap_or(1),
+                "an SM holds at least one block (leave min_blocks out for no occupancy bound)",
+            ),
+        ]),
+        TileParams::WgmmaTma(p) => zeros.extend([
+            (
+                "consumers",
+                p.consumers,
+                "a tile has at least one consumer warpgroup",
+            ),
+            ("cluster_m", p.cluster_m, "a cluster holds at least one CTA"),
+        ]),
+        TileParams::MmaDecodeTma(_) => {}
+        TileParams::MmaGemm(p) => zeros.extend([
+            (
+                "warps_m",
+                p.warps_m,
+                "a block has at least one warp along M",
+            ),
+            (
+                "warps_n",
+                p.warps_n,
+                "a block has at least one warp along N",
+            ),
+        ]),
+    }
+    for (key, value, why) in zeros {
         if value == 0 {
             sink.push(
                 at.clone(),
@@ -1223,7 +1404,7 @@ fn resolve_tile(
     if sink.errors.len() != before {
         return None;
     }
-    if let Some(b) = tile.min_blocks.filter(|&b| b > BLOCKS_PER_SM_MAX) {
+    if let Some(b) = tile.min_blocks().filter(|&b| b > BLOCKS_PER_SM_MAX) {
         sink.push(
             at.clone(),
             SpecErrorKind::MinBlocks {
@@ -1266,43 +1447,43 @@ fn resolve_tile(
             shape_err(sink, dim, value, multiple, inst_why.clone());
         }
     }
-    if !tile.m.is_multiple_of(tile.thread_m) {
-        shape_err(
-            sink,
-            "m",
-            tile.m,
-            tile.thread_m,
-            "each thread computes thread_m rows".into(),
-        );
-    }
-    if !tile.n.is_multiple_of(tile.thread_n) {
-        shape_err(
-            sink,
-            "n",
-            tile.n,
-            tile.thread_n,
-            "each thread computes thread_n columns".into(),
-        );
+    if let TileParams::Scalar(p) = &tile.params {
+        if !tile.m.is_multiple_of(p.thread_m) {
+            shape_err(
+                sink,
+                "m",
+                tile.m,
+                p.thread_m,
+                "each thread computes thread_m rows".into(),
+            );
+        }
+        if !tile.n.is_multiple_of(p.thread_n) {
+            shape_err(
+                sink,
+                "n",
+                tile.n,
+                p.thread_n,
+                "each thread computes thread_n columns".into(),
+            );
+        }
     }
     if let Some(TemplateKind::Gemm(g)) = templates::find(&family.template).map(|t| &t.kind) {
-        for limit in g.limits {
-            if !(limit.holds)(&tile) {
-                sink.push(
-                    at.clone(),
-                    SpecErrorKind::TemplateLimit {
-                        family: tile.family.clone(),
-                        tile: tile.name.clone(),
-                        m: tile.m,
-                        n: tile.n,
-                        k: tile.k,
-                        template: family.template.clone(),
-                        key: limit.key,
-                        value: (limit.value)(&tile),
-                        rule: limit.rule,
-                        why: limit.why,
-                    },
-                );
-            }
+        for (key, value, rule, why) in g.rules.broken(&tile) {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::TemplateLimit {
+                    family: tile.family.clone(),
+                    tile: tile.name.clone(),
+                    m: tile.m,
+                    n: tile.n,
+                    k: tile.k,
+                    template: family.template.clone(),
+                    key,
+                    value,
+                    rule,
+                    why,
+                },
+            );
         }
     }
     if sink.errors.len() != before {
@@ -1345,6 +1526,132 @@ fn resolve_tile(
     Some(tile)
 }
 
+/// Reads a tile's kind parameters: every key must be one of the kind's, each value a whole
+/// number (`scheduler` a word); omitted keys take the kind's default or are errors.
+fn tile_params(
+    sink: &mut Sink,
+    key_at: &dyn Fn(&str) -> Location,
+    family: &Family,
+    raw: &RawTile,
+) -> Option<TileParams> {
+    let before = sink.errors.len();
+    let kind = family.kind;
+    let keys = kind.keys();
+    let err = |sink: &mut Sink, key: &str, problem: String| {
+        sink.push(
+            key_at(key),
+            SpecErrorKind::TileKey {
+                family: raw.family.clone(),
+                tile: raw.name.clone(),
+                key: key.to_string(),
+                problem,
+            },
+        )
+    };
+    for key in raw.params.keys() {
+        if !keys.contains(&key.as_str()) {
+            err(
+                sink,
+                key,
+                format!(
+                    "`{key}` is not a parameter of a {} tile (family {}, template {}); its keys are family, name, m, n, k, {}",
+                    kind.as_str(),
+                    family.name,
+                    family.template,
+                    keys.join(", ")
+                ),
+            );
+        }
+    }
+    let int = |sink: &mut Sink, key: &str, default: Option<u32>| -> Option<u32> {
+        match raw.params.get(key) {
+            None if default.is_some() => default,
+            None => {
+                err(
+                    sink,
+                    key,
+                    format!(
+                        "needs `{key}`: a {} tile has no default for it",
+                        kind.as_str()
+                    ),
+                );
+                None
+            }
+            Some(toml::Value::Integer(i)) => match u32::try_from(*i) {
+                Ok(v) => Some(v),
+                Err(_) => {
+                    err(
+                        sink,
+                        key,
+                        format!("`{key}` = {i} is not a whole number from 0 to {}", u32::MAX),
+                    );
+                    None
+                }
+            },
+            Some(v) => {
+                err(sink, key, format!("`{key}` = {v} must be a whole number"));
+                None
+            }
+        }
+    };
+    let params = match kind {
+        TileKind::Scalar => {
+            let stages = int(sink, "stages", Some(1));
+            let thread_m = int(sink, "thread_m", Some(1));
+            let thread_n = int(sink, "thread_n", Some(1));
+            let k_split = int(sink, "k_split", Some(1));
+            let min_blocks = match raw.params.get("min_blocks") {
+                None => None,
+                Some(_) => Some(int(sink, "min_blocks", None)?),
+            };
+            TileParams::Scalar(ScalarParams {
+                stages: stages?,
+                thread_m: thread_m?,
+                thread_n: thread_n?,
+                k_split: k_split?,
+                min_blocks,
+            })
+        }
+        TileKind::WgmmaTma => {
+            let stages = int(sink, "stages", None);
+            let consumers = int(sink, "consumers", None);
+            let cluster_m = int(sink, "cluster_m", Some(1));
+            let scheduler = match raw.params.get("scheduler") {
+                None => Some(Scheduler::Persistent),
+                Some(toml::Value::String(w)) if w == "persistent" => Some(Scheduler::Persistent),
+                Some(v) => {
+                    err(
+                        sink,
+                        "scheduler",
+                        format!("`scheduler` = {v} is not a scheduler of template {}; expected \"persistent\"", family.template),
+                    );
+                    None
+                }
+            };
+            TileParams::WgmmaTma(WgmmaTmaParams {
+                stages: stages?,
+                consumers: consumers?,
+                cluster_m: cluster_m?,
+                scheduler: scheduler?,
+            })
+        }
+        TileKind::MmaDecodeTma => TileParams::MmaDecodeTma(MmaDecodeTmaParams {
+            stages: int(sink, "stages", None)?,
+        }),
+        TileKind::MmaGemm => {
+            let stages = int(sink, "stages", Some(1));
+            let warps_m = int(sink, "warps_m", None);
+            let warps_n = int(sink, "warps_n", None);
+            TileParams::MmaGemm(MmaGemmParams {
+                stages: stages?,
+                warps_m: warps_m?,
+                warps_n: warps_n?,
+            })
+        }
+    };
+    (sink.errors.len() == before).then_some(params)
+}
+
 /// Shared memory a tile of this family needs, for its largest operand type: the budget a tier
 /// must allow.
 pub fn shared_bytes(family: &Family, tile: &Tile) -> u64 {
@@ -1368,18 +1675,24 @@ pub fn shared_bytes_for(family: &Family, tile: &Tile, d: DtypeTriple) -> u64 {
         .shared
         .iter()
         .map(|term| match term {
-            SharedTerm::Operands => (tile.stages as u64)
+            SharedTerm::Operands => (tile.stages() as u64)
                 .saturating_mul(m.saturating_mul(k).saturating_add(k.saturating_mul(n)))
                 .saturating_mul(elem),
             SharedTerm::Totals => m.saturating_mul(n).saturating_mul(4),
-            SharedTerm::Partials => (tile.k_split as u64)
+            SharedTerm::Partials => (tile.k_split() as u64)
                 .saturating_mul(m)
                 .saturating_mul(n)
                 .saturating_mul(4),
-            SharedTerm::Slices => (tile.stages as u64)
-                .saturating_mul(tile.k_split as u64)
+            SharedTerm::Slices => (tile.stages() as u64)
+                .saturating_mul(tile.k_split() as u64)
                 .saturating_mul(32)
                 .saturating_mul(m.saturating_add(n))
+                .saturating_mul(elem),
+            SharedTerm::Alignment => SHARED_ALIGNMENT_SLACK,
+            SharedTerm::Barriers => (tile.stages() as u64).saturating_mul(BARRIER_BYTES_PER_STAGE),
+            SharedTerm::PaddedStep => m
+                .saturating_add(n)
+                .saturating_mul(k.saturating_add(8))
                 .saturating_mul(elem),
         })
         .fold(0u64, u64::saturating_add)
@@ -1529,6 +1842,10 @@ fn resolve_route(
     let (Some(m), Some(n), Some(k)) = (m, n, k) else {
         return;
     };
+    let unaligned = match resolve_unaligned(sink, specs, tier, rule, &at, family, raw) {
+        Ok(u) => u,
+        Err(()) => return,
+    };
     let dtype_words = raw.dtype.items();
     for op in ops {
         let dtypes: Vec<DtypeTriple> = if dtype_words == ["any"] {
@@ -1557,6 +1874,22 @@ fn resolve_route(
             v
         };
         for dtype in dtypes {
+            if let Some((u, ufam)) = &unaligned {
+                if !ufam.has_variant(op, dtype) {
+                    sink.push(
+                        at.clone(),
+                        SpecErrorKind::RouteUnaligned {
+                            rule,
+                            kernel: u.to_string(),
+                            problem: format!(
+                                "has no {op} {dtype} variant, which the route serves: family {} does not list it",
+                                ufam.name
+                            ),
+                        },
+                    );
+                    continue;
+                }
+            }
             tier.routes.push(Route {
                 rule,
                 policy,
@@ -1567,10 +1900,126 @@ fn resolve_route(
                 k,
                 family: fam_name.to_string(),
                 tile: tile_name.to_string(),
+                unaligned: unaligned.as_ref().map(|(u, _)| u.clone()),
                 location: at.clone(),
             });
         }
     }
+}
+
+/// A route's `unaligned` kernel: present exactly when the route's family loads through TMA;
+/// a tile of the tier whose family has the route family's contract and policy and does not
+/// use TMA. `Err` after an error; the (op, dtype) variants are checked per expanded route.
+fn resolve_unaligned<'s>(
+    sink: &mut Sink,
+    specs: &'s SpecSet,
+    tier: &Tier,
+    rule: u32,
+    at: &Location,
+    family: &Family,
+    raw: &RawRoute,
+) -> Result<Option<(TileRef, &'s Family)>, ()> {
+    let Some(word) = &raw.unaligned else {
+        if family.kind.uses_tma() {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::RouteKernel {
+                    rule,
+                    kernel: raw.kernel.clone(),
+                    problem: format!(
+                        "is a {} kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract {} for operands TMA cannot take",
+                        family.kind.as_str(),
+                        family.contract
+                    ),
+                },
+            );
+            return Err(());
+        }
+        return Ok(None);
+    };
+    let problem = |sink: &mut Sink, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::RouteUnaligned {
+                rule,
+                kernel: word.clone(),
+                problem,
+            },
+        );
+        Err(())
+    };
+    if !family.kind.uses_tma() {
+        return problem(
+            sink,
+            format!(
+                "is given, but the route's kernel {} is a {} kernel, which does not load through TMA: only routes to TMA kernels have an unaligned kernel",
+                raw.kernel,
+                family.kind.as_str()
+            ),
+        );
+    }
+    let Some((fam_name, tile_name)) = word.split_once('.') else {
+        return problem(sink, "must read `family.tile`, e.g. `mma.wide`".into());
+    };
+    if !tier.families.iter().any(|f| f == fam_name) {
+        return problem(
+            sink,
+            format!(
+                "names family {fam_name}, which tier {} does not use (families: {})",
+                tier.name,
+                tier.families.join(", ")
+            ),
+        );
+    }
+    let Some(ufam) = specs.families.get(fam_name) else {
+        return Err(());
+    };
+    if sink.is_broken("tile", word) {
+        return Err(());
+    }
+    if tier.tile(fam_name, tile_name).is_none() {
+        return problem(
+            sink,
+            format!(
+                "names tile {tile_name}, which tier {} does not define for {fam_name}",
+                tier.name
+            ),
+        );
+    }
+    if ufam.kind.uses_tma() {
+        return problem(
+            sink,
+            format!(
+                "is a {} kernel, which loads through TMA too: name a plain-load kernel (e.g. of template mma_gemm)",
+                ufam.kind.as_str()
+            ),
+        );
+    }
+    if ufam.policy != family.policy {
+        return problem(
+            sink,
+            format!(
+                "is family {fam_name} of policy {}, but the route is for policy {}",
+                ufam.policy, family.policy
+            ),
+        );
+    }
+    if ufam.contract != family.contract {
+        return problem(
+            sink,
+            format!(
+                "implements contract {}, but the route's kernel {} implements {}: the same call must give the same bits whether or not TMA can take its operands",
+                ufam.contract, raw.kernel, family.contract
+            ),
+        );
+    }
+    Ok(Some((
+        TileRef {
+            family: fam_name.to_string(),
+            tile: tile_name.to_string(),
+        },
+        ufam,
+    )))
 }
 
 fn check_tier_ambiguity(sink: &mut Sink, tiers: &[Tier]) {

@@ -67,6 +67,33 @@ pub(crate) fn check(
                         op.to_string(),
                         dtype.to_string(),
                     ));
+                    // The unaligned kernel serves the same calls when TMA cannot take an
+                    // operand: it is reached too, and must share the route's contract.
+                    if let Some(u) = &r.unaligned {
+                        used_kernels.insert((
+                            u.family.clone(),
+                            u.tile.clone(),
+                            op.to_string(),
+                            dtype.to_string(),
+                        ));
+                        let uc = specs.families.get(&u.family).map(|f| f.contract.clone());
+                        if !reported && uc.as_ref() != Some(&contract_of(r)) {
+                            reported = true;
+                            errors.push(SpecError {
+                                location: r.location.clone(),
+                                kind: SpecErrorKind::RouteUnaligned {
+                                    rule: r.rule,
+                                    kernel: u.to_string(),
+                                    problem: format!(
+                                        "implements contract {}, but the route's kernel {} implements {}: batch invariance needs one contract whatever the operands' alignment",
+                                        uc.unwrap_or_default(),
+                                        r.kernel_ref(),
+                                        contract_of(r)
+                                    ),
+                                },
+                            });
+                        }
+                    }
                     match first {
                         None => first = Some((m, r)),
                         Some((m_a, a)) if !reported && contract_of(a) != contract_of(r) => {

@@ -1,5 +1,5 @@
-//! `Context`: one device, one stream, the tier serving the device, its module (loaded lazily
-//! from the embedded cubin), the allocation registry and the mode.
+//! `Context`: one device, one stream, the tier serving the device, its modules (one a compile
+//! unit, each loaded lazily from its embedded cubin), the allocation registry and the mode.
 
 use crate::buffer::{DeviceBuffer, ExternalSpan};
 use crate::element::Element;
@@ -31,7 +31,8 @@ pub struct Context {
     pub(crate) cuda: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) tier: &'static TierInfo,
-    module: OnceLock<Arc<CudaModule>>,
+    /// One slot a module of the tier (`TierInfo::modules`), loaded on first use.
+    modules: Vec<OnceLock<Arc<CudaModule>>>,
     functions: Mutex<HashMap<KernelRef, CudaFunction>>,
     pub(crate) registry: Arc<Registry>,
     mode: Mutex<Mode>,
@@ -39,6 +40,10 @@ pub struct Context {
     pub(crate) blas: OnceLock<cudarc::cublas::CudaBlas>,
     /// f32 scratch of the half fallback, per stream (its users are stream-ordered).
     pub(crate) scratch: Scratch,
+    /// Encoded tensor maps, shared by the context's streams.
+    pub(crate) tensor_maps: Arc<crate::tensor_map::TensorMapCache>,
+    /// Persistent grids: the cap and each kernel's co-resident CTAs.
+    pub(crate) occupancy: crate::persistent::Occupancy,
 }
 
 impl std::fmt::Debug for Context {
@@ -78,7 +83,7 @@ impl Context {
                 .collect::<Vec<_>>()
                 .join(", "),
         })?;
-        if !crate::CUBINS_PRESENT || tier.cubin.is_empty() {
+        if !crate::CUBINS_PRESENT || !tier.has_cubins() {
             return Err(GemmError::NoCubins);
         }
         let stream = cuda.new_stream()?;
@@ -87,32 +92,37 @@ impl Context {
             cuda,
             stream,
             tier,
-            module: OnceLock::new(),
+            modules: tier.modules.iter().map(|_| OnceLock::new()).collect(),
             functions: Mutex::new(HashMap::new()),
             registry: Arc::new(Registry::new()),
             mode: Mutex::new(Mode::default()),
             policy: Mutex::new(Policy::Exact),
             blas: OnceLock::new(),
             scratch: Scratch::default(),
+            tensor_maps: Arc::default(),
+            occupancy: Default::default(),
         })
     }
 
     /// Another stream on the same device and context. The allocation registry is shared (the
     /// same buffers are valid on both); mode and policy start as this context's; packages
-    /// remember which stream they were made for.
+    /// remember which stream they were made for. The cap on persistent grids starts as this
+    /// context's; encoded tensor maps are shared.
     pub fn new_stream(&self) -> Result<Context, GemmError> {
         Ok(Context {
             ordinal: self.ordinal,
             cuda: self.cuda.clone(),
             stream: self.cuda.new_stream()?,
             tier: self.tier,
-            module: OnceLock::new(),
+            modules: self.tier.modules.iter().map(|_| OnceLock::new()).collect(),
             functions: Mutex::new(HashMap::new()),
             registry: self.registry.clone(),
             mode: Mutex::new(self.mode()),
             policy: Mutex::new(self.policy()),
             blas: OnceLock::new(),
             scratch: Scratch::default(),
+            tensor_maps: self.tensor_maps.clone(),
+            occupancy: crate::persistent::Occupancy::with_cap_of(&self.occupancy),
         })
     }
 
@@ -234,18 +244,28 @@ impl Context {
         if let Some(f) = cache.get(&kernel) {
             return Ok(f.clone());
         }
-        let (name, shared_bytes) = match kernel {
-            KernelRef::Gemm(id) => table::kernel(id).map(|k| (k.name, k.shared_bytes)),
-            KernelRef::Conversion(id) => table::conversion(id).map(|c| (c.name, 0)),
+        let (name, shared_bytes, module, cluster) = match kernel {
+            KernelRef::Gemm(id) => {
+                table::kernel(id).map(|k| (k.name, k.shared_bytes, k.module, k.cluster))
+            }
+            KernelRef::Conversion(id) => {
+                table::conversion(id).map(|c| (c.name, 0, c.module, (1, 1, 1)))
+            }
         }
         .ok_or(GemmError::UnknownKernel(kernel))?;
-        let module = match self.module.get() {
+        let (Some(slot), Some(info)) = (
+            self.modules.get(module as usize),
+            self.tier.modules.get(module as usize),
+        ) else {
+            return Err(GemmError::UnknownKernel(kernel));
+        };
+        let module = match slot.get() {
             Some(m) => m.clone(),
             None => {
                 let m = self
                     .cuda
-                    .load_module(cudarc::nvrtc::Ptx::from_binary(self.tier.cubin.to_vec()))?;
-                let _ = self.module.set(m.clone());
+                    .load_module(cudarc::nvrtc::Ptx::from_binary(info.cubin.to_vec()))?;
+                let _ = slot.set(m.clone());
                 m
             }
         };
@@ -254,6 +274,13 @@ impl Context {
             f.set_attribute(
                 cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 shared_bytes as i32,
+            )?;
+        }
+        // Clusters of more than 8 CTAs (the portable limit) must be allowed explicitly.
+        if cluster.0 * cluster.1 * cluster.2 > 8 {
+            f.set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+                1,
             )?;
         }
         cache.insert(kernel, f.clone());

@@ -2,6 +2,7 @@
 //! a call returns one of these.
 
 use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy};
+use crate::tensor_map::TmaProblem;
 use thiserror::Error;
 
 /// Which operand of a GEMM call an error is about.
@@ -139,6 +140,38 @@ pub enum GemmError {
     /// A kernel id that is in no generated table (a record from another build).
     #[error("{0:?} is not in this build's kernel tables")]
     UnknownKernel(KernelRef),
+    /// TMA cannot take an operand (or the kernel table's box or swizzle): the GEMM path runs
+    /// the route's unaligned kernel instead when the operand is the reason and the route has
+    /// one.
+    #[error("TMA cannot take {operand}: {problem}")]
+    Tma {
+        operand: Operand,
+        problem: TmaProblem,
+    },
+    /// A kernel fits no SM with its threads, shared memory and cluster (occupancy 0).
+    #[error("kernel {kernel} with {threads} threads, {shared_bytes} bytes of shared memory and cluster {cluster:?} fits no SM")]
+    Unschedulable {
+        kernel: &'static str,
+        threads: u32,
+        shared_bytes: u32,
+        cluster: (u32, u32, u32),
+    },
+    /// A launch grid is not made of whole clusters.
+    #[error("kernel {kernel}: grid {grid:?} is not a whole number of clusters {cluster:?}")]
+    ClusterShape {
+        kernel: &'static str,
+        grid: (u32, u32, u32),
+        cluster: (u32, u32, u32),
+    },
+    /// The kernel the routes picked needs a launch path this build does not have yet.
+    #[error("not supported yet: {what}")]
+    Unsupported {
+        /// What is missing.
+        what: &'static str,
+    },
+    /// A kernel's argument struct is an ABI this runtime cannot bind.
+    #[error("kernel argument struct {abi} is not one this runtime binds (GemmArgs, TcGemmArgs)")]
+    UnknownAbi { abi: &'static str },
     /// The request needs something the cuBLAS modes do not offer.
     #[error("{0} is not supported in the cuBLAS modes")]
     VendorUnsupported(&'static str),

@@ -9,12 +9,13 @@
 
 use crate::context::Context;
 use crate::error::GemmError;
-use crate::launch::{describe, LaunchArgs, RequestFacts, Target};
+use crate::launch::{describe, Geometry, LaunchArgs, RequestFacts, Target};
 use crate::observer::{LaunchKind, Observer};
+use crate::plan::{PlanSummary, Stored};
 use crate::registry::Span;
 use crate::scratch::layout;
-use crate::table::{self, Dtype, KernelInfo, KernelRef};
-use crate::{ConvertArgs, GemmArgs};
+use crate::table::{self, ArgSources, Dtype, KernelRef, RouteHit};
+use crate::ConvertArgs;
 use cudarc::driver::LaunchConfig;
 
 /// A checked operand: its device address, and where that lies in the registry.
@@ -90,17 +91,16 @@ impl Context {
     }
 
     /// Runs (or hands to `observer`) the fallback launches of a validated request whose f32
-    /// route chose `kernel`. Everything that can refuse (a missing conversion, the observer's
-    /// capacity, scratch that may not grow) does so before the first launch.
+    /// route is `hit`. Everything that can refuse (a missing conversion, the observer's
+    /// capacity, scratch that may not grow, the GEMM's plan) does so before the first launch.
     pub(crate) fn half_fallback<O: Observer>(
         &self,
         observer: &mut O,
-        kernel: &'static KernelInfo,
-        cfg: LaunchConfig,
+        hit: RouteHit,
         facts: RequestFacts,
         ops: &Operands,
         shape: FallbackShape,
-    ) -> Result<(), GemmError> {
+    ) -> Result<PlanSummary, GemmError> {
         let (ab, c_type) = facts.logical;
         let (m, n, k) = facts.shape;
         let half_ab = ab != Dtype::F32;
@@ -158,7 +158,6 @@ impl Context {
         for step in steps.iter().chain(&downcast) {
             self.function(KernelRef::Conversion(step.info.id))?;
         }
-        self.function(KernelRef::Gemm(kernel.id))?;
         // Held until the last launch is enqueued (see `ScratchGuard`).
         let guard = if total > 0 {
             Some(self.scratch_for(total)?)
@@ -173,11 +172,8 @@ impl Context {
                 offset: offset as u64 * 4,
             })
         };
-        for step in &steps {
-            let dst = region(step.region);
-            self.emit_conversion(observer, facts, step, Some(step.operand), dst)?;
-        }
-        // The f32 GEMM on scratch (or on the request's own f32 operands).
+        // The f32 GEMM on scratch (or on the request's own f32 operands), planned before the
+        // first launch.
         let scratch_ops = Operands {
             a: if a_up.is_some() {
                 region(offsets[0])
@@ -196,27 +192,34 @@ impl Context {
             },
             c: if half_c { region(offsets[3]) } else { ops.c },
         };
-        let args = GemmArgs {
-            a: scratch_ops.a.map_or(0, |p| p.address),
-            b: scratch_ops.b.map_or(0, |p| p.address),
-            bias: scratch_ops.bias.map_or(0, |p| p.address),
-            c: scratch_ops.c.map_or(0, |p| p.address),
-            m: m as i32,
-            n: n as i32,
-            k: k as i32,
-            lda: (if a_up.is_some() { shape.a.1 } else { shape.a.2 }) as i32,
-            ldb: (if b_up.is_some() { shape.b.1 } else { shape.b.2 }) as i32,
-            ldc: (if half_c { n } else { shape.ldc }) as i32,
-            beta: shape.beta,
-            flags: u32::from(ops.bias.is_some()),
+        let stored = Stored {
+            a: (
+                shape.a.0,
+                shape.a.1,
+                if a_up.is_some() { shape.a.1 } else { shape.a.2 },
+            ),
+            b: (
+                shape.b.0,
+                shape.b.1,
+                if b_up.is_some() { shape.b.1 } else { shape.b.2 },
+            ),
+            ldc: if half_c { n } else { shape.ldc },
+            dtypes: (Dtype::F32, Dtype::F32),
         };
-        self.emit_gemm(observer, kernel, cfg, facts, args, &scratch_ops)?;
+        let plan = self.plan_gemm(hit, (m, n, k), &scratch_ops, stored, shape.beta)?;
+        let summary = plan.summary();
+        self.function(KernelRef::Gemm(summary.kernel))?;
+        for step in &steps {
+            let dst = region(step.region);
+            self.emit_conversion(observer, facts, step, Some(step.operand), dst)?;
+        }
+        self.emit_gemm(observer, plan, facts, &scratch_ops)?;
         if let Some(step) = &downcast {
             let src = region(step.region);
             self.emit_conversion(observer, facts, step, src, Some(step.operand))?;
         }
         drop(guard);
-        Ok(())
+        Ok(summary)
     }
 
     /// One conversion launch from `src` to `dst` (one of them a scratch region, whose leading
@@ -239,32 +242,41 @@ impl Context {
         } else {
             (step.cols, step.ld)
         };
-        let args = ConvertArgs {
+        let args = ConvertArgs::bind(&ArgSources {
             src: src.address,
             dst: dst.address,
             rows: step.rows as i32,
             cols: step.cols as i32,
             ld_src: ld_src as i32,
             ld_dst: ld_dst as i32,
-        };
+            ..ArgSources::default()
+        });
         let cfg = LaunchConfig {
             grid_dim: step.info.grid_for(step.rows * step.cols),
             block_dim: (step.info.block_threads, 1, 1),
             shared_mem_bytes: 0,
         };
         let kernel = KernelRef::Conversion(step.info.id);
-        self.emit(observer, kernel, cfg, LaunchArgs::Convert(args), |args| {
-            describe(
-                self,
-                facts,
-                (step.kind, kernel, (step.info.from, step.info.to)),
-                &cfg,
-                args,
-                &[
-                    ("src", Some((src.span, src.offset))),
-                    ("dst", Some((dst.span, dst.offset))),
-                ],
-            )
-        })
+        let geometry = Geometry::plain(cfg);
+        self.emit(
+            observer,
+            kernel,
+            geometry,
+            LaunchArgs::Convert(args),
+            |args| {
+                describe(
+                    self,
+                    facts,
+                    (step.kind, kernel, (step.info.from, step.info.to)),
+                    &geometry,
+                    args,
+                    &[
+                        ("src", Some((src.span, src.offset))),
+                        ("dst", Some((dst.span, dst.offset))),
+                    ],
+                    &[],
+                )
+            },
+        )
     }
 }

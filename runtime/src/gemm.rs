@@ -6,12 +6,11 @@ use crate::context::{Context, Mode};
 use crate::element::Element;
 use crate::error::{GemmError, Operand};
 use crate::fallback::{FallbackShape, Operands, Placed};
-use crate::launch::{describe, LaunchArgs, RequestFacts};
+use crate::launch::{describe, RequestFacts};
 use crate::observer::LaunchKind;
+use crate::plan::{GemmPlan, PlanSummary, Stored};
 use crate::registry::{Span, SpanProblem};
 use crate::table::{self, Dtype, DtypeTriple, KernelId, KernelRef, Op, Policy};
-use crate::GemmArgs;
-use cudarc::driver::LaunchConfig;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest dimension or leading dimension the kernels accept (dimensions travel as `i32`); the
@@ -51,6 +50,53 @@ pub struct GemmRequest<'a, A: Element, C: Element> {
     pub c: MatMut<'a, C>,
     /// 0 overwrites C; otherwise `C = fma(beta, C, result)`.
     pub beta: f32,
+    /// The policy to route under; `None` takes the context's default
+    /// ([`Context::policy`]). Launch records carry the effective policy.
+    pub policy: Option<Policy>,
+}
+
+impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
+    /// `C[m, n] = A · B` in the GEMM view of `op`: no bias, beta 0, the context's policy.
+    /// Add the rest with [`with_bias`](Self::with_bias), [`with_beta`](Self::with_beta) and
+    /// [`with_policy`](Self::with_policy).
+    pub fn new(
+        op: Op,
+        (m, n, k): (usize, usize, usize),
+        a: Mat<'a, A>,
+        b: Mat<'a, A>,
+        c: MatMut<'a, C>,
+    ) -> Self {
+        GemmRequest {
+            op,
+            m,
+            n,
+            k,
+            a,
+            b,
+            bias: None,
+            c,
+            beta: 0.0,
+            policy: None,
+        }
+    }
+
+    /// The same request with a bias (or none).
+    pub fn with_bias(self, bias: Option<Mat<'a, C>>) -> Self {
+        GemmRequest { bias, ..self }
+    }
+
+    /// The same request with `C = fma(beta, C, result)` (0 overwrites C).
+    pub fn with_beta(self, beta: f32) -> Self {
+        GemmRequest { beta, ..self }
+    }
+
+    /// The same request routed under `policy` instead of the context's default.
+    pub fn with_policy(self, policy: Policy) -> Self {
+        GemmRequest {
+            policy: Some(policy),
+            ..self
+        }
+    }
 }
 
 /// What a call launched.
@@ -71,10 +117,17 @@ pub struct Launch {
     /// Whether the call ran as the half fallback (inputs upcast to f32 scratch, the f32
     /// kernel in `kernel`, the result downcast into C): the same bits, more launches.
     pub half_fallback: bool,
+    /// The policy the call routed under (the request's, or the context's default).
+    pub policy: Policy,
+    /// Thread-block cluster of the launch; (1, 1, 1) without clusters.
+    pub cluster: (u32, u32, u32),
+    /// Whether `kernel` is the route's unaligned kernel, run because an operand failed TMA's
+    /// rules (address, leading dimension) or k is 0: the same contract, the slow path.
+    pub unaligned: bool,
 }
 
 impl Launch {
-    fn none() -> Self {
+    fn none(policy: Policy) -> Self {
         Launch {
             kernel: None,
             rule: 0,
@@ -83,6 +136,9 @@ impl Launch {
             shared_bytes: 0,
             vendor: false,
             half_fallback: false,
+            policy,
+            cluster: crate::launch::NO_CLUSTER,
+            unaligned: false,
         }
     }
 }
@@ -108,7 +164,7 @@ fn dim(what: &'static str, v: usize) -> Result<u64, GemmError> {
 
 /// Checks one operand stored as `rows x cols` with leading dimension `ld`; `None` when it
 /// has no elements (then it is never read or written).
-fn check_operand(
+pub(crate) fn check_operand(
     ctx: &Context,
     operand: Operand,
     (span, offset, ld): (&Span, usize, usize),
@@ -239,7 +295,8 @@ impl Context {
             }
         }
         let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, table::Dtype::F32);
-        let policy = self.policy();
+        let policy_from_context = req.policy.is_none();
+        let policy = req.policy.unwrap_or_else(|| self.policy());
         let mode = self.mode();
         let no_route = GemmError::NoRoute {
             tier: self.tier.name,
@@ -266,32 +323,12 @@ impl Context {
                     "recording or packaging launches",
                 ));
             }
-            return self.vendor_gemm(&req, mode, m, n, k);
+            return self.vendor_gemm(&req, mode, m, n, k, policy);
         }
-        let kernel = table::kernel(hit.kernel)
-            .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
+        table::kernel(hit.kernel).ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
         if m == 0 || n == 0 {
-            return Ok(Launch::none());
+            return Ok(Launch::none(policy));
         }
-        let grid = kernel.grid_for(m, n).ok_or(GemmError::GridTooLarge {
-            kernel: kernel.name,
-            m,
-            n,
-        })?;
-        let cfg = LaunchConfig {
-            grid_dim: grid,
-            block_dim: (kernel.block_threads, 1, 1),
-            shared_mem_bytes: kernel.shared_bytes,
-        };
-        let launch_info = Launch {
-            kernel: Some(kernel.id),
-            rule: hit.rule,
-            grid,
-            block: cfg.block_dim,
-            shared_bytes: kernel.shared_bytes,
-            vendor: false,
-            half_fallback: fallback,
-        };
         let at = |e: Option<Extent>, view: (Span, usize), elem: u64| {
             e.map(|e| Placed {
                 address: e.start,
@@ -313,6 +350,20 @@ impl Context {
             logical: (A::DTYPE, C::DTYPE),
             shape: (m, n, k),
             leading_dims: (req.a.ld as u64, req.b.ld as u64, req.c.ld as u64),
+            policy,
+            policy_from_context,
+        };
+        let launch_info = |p: PlanSummary| Launch {
+            kernel: Some(p.kernel),
+            rule: hit.rule,
+            grid: p.grid,
+            block: p.block,
+            shared_bytes: p.shared_bytes,
+            vendor: false,
+            half_fallback: fallback,
+            policy,
+            cluster: p.cluster,
+            unaligned: p.unaligned,
         };
         if fallback {
             let shape = FallbackShape {
@@ -321,47 +372,54 @@ impl Context {
                 ldc: req.c.ld as u64,
                 beta: req.beta,
             };
-            self.half_fallback(observer, kernel, cfg, facts, &operands, shape)?;
-            return Ok(launch_info);
+            let summary = self.half_fallback(observer, hit, facts, &operands, shape)?;
+            return Ok(launch_info(summary));
         }
-        let args = GemmArgs {
-            a: operands.a.map_or(0, |p| p.address),
-            b: operands.b.map_or(0, |p| p.address),
-            bias: operands.bias.map_or(0, |p| p.address),
-            c: operands.c.map_or(0, |p| p.address),
-            m: m as i32,
-            n: n as i32,
-            k: k as i32,
-            lda: req.a.ld as i32,
-            ldb: req.b.ld as i32,
-            ldc: req.c.ld as i32,
-            beta: req.beta,
-            flags: u32::from(operands.bias.is_some()),
+        let stored = Stored {
+            a: (a_rows, a_cols, req.a.ld as u64),
+            b: (b_rows, b_cols, req.b.ld as u64),
+            ldc: req.c.ld as u64,
+            dtypes: (A::DTYPE, C::DTYPE),
         };
+        let plan = self.plan_gemm(hit, (m, n, k), &operands, stored, req.beta)?;
+        let summary = plan.summary();
         #[cfg(not(gemm_observer_stripped))]
         if O::ENABLED {
             observer.reserve(1)?;
         }
-        self.emit_gemm(observer, kernel, cfg, facts, args, &operands)?;
-        Ok(launch_info)
+        self.emit_gemm(observer, plan, facts, &operands)?;
+        Ok(launch_info(summary))
     }
 
-    /// One GEMM launch with its record (operands say where each pointer points).
+    /// One planned GEMM launch with its record (operands say where each pointer points).
     #[inline(always)]
     pub(crate) fn emit_gemm<O: crate::observer::Observer>(
         &self,
         observer: &mut O,
-        kernel: &'static table::KernelInfo,
-        cfg: LaunchConfig,
+        plan: GemmPlan,
         facts: RequestFacts,
-        args: GemmArgs,
         operands: &Operands,
     ) -> Result<(), GemmError> {
+        let GemmPlan {
+            kernel,
+            geometry,
+            args,
+            maps,
+            ..
+        } = plan;
         let id = KernelRef::Gemm(kernel.id);
-        self.emit(observer, id, cfg, LaunchArgs::Gemm(args), |args| {
+        self.emit(observer, id, geometry, args, |args| {
             let execution = (kernel.dtype.ab, kernel.dtype.c);
             let what = (LaunchKind::Gemm, id, execution);
-            describe(self, facts, what, &cfg, args, &operands.targets())
+            describe(
+                self,
+                facts,
+                what,
+                &geometry,
+                args,
+                &operands.targets(),
+                &maps,
+            )
         })
     }
 
@@ -372,6 +430,7 @@ impl Context {
         m: u64,
         n: u64,
         k: u64,
+        policy: Policy,
     ) -> Result<Launch, GemmError> {
         use cudarc::cublas::sys::{
             cublasComputeType_t as Ct, cublasOperation_t as Tr, cudaDataType_t as Dt,
@@ -380,7 +439,7 @@ impl Context {
             return Err(GemmError::VendorUnsupported("a bias"));
         }
         if m == 0 || n == 0 {
-            return Ok(Launch::none());
+            return Ok(Launch::none(policy));
         }
         let dt = |d: table::Dtype| match d {
             table::Dtype::F32 => Dt::CUDA_R_32F,
@@ -458,7 +517,7 @@ impl Context {
             block: (0, 0, 0),
             shared_bytes: 0,
             vendor: true,
-            half_fallback: false,
+            ..Launch::none(policy)
         })
     }
 

@@ -4,19 +4,75 @@
 
 use crate::context::Context;
 use crate::error::GemmError;
-use crate::observer::{argument_digest, LaunchKind, LaunchRecord, Observer, PointerIdentity};
+use crate::observer::{
+    argument_digest_with_maps, LaunchKind, LaunchRecord, Observer, PointerIdentity,
+};
 use crate::registry::Span;
-use crate::table::{Dtype, KernelRef, Op};
+use crate::table::{Dtype, KernelRef, Op, Policy};
+use crate::tensor_map::TensorMapKey;
 use crate::{ConvertArgs, GemmArgs};
-use cudarc::driver::{LaunchConfig, PushKernelArg};
+use cudarc::driver::{sys, LaunchConfig, PushKernelArg};
+
+/// A cluster of one block: a launch without clusters.
+pub const NO_CLUSTER: (u32, u32, u32) = (1, 1, 1);
+
+/// 64 bytes, 64-byte aligned: the unit [`ArgBlob`] stores its bytes in.
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Line([u8; 64]);
+
+/// Any generated argument struct as its bytes, 64-byte aligned (as a struct holding a
+/// `CUtensorMap` is), with its pointer fields: what a launch of an ABI other than
+/// [`GemmArgs`] and [`ConvertArgs`] (the tensor-core ABI) carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgBlob {
+    abi: &'static str,
+    pointer_fields: &'static [(&'static str, usize)],
+    len: usize,
+    lines: Vec<Line>,
+}
+
+impl ArgBlob {
+    /// The struct named `abi` from its exact bytes (the generated `to_bytes`) and its
+    /// generated `POINTER_FIELDS`.
+    pub fn new(
+        abi: &'static str,
+        pointer_fields: &'static [(&'static str, usize)],
+        bytes: &[u8],
+    ) -> Self {
+        let mut lines = vec![Line([0; 64]); bytes.len().div_ceil(64).max(1)];
+        for (line, chunk) in lines.iter_mut().zip(bytes.chunks(64)) {
+            line.0[..chunk.len()].copy_from_slice(chunk);
+        }
+        ArgBlob {
+            abi,
+            pointer_fields,
+            len: bytes.len(),
+            lines,
+        }
+    }
+
+    /// The ABI's name, as the kernel table gives it.
+    pub fn abi(&self) -> &'static str {
+        self.abi
+    }
+
+    /// The struct's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `lines` is a contiguous array of `[u8; 64]` of at least `len` bytes.
+        unsafe { std::slice::from_raw_parts(self.lines.as_ptr() as *const u8, self.len) }
+    }
+}
 
 /// The by-value argument struct of one launch.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum LaunchArgs {
     /// A GEMM kernel's arguments.
     Gemm(GemmArgs),
     /// A conversion kernel's arguments.
     Convert(ConvertArgs),
+    /// Another generated struct (the tensor-core ABI), as its bytes.
+    Blob(ArgBlob),
 }
 
 impl LaunchArgs {
@@ -25,6 +81,7 @@ impl LaunchArgs {
         match self {
             LaunchArgs::Gemm(a) => a.to_bytes().to_vec(),
             LaunchArgs::Convert(a) => a.to_bytes().to_vec(),
+            LaunchArgs::Blob(b) => b.bytes().to_vec(),
         }
     }
 
@@ -33,6 +90,33 @@ impl LaunchArgs {
         match self {
             LaunchArgs::Gemm(_) => GemmArgs::POINTER_FIELDS,
             LaunchArgs::Convert(_) => ConvertArgs::POINTER_FIELDS,
+            LaunchArgs::Blob(b) => b.pointer_fields,
+        }
+    }
+
+    /// The struct's first byte, as the kernel's single parameter.
+    fn param(&self) -> *const u8 {
+        match self {
+            LaunchArgs::Gemm(a) => a as *const GemmArgs as *const u8,
+            LaunchArgs::Convert(a) => a as *const ConvertArgs as *const u8,
+            LaunchArgs::Blob(b) => b.lines.as_ptr() as *const u8,
+        }
+    }
+}
+
+/// Where and how a kernel runs: grid, block, dynamic shared memory and cluster.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Geometry {
+    pub cfg: LaunchConfig,
+    /// (1, 1, 1) for a launch without clusters.
+    pub cluster: (u32, u32, u32),
+}
+
+impl Geometry {
+    pub fn plain(cfg: LaunchConfig) -> Self {
+        Geometry {
+            cfg,
+            cluster: NO_CLUSTER,
         }
     }
 }
@@ -48,17 +132,33 @@ pub(crate) struct RequestFacts {
     pub logical: (Dtype, Dtype),
     pub shape: (u64, u64, u64),
     pub leading_dims: (u64, u64, u64),
+    /// The policy the call routed under.
+    pub policy: Policy,
+    /// Whether that policy is the context's default (the request named none): then a
+    /// package must refuse a context whose default changed.
+    pub policy_from_context: bool,
 }
 
-/// The record of one launch, and the spans its pointers point into.
+/// A launch as an observer sees it: its record, the spans its pointers (and tensor maps)
+/// point into, and whether its policy came from the context.
+pub(crate) struct Described {
+    pub record: LaunchRecord,
+    pub spans: Vec<Span>,
+    pub policy_from_context: bool,
+}
+
+/// The record of one launch, and the spans its pointers point into. `maps` gives each
+/// tensor-map field of the struct (byte offset) with the key it was encoded from and its span.
 pub(crate) fn describe(
     ctx: &Context,
     facts: RequestFacts,
     (kind, kernel, execution): (LaunchKind, KernelRef, (Dtype, Dtype)),
-    cfg: &LaunchConfig,
+    geometry: &Geometry,
     args: &LaunchArgs,
     targets: &[Target],
-) -> (LaunchRecord, Vec<Span>) {
+    maps: &[(usize, Option<(TensorMapKey, Span)>)],
+) -> Described {
+    let cfg = &geometry.cfg;
     let identity = |name: &str| {
         targets
             .iter()
@@ -72,10 +172,15 @@ pub(crate) fn describe(
                 }
             })
     };
+    let map_keys: Vec<(usize, Option<TensorMapKey>)> = maps
+        .iter()
+        .map(|(offset, m)| (*offset, m.map(|(key, _)| key)))
+        .collect();
     let record = LaunchRecord {
         kind,
         kernel,
         tier: ctx.tier.id,
+        policy: facts.policy,
         op: facts.op,
         logical: facts.logical,
         execution,
@@ -84,15 +189,30 @@ pub(crate) fn describe(
         grid: cfg.grid_dim,
         block: cfg.block_dim,
         shared_bytes: cfg.shared_mem_bytes,
-        args_digest: argument_digest(&args.to_bytes(), args.pointer_fields(), identity),
+        cluster: geometry.cluster,
+        args_digest: argument_digest_with_maps(
+            &args.to_bytes(),
+            args.pointer_fields(),
+            identity,
+            &map_keys,
+        ),
     };
     let mut spans: Vec<Span> = Vec::with_capacity(targets.len());
-    for (span, _) in targets.iter().filter_map(|(_, t)| *t) {
+    let map_spans = maps.iter().filter_map(|(_, m)| m.map(|(_, span)| span));
+    for span in targets
+        .iter()
+        .filter_map(|(_, t)| t.map(|(span, _)| span))
+        .chain(map_spans)
+    {
         if !spans.iter().any(|s| s.id == span.id) {
             spans.push(span);
         }
     }
-    (record, spans)
+    Described {
+        record,
+        spans,
+        policy_from_context: facts.policy_from_context,
+    }
 }
 
 impl Context {
@@ -107,46 +227,136 @@ impl Context {
         &self,
         observer: &mut O,
         kernel: KernelRef,
-        cfg: LaunchConfig,
+        geometry: Geometry,
         args: LaunchArgs,
-        describe: impl FnOnce(&LaunchArgs) -> (LaunchRecord, Vec<Span>),
+        describe: impl FnOnce(&LaunchArgs) -> Described,
     ) -> Result<(), GemmError> {
         #[cfg(not(gemm_observer_stripped))]
         if O::ENABLED {
-            let (record, spans) = describe(&args);
+            let d = describe(&args);
             if O::DEFERS {
                 observer.defer(crate::package::PreparedLaunch {
-                    record,
+                    record: d.record,
                     args,
-                    spans,
+                    spans: d.spans,
+                    policy_from_context: d.policy_from_context,
                 });
                 return Ok(());
             }
-            self.launch_args(kernel, cfg, &args)?;
-            observer.record(record);
+            self.launch_args(kernel, geometry, &args)?;
+            observer.record(d.record);
             return Ok(());
         }
-        self.launch_args(kernel, cfg, &args)
+        self.launch_args(kernel, geometry, &args)
     }
 
-    /// Enqueues one kernel with its argument struct.
+    /// Enqueues one kernel with its argument struct: through cudarc's launch for the scalar
+    /// ABIs without a cluster, otherwise through the driver (`cuLaunchKernel`, or
+    /// `cuLaunchKernelEx` with the cluster attribute when the cluster is not (1, 1, 1)) with
+    /// the struct's bytes as the single parameter.
     pub(crate) fn launch_args(
         &self,
         kernel: KernelRef,
-        cfg: LaunchConfig,
+        geometry: Geometry,
         args: &LaunchArgs,
     ) -> Result<(), GemmError> {
         let func = self.function(kernel)?;
-        let mut builder = self.stream.launch_builder(&func);
-        match args {
-            LaunchArgs::Gemm(a) => builder.arg(a),
-            LaunchArgs::Convert(a) => builder.arg(a),
+        let cfg = geometry.cfg;
+        if geometry.cluster == NO_CLUSTER {
+            let mut builder = self.stream.launch_builder(&func);
+            match args {
+                LaunchArgs::Gemm(a) => {
+                    builder.arg(a);
+                }
+                LaunchArgs::Convert(a) => {
+                    builder.arg(a);
+                }
+                LaunchArgs::Blob(_) => {
+                    // SAFETY: as below; the blob is the generated struct's exact bytes.
+                    return unsafe { self.launch_raw(&func, geometry, args.param()) };
+                }
+            };
+            // SAFETY: every pointer in `args` was checked, when the call was validated, to lie
+            // inside a live allocation of this context (or its scratch), long enough for the
+            // shape, with outputs overlapping no input; packages re-check that the allocations
+            // are still live.
+            unsafe { builder.launch(cfg) }?;
+            return Ok(());
+        }
+        // SAFETY: as above.
+        unsafe { self.launch_raw(&func, geometry, args.param()) }
+    }
+
+    /// Launches `func` on the context's stream with one by-value parameter whose bytes start
+    /// at `param`: `cuLaunchKernel`, or `cuLaunchKernelEx` with
+    /// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION` for a cluster other than (1, 1, 1).
+    ///
+    /// # Safety
+    /// `param` points to the kernel's argument struct, as many bytes as the kernel takes, and
+    /// every device pointer in it was validated.
+    pub(crate) unsafe fn launch_raw(
+        &self,
+        func: &cudarc::driver::CudaFunction,
+        geometry: Geometry,
+        param: *const u8,
+    ) -> Result<(), GemmError> {
+        let Geometry { cfg, cluster } = geometry;
+        self.cuda.bind_to_thread()?;
+        let mut params = [param as *mut std::ffi::c_void];
+        if cluster == NO_CLUSTER {
+            unsafe {
+                sys::cuLaunchKernel(
+                    func.cu_function(),
+                    cfg.grid_dim.0,
+                    cfg.grid_dim.1,
+                    cfg.grid_dim.2,
+                    cfg.block_dim.0,
+                    cfg.block_dim.1,
+                    cfg.block_dim.2,
+                    cfg.shared_mem_bytes,
+                    self.stream.cu_stream(),
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }
+            .result()?;
+            return Ok(());
+        }
+        let mut attr = cluster_attribute(cluster);
+        let config = sys::CUlaunchConfig {
+            gridDimX: cfg.grid_dim.0,
+            gridDimY: cfg.grid_dim.1,
+            gridDimZ: cfg.grid_dim.2,
+            blockDimX: cfg.block_dim.0,
+            blockDimY: cfg.block_dim.1,
+            blockDimZ: cfg.block_dim.2,
+            sharedMemBytes: cfg.shared_mem_bytes,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: 1,
         };
-        // SAFETY: every pointer in `args` was checked, when the call was validated, to lie
-        // inside a live allocation of this context (or its scratch), long enough for the
-        // shape, with outputs overlapping no input; packages re-check that the allocations
-        // are still live.
-        unsafe { builder.launch(cfg) }?;
+        unsafe {
+            sys::cuLaunchKernelEx(
+                &config,
+                func.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
         Ok(())
     }
+}
+
+/// The launch attribute asking for clusters of `cluster` blocks.
+pub(crate) fn cluster_attribute(cluster: (u32, u32, u32)) -> sys::CUlaunchAttribute {
+    // SAFETY: a zeroed attribute (id IGNORE, zero value) is valid; both fields are set below.
+    let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+        x: cluster.0,
+        y: cluster.1,
+        z: cluster.2,
+    };
+    attr
 }

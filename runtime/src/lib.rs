@@ -63,10 +63,13 @@ mod launch;
 mod observer;
 mod ops;
 mod package;
+mod persistent;
+mod plan;
 pub mod reference;
 mod registry;
 mod scratch;
 pub mod table;
+mod tensor_map;
 
 pub use buffer::{DeviceBuffer, ExternalSpan, Mat, MatMut};
 pub use context::{Context, Mode};
@@ -74,27 +77,35 @@ pub use element::Element;
 pub use error::{GemmError, Operand};
 pub use gemm::{vendor_calls, GemmRequest, Launch, DIM_MAX};
 pub use half::{bf16, f16};
-pub use launch::LaunchArgs;
+pub use launch::{ArgBlob, LaunchArgs};
 pub use observer::{
-    argument_digest, LaunchKind, LaunchRecord, NoObserver, Observer, PointerIdentity, Recorder,
+    argument_digest, argument_digest_with_maps, LaunchKind, LaunchRecord, NoObserver, Observer,
+    PointerIdentity, Recorder, TENSOR_MAP_BYTES,
 };
 pub use package::{
     record_difference, CapturedPackage, Manifest, Package, PackageError, PreparedLaunch, Request,
 };
 pub use registry::Span;
+pub use tensor_map::{
+    check_tma, TensorMapBytes, TensorMapKey, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM,
+    TMA_MAX_STRIDE_BYTES,
+};
 
 /// Code generated from the specs at build time (`@generated`; see `build.rs`).
 #[allow(clippy::all)]
 pub mod generated {
     use crate::table::*;
 
-    /// The embedded cubin of a tier, from the build script's output.
+    /// The embedded cubin of one compile unit of a tier (a family, or `conversions`), from
+    /// the build script's output.
     macro_rules! cubin {
-        ($tier:literal) => {
+        ($tier:literal, $module:literal) => {
             include_bytes!(concat!(
                 env!("OUT_DIR"),
                 "/gemm-aot/cubins/",
                 $tier,
+                "/",
+                $module,
                 ".cubin"
             ))
         };
@@ -107,11 +118,12 @@ pub mod generated {
 }
 
 pub use generated::{
-    dispatch, ConvertArgs, GemmArgs, CONTRACTS, CONVERSIONS, CUBINS_PRESENT, KERNELS, RESOURCES,
-    TIERS,
+    dispatch, ConvertArgs, GemmArgs, TcGemmArgs, CONTRACTS, CONVERSIONS, CUBINS_PRESENT, KERNELS,
+    RESOURCES, TIERS,
 };
 pub use table::{
-    conversion, conversion_for, kernel, resources, tier_by_name, tier_for_capability, ContractInfo,
-    ConversionId, ConversionInfo, ConversionKind, Dtype, DtypeTriple, GridKind, KernelId,
-    KernelInfo, KernelRef, KernelResources, Op, Policy, RouteHit, TierId, TierInfo, TileShape,
+    conversion, conversion_for, kernel, resources, tier_by_name, tier_for_capability, ArgSources,
+    ContractInfo, ConversionId, ConversionInfo, ConversionKind, Dtype, DtypeTriple, GridKind,
+    KernelId, KernelInfo, KernelRef, KernelResources, ModuleInfo, Op, Policy, RouteHit, TensorMap,
+    TensorMapPlan, TierId, TierInfo, TileParams, TileShape,
 };

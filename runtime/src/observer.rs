@@ -7,7 +7,8 @@
 //! recording and refuses, before anything is launched, a request that would exceed it.
 
 use crate::error::GemmError;
-use crate::table::{Dtype, KernelRef, Op, TierId};
+use crate::table::{Dtype, KernelRef, Op, Policy, TierId};
+use crate::tensor_map::TensorMapKey;
 
 /// What a launch does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -40,6 +41,8 @@ pub struct LaunchRecord {
     pub kernel: KernelRef,
     /// Tier the kernel belongs to.
     pub tier: TierId,
+    /// The policy the call routed under: the request's own, or the context's default.
+    pub policy: Policy,
     /// Operand layout.
     pub op: Op,
     /// Element types the caller asked for: (A and B, C).
@@ -56,7 +59,9 @@ pub struct LaunchRecord {
     pub block: (u32, u32, u32),
     /// Dynamic shared memory a block, in bytes.
     pub shared_bytes: u32,
-    /// [`argument_digest`] of the kernel's argument struct.
+    /// Thread-block cluster, in blocks; (1, 1, 1) for a launch without clusters.
+    pub cluster: (u32, u32, u32),
+    /// [`argument_digest_with_maps`] of the kernel's argument struct.
     pub args_digest: u64,
 }
 
@@ -160,6 +165,24 @@ pub fn argument_digest(
     pointer_fields: &[(&str, usize)],
     identity: impl Fn(&str) -> PointerIdentity,
 ) -> u64 {
+    argument_digest_with_maps(bytes, pointer_fields, identity, &[])
+}
+
+/// Bytes of a `CUtensorMap` field.
+pub const TENSOR_MAP_BYTES: usize = 128;
+
+/// [`argument_digest`] of a struct that also holds tensor-map fields: each `(byte offset,
+/// key)` in `tensor_maps` has its 128 bytes (which encode the address) replaced by the key
+/// the map was made from (allocation id, generation, offset, rows, cols, ld, dtype, box,
+/// swizzle), or by a marker for a map left empty (`None`, all zero bytes). Equal for the
+/// same work at other addresses; different at another offset, leading dimension, box or
+/// swizzle.
+pub fn argument_digest_with_maps(
+    bytes: &[u8],
+    pointer_fields: &[(&str, usize)],
+    identity: impl Fn(&str) -> PointerIdentity,
+    tensor_maps: &[(usize, Option<TensorMapKey>)],
+) -> u64 {
     let mut canonical = bytes.to_vec();
     let mut extra = Vec::new();
     for &(name, offset) in pointer_fields {
@@ -171,6 +194,19 @@ pub fn argument_digest(
         extra.extend(id.allocation.to_le_bytes());
         extra.extend(id.generation.to_le_bytes());
         extra.extend(id.offset.to_le_bytes());
+    }
+    for &(offset, key) in tensor_maps {
+        if let Some(slot) = canonical.get_mut(offset..offset + TENSOR_MAP_BYTES) {
+            slot.fill(0);
+        }
+        extra.extend((offset as u64).to_le_bytes());
+        match key {
+            Some(key) => {
+                extra.push(1);
+                extra.extend(key.digest_bytes());
+            }
+            None => extra.push(0),
+        }
     }
     fnv1a(canonical.into_iter().chain(extra))
 }
@@ -247,6 +283,111 @@ mod tests {
         }
     }
 
+    /// A struct of one tensor map (bytes 0..128, which hold the address as a real map
+    /// does), pointer `a` at 128 and `m` at 136, as a TMA kernel's ABI lays them out.
+    fn map_struct(address: u64, m: i32) -> Vec<u8> {
+        let mut bytes = vec![0u8; 144];
+        for chunk in bytes[..128].chunks_exact_mut(8) {
+            chunk.copy_from_slice(&(address ^ 0x5a5a).to_ne_bytes());
+        }
+        bytes[128..136].copy_from_slice(&address.to_ne_bytes());
+        bytes[136..140].copy_from_slice(&m.to_ne_bytes());
+        bytes
+    }
+
+    fn map_digest(address: u64, base: u64, key: TensorMapKey) -> u64 {
+        let bytes = map_struct(address, 16);
+        argument_digest_with_maps(
+            &bytes,
+            &[("a", 128)],
+            |_| PointerIdentity {
+                allocation: key.allocation,
+                generation: key.generation,
+                offset: address - base,
+            },
+            &[(0, Some(key))],
+        )
+    }
+
+    fn map_key(offset: u64) -> TensorMapKey {
+        TensorMapKey {
+            allocation: 4,
+            generation: 1,
+            offset,
+            rows: 16,
+            cols: 4096,
+            ld: 4096,
+            dtype: Dtype::Bf16,
+            box_inner: 64,
+            box_outer: 64,
+            swizzle_bytes: 128,
+        }
+    }
+
+    #[test]
+    fn tensor_maps_digest_by_what_they_map_not_their_bytes() {
+        let here = map_digest(0x10_0000, 0x10_0000, map_key(0));
+        let there = map_digest(0x7f_0000, 0x7f_0000, map_key(0));
+        assert_eq!(here, there, "same work at another address");
+        let moved = map_digest(0x10_0040, 0x10_0000, map_key(0x40));
+        let ld = map_digest(
+            0x10_0000,
+            0x10_0000,
+            TensorMapKey {
+                ld: 4104,
+                ..map_key(0)
+            },
+        );
+        let boxed = map_digest(
+            0x10_0000,
+            0x10_0000,
+            TensorMapKey {
+                box_outer: 128,
+                ..map_key(0)
+            },
+        );
+        let swizzle = map_digest(
+            0x10_0000,
+            0x10_0000,
+            TensorMapKey {
+                swizzle_bytes: 64,
+                ..map_key(0)
+            },
+        );
+        let generation = map_digest(
+            0x10_0000,
+            0x10_0000,
+            TensorMapKey {
+                generation: 2,
+                ..map_key(0)
+            },
+        );
+        for (what, d) in [
+            ("offset", moved),
+            ("ld", ld),
+            ("box", boxed),
+            ("swizzle", swizzle),
+            ("generation", generation),
+        ] {
+            assert_ne!(here, d, "{what} must change the digest");
+        }
+        // Without the map declared, its address-bearing bytes would make the digests differ.
+        let raw = |address: u64| {
+            argument_digest(&map_struct(address, 16), &[("a", 128)], |_| {
+                PointerIdentity::default()
+            })
+        };
+        assert_ne!(raw(0x10_0000), raw(0x7f_0000));
+        // An empty map (a kernel that takes none) digests apart from a present one.
+        let empty = argument_digest_with_maps(
+            &[0u8; 144],
+            &[("a", 128)],
+            |_| PointerIdentity::default(),
+            &[(0, None)],
+        );
+        assert_ne!(empty, here);
+    }
+
     #[test]
     fn a_full_recorder_refuses_before_launch() {
         let mut r = Recorder::with_capacity(1);
@@ -255,6 +396,7 @@ mod tests {
             kind: LaunchKind::Gemm,
             kernel: KernelRef::Gemm(crate::table::KernelId(0)),
             tier: TierId(0),
+            policy: Policy::Exact,
             op: Op::Nn,
             logical: (Dtype::F32, Dtype::F32),
             execution: (Dtype::F32, Dtype::F32),
@@ -263,6 +405,7 @@ mod tests {
             grid: (1, 1, 1),
             block: (32, 1, 1),
             shared_bytes: 0,
+            cluster: (1, 1, 1),
             args_digest: 0,
         });
         match r.reserve(1) {

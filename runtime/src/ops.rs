@@ -32,6 +32,7 @@ impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
             bias,
             c: y,
             beta: 0.0,
+            policy: None,
         }
     }
 
@@ -55,6 +56,7 @@ impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
             bias: None,
             c: dx,
             beta: 0.0,
+            policy: None,
         }
     }
 }
@@ -79,6 +81,7 @@ impl<'a, A: Element> GemmRequest<'a, A, f32> {
             bias: None,
             c: dw,
             beta: 1.0,
+            policy: None,
         }
     }
 
@@ -101,6 +104,7 @@ impl<'a, A: Element> GemmRequest<'a, A, f32> {
             bias: None,
             c: logits,
             beta: 0.0,
+            policy: None,
         }
     }
 }

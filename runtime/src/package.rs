@@ -7,7 +7,7 @@
 
 use crate::context::{Context, Mode};
 use crate::error::GemmError;
-use crate::launch::LaunchArgs;
+use crate::launch::{Geometry, LaunchArgs, NO_CLUSTER};
 use crate::observer::{LaunchRecord, Observer, Recorder};
 use crate::registry::{Span, SpanProblem};
 use crate::table::Policy;
@@ -37,10 +37,16 @@ pub struct PreparedLaunch {
     pub args: LaunchArgs,
     /// The registered spans its pointers point into (checked again before capture and replay).
     pub spans: Vec<Span>,
+    /// Whether the launch took its policy from the context's default (its request named
+    /// none): capture and replay then refuse a context whose default is no longer
+    /// `record.policy` ([`PackageError::PolicyChanged`]). A request's own policy is what its
+    /// record holds, whatever the context's default.
+    pub policy_from_context: bool,
 }
 
 /// The ordered launch records of one eager run of a request, with the world it ran in
-/// (context, stream, mode, policy). Made by [`Context::record_manifest`], which refuses to
+/// (context, stream, mode, the context's default policy; each record holds the policy its
+/// call routed under). Made by [`Context::record_manifest`], which refuses to
 /// record outside `Mode::Deterministic` and, through the recorder's fixed capacity, a request
 /// that makes more launches than asked for (nothing is launched past the capacity).
 #[derive(Clone, Debug)]
@@ -56,6 +62,11 @@ impl Manifest {
     /// The launches, in order.
     pub fn records(&self) -> &[LaunchRecord] {
         &self.records
+    }
+
+    /// The context's default policy when the manifest was recorded.
+    pub fn default_policy(&self) -> Policy {
+        self.policy
     }
 }
 
@@ -86,7 +97,9 @@ pub enum PackageError {
         /// Mode now.
         now: Mode,
     },
-    /// The policy differs from the one the package was made in.
+    /// A launch's policy differs from the one it was recorded or packaged under: the
+    /// context's default changed under a launch that takes it, or the request now names
+    /// another.
     #[error("the policy changed from {then} to {now} since the package was made")]
     PolicyChanged {
         /// Policy when packaged.
@@ -169,18 +182,21 @@ pub struct Package {
     context: u64,
     stream: u64,
     mode: Mode,
-    policy: Policy,
     launches: Vec<PreparedLaunch>,
 }
 
 /// What differs between a manifest record and a prepared launch, if anything.
 pub fn record_difference(recorded: &LaunchRecord, prepared: &LaunchRecord) -> Option<&'static str> {
-    if recorded.kernel != prepared.kernel {
+    if recorded.policy != prepared.policy {
+        Some("the policy")
+    } else if recorded.kernel != prepared.kernel {
         Some("the kernel")
     } else if recorded.shape != prepared.shape || recorded.leading_dims != prepared.leading_dims {
         Some("the shape")
     } else if recorded.grid != prepared.grid || recorded.block != prepared.block {
         Some("the launch configuration")
+    } else if recorded.cluster != prepared.cluster {
+        Some("the cluster")
     } else if recorded.shared_bytes != prepared.shared_bytes {
         Some("the shared memory")
     } else if recorded.args_digest != prepared.args_digest {
@@ -231,7 +247,6 @@ impl Context {
             context: manifest.context,
             stream: manifest.stream,
             mode: manifest.mode,
-            policy: manifest.policy,
             launches: Vec::new(),
         };
         package.check_world(self)?;
@@ -249,6 +264,12 @@ impl Context {
             });
         }
         for (i, (rec, launch)) in manifest.records.iter().zip(&preparer.launches).enumerate() {
+            if rec.policy != launch.record.policy {
+                return Err(PackageError::PolicyChanged {
+                    then: rec.policy,
+                    now: launch.record.policy,
+                });
+            }
             if let Some(what) = record_difference(rec, &launch.record) {
                 return Err(PackageError::RecordMismatch { launch: i, what });
             }
@@ -266,7 +287,10 @@ impl Package {
         &self.launches
     }
 
-    /// Context, stream, mode and policy are those the package was made in.
+    /// Context, stream and mode are those the package was made in, and every launch that
+    /// takes the context's default policy would route under the policy it was recorded with
+    /// (a launch whose request names its own policy is compared with that one, when the
+    /// package is prepared).
     fn check_world(&self, ctx: &Context) -> Result<(), PackageError> {
         if ctx.registry.token() != self.context {
             return Err(PackageError::WrongContext);
@@ -280,11 +304,14 @@ impl Package {
                 now: ctx.mode(),
             });
         }
-        if ctx.policy() != self.policy {
-            return Err(PackageError::PolicyChanged {
-                then: self.policy,
-                now: ctx.policy(),
-            });
+        let now = ctx.policy();
+        for launch in self.launches.iter().filter(|l| l.policy_from_context) {
+            if launch.record.policy != now {
+                return Err(PackageError::PolicyChanged {
+                    then: launch.record.policy,
+                    now,
+                });
+            }
         }
         Ok(())
     }
@@ -324,12 +351,15 @@ impl Package {
         let mut failure: Option<PackageError> = None;
         for launch in &self.launches {
             let r = &launch.record;
-            let cfg = LaunchConfig {
-                grid_dim: r.grid,
-                block_dim: r.block,
-                shared_mem_bytes: r.shared_bytes,
+            let geometry = Geometry {
+                cfg: LaunchConfig {
+                    grid_dim: r.grid,
+                    block_dim: r.block,
+                    shared_mem_bytes: r.shared_bytes,
+                },
+                cluster: r.cluster,
             };
-            if let Err(e) = ctx.launch_args(r.kernel, cfg, &launch.args) {
+            if let Err(e) = ctx.launch_args(r.kernel, geometry, &launch.args) {
                 failure = Some(e.into());
                 break;
             }
@@ -362,8 +392,9 @@ impl Package {
     }
 
     /// Reads the graph's kernel nodes back (a single chain from its root) and compares each
-    /// with the package: function, grid, block, shared memory and argument bytes. An extra,
-    /// missing or changed node is an error.
+    /// with the package: function, grid, block, shared memory, cluster and argument bytes (for
+    /// a tensor-core launch, its tensor maps too). An extra, missing or changed node is an
+    /// error naming the field.
     pub fn verify_graph(&self, ctx: &Context, graph: &CudaGraph) -> Result<(), PackageError> {
         let nodes = graph_chain(graph.cu_graph())?;
         for (i, node) in nodes.iter().enumerate() {
@@ -387,11 +418,29 @@ impl Package {
             if p.func != func.cu_function() {
                 return Err(mismatch(format!("another function than {:?}", r.kernel)));
             }
-            if (p.gridDimX, p.gridDimY, p.gridDimZ) != r.grid
-                || (p.blockDimX, p.blockDimY, p.blockDimZ) != r.block
-                || p.sharedMemBytes != r.shared_bytes
-            {
-                return Err(mismatch("another grid, block or shared memory".into()));
+            let grid = (p.gridDimX, p.gridDimY, p.gridDimZ);
+            if grid != r.grid {
+                return Err(mismatch(format!("grid {grid:?}, the package {:?}", r.grid)));
+            }
+            let block = (p.blockDimX, p.blockDimY, p.blockDimZ);
+            if block != r.block {
+                return Err(mismatch(format!(
+                    "block {block:?}, the package {:?}",
+                    r.block
+                )));
+            }
+            if p.sharedMemBytes != r.shared_bytes {
+                return Err(mismatch(format!(
+                    "shared memory {} bytes, the package {}",
+                    p.sharedMemBytes, r.shared_bytes
+                )));
+            }
+            let cluster = node_cluster(*node)?;
+            if cluster != r.cluster {
+                return Err(mismatch(format!(
+                    "cluster {cluster:?}, the package {:?}",
+                    r.cluster
+                )));
             }
             if p.kernelParams.is_null() {
                 return Err(mismatch("no kernel parameters".into()));
@@ -418,6 +467,34 @@ impl Package {
             });
         }
         Ok(())
+    }
+}
+
+/// The cluster dimension of a kernel node, (1, 1, 1) for a node without clusters (the driver
+/// reports zeros for those).
+fn node_cluster(node: sys::CUgraphNode) -> Result<(u32, u32, u32), PackageError> {
+    // SAFETY: a zeroed attribute value is a valid out-union for the driver to fill.
+    let mut value: sys::CUkernelNodeAttrValue = unsafe { std::mem::zeroed() };
+    // SAFETY: `node` is a kernel node of a live graph; `value` is a valid out-pointer.
+    unsafe {
+        sys::cuGraphKernelNodeGetAttribute(
+            node,
+            sys::CUkernelNodeAttrID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            &mut value,
+        )
+    }
+    .result()?;
+    // SAFETY: the driver filled the cluster member for this attribute.
+    let d = unsafe { value.clusterDim };
+    Ok(normalize_cluster((d.x, d.y, d.z)))
+}
+
+/// A cluster as records hold it: zeros (no cluster attribute) read as (1, 1, 1).
+fn normalize_cluster(c: (u32, u32, u32)) -> (u32, u32, u32) {
+    if c == (0, 0, 0) {
+        NO_CLUSTER
+    } else {
+        c
     }
 }
 
@@ -476,7 +553,7 @@ fn graph_chain(graph: sys::CUgraph) -> Result<Vec<sys::CUgraphNode>, PackageErro
 }
 
 /// A package captured into a CUDA graph and verified node for node (function, grid, block,
-/// shared memory, argument bytes; no extra or missing node). [`replay`](Self::replay) runs the
+/// shared memory, cluster, argument bytes; no extra or missing node). [`replay`](Self::replay) runs the
 /// package's checks first and refuses when the world changed. While it lives, the half
 /// fallback's scratch it points into cannot grow: a request that would need more is refused
 /// with `GemmError::ScratchFrozen` instead of moving memory under the graph.
@@ -517,6 +594,7 @@ mod tests {
             kind: LaunchKind::Gemm,
             kernel: KernelRef::Gemm(KernelId(3)),
             tier: TierId(0),
+            policy: Policy::Exact,
             op: Op::Nn,
             logical: (Dtype::F32, Dtype::F32),
             execution: (Dtype::F32, Dtype::F32),
@@ -525,6 +603,7 @@ mod tests {
             grid: (1, 2, 1),
             block: (512, 1, 1),
             shared_bytes: 8192,
+            cluster: (1, 1, 1),
             args_digest: 77,
         }
     }
@@ -533,7 +612,21 @@ mod tests {
     fn record_differences_are_named() {
         let a = record();
         assert_eq!(record_difference(&a, &a), None);
-        let cases: [(&str, LaunchRecord); 5] = [
+        let cases: [(&str, LaunchRecord); 7] = [
+            (
+                "the policy",
+                LaunchRecord {
+                    policy: Policy::TensorCore,
+                    ..record()
+                },
+            ),
+            (
+                "the cluster",
+                LaunchRecord {
+                    cluster: (2, 1, 1),
+                    ..record()
+                },
+            ),
             (
                 "the kernel",
                 LaunchRecord {
@@ -573,5 +666,84 @@ mod tests {
         for (what, b) in cases {
             assert_eq!(record_difference(&a, &b), Some(what));
         }
+    }
+
+    /// The cluster launch path and the graph's cluster read-back, on a shipped kernel
+    /// launched in clusters of two CTAs (any sm_90 kernel can be): the same bits as the plain
+    /// launch, the cluster read back from the graph, and a package that expects no cluster
+    /// refused node for node.
+    #[test]
+    #[ignore = "needs a CUDA device"]
+    fn cluster_launches_capture_verify_and_replay() {
+        use crate::{Context, DeviceBuffer, GemmRequest};
+        let ctx = Context::new(0).expect("a CUDA device");
+        if ctx.tier().compute_capability.0 < 9 {
+            eprintln!("skipped: clusters need sm_90 or newer");
+            return;
+        }
+        let f32s = crate::DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+        let probe = ctx
+            .route(Policy::Exact, Op::Nn, f32s, 256, 256, 256)
+            .unwrap();
+        let tile_m = crate::kernel(probe.kernel).unwrap().tile.m as usize;
+        let (m, n, k) = (2 * tile_m, 96, 70);
+        let x = ctx
+            .upload(&(0..m * k).map(|i| (i % 7) as f32 - 3.0).collect::<Vec<_>>())
+            .unwrap();
+        let w = ctx
+            .upload(
+                &(0..k * n)
+                    .map(|i| (i % 5) as f32 * 0.25)
+                    .collect::<Vec<_>>(),
+            )
+            .unwrap();
+        let mut y: DeviceBuffer<f32> = ctx.alloc(m * n).unwrap();
+        struct Step<'a> {
+            x: crate::Mat<'a, f32>,
+            w: crate::Mat<'a, f32>,
+            y: &'a mut DeviceBuffer<f32>,
+            dims: (usize, usize, usize),
+        }
+        impl Request for Step<'_> {
+            fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
+                let req = GemmRequest::linear(
+                    self.x,
+                    self.w,
+                    None,
+                    self.y.mat_mut(self.dims.1),
+                    self.dims,
+                );
+                ctx.gemm_observed(req, obs).map(|_| ())
+            }
+        }
+        let mut step = Step {
+            x: x.mat(k),
+            w: w.mat(n),
+            y: &mut y,
+            dims: (m, n, k),
+        };
+        let manifest = ctx.record_manifest(&mut step, 1).unwrap();
+        let eager = ctx.download(step.y).unwrap();
+        let plain = ctx.prepare_package(&manifest, &mut step).unwrap();
+        assert_eq!(plain.launches[0].record.grid.0 % 2, 0);
+        let mut clustered = plain.clone();
+        clustered.launches[0].record.cluster = (2, 1, 1);
+        let graph = clustered.capture(&ctx).unwrap();
+        ctx.write(step.y, &vec![f32::NAN; m * n]).unwrap();
+        graph.replay(&ctx).unwrap();
+        let replayed = ctx.download(step.y).unwrap();
+        assert!(eager
+            .iter()
+            .zip(&replayed)
+            .all(|(a, b)| a.to_bits() == b.to_bits()));
+        match plain.verify_graph(&ctx, graph.graph()) {
+            Err(PackageError::GraphMismatch { node: 0, what }) => {
+                assert!(what.contains("cluster"), "{what}")
+            }
+            other => panic!("expected a cluster mismatch, got {other:?}"),
+        }
+        // And the plain package's own graph reads back without a cluster.
+        let plain_graph = plain.capture(&ctx).unwrap();
+        assert!(clustered.verify_graph(&ctx, plain_graph.graph()).is_err());
     }
 }

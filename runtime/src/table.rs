@@ -1,9 +1,74 @@
 //! The types the generated tables are made of, and lookups over them. The tables themselves
 //! (tiers, contracts, kernels, dispatch, resources) come from the specs at build time.
 
+pub use crate::error::Operand;
 pub use gemm_spec::vocab::{Dtype, DtypeTriple, Op, Policy};
 pub use gemm_spec::ConversionKind;
 use std::ops::Range;
+
+/// A TMA descriptor (`CUtensorMap`) as a kernel argument struct holds it: 128 bytes, aligned to
+/// 128 as CUDA 13's `<cuda.h>` declares `CUtensorMap` (`alignas(128)`; TMA itself needs 64), so
+/// the argument structs' Rust layout equals the C one. Filled on the host by
+/// `cuTensorMapEncodeTiled`; zeros for kernels that read none.
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorMap(pub [u8; 128]);
+
+impl Default for TensorMap {
+    fn default() -> Self {
+        TensorMap([0; 128])
+    }
+}
+
+/// Every value an argument struct can be filled from (a spec field's `bind`): the generated
+/// `X::bind(&sources)` of each ABI struct copies the fields it binds, so the runtime fills one
+/// `ArgSources` per launch and never builds an argument struct field by field. Pointers are
+/// device addresses (0 when absent); dimensions and leading dimensions in elements.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ArgSources {
+    /// `a.ptr`: A as stored.
+    pub a: u64,
+    /// `b.ptr`: B as stored.
+    pub b: u64,
+    /// `bias.ptr`: the bias of n elements, or 0.
+    pub bias: u64,
+    /// `c.ptr`: the output C.
+    pub c: u64,
+    /// `a.tensor_map`: A's tensor map (kernels whose table entry lists one).
+    pub a_map: TensorMap,
+    /// `b.tensor_map`: B's tensor map.
+    pub b_map: TensorMap,
+    /// `c.tensor_map`: C's tensor map.
+    pub c_map: TensorMap,
+    /// `m`: rows of C.
+    pub m: i32,
+    /// `n`: columns of C.
+    pub n: i32,
+    /// `k`: the reduction length.
+    pub k: i32,
+    /// `lda`: leading dimension of A as stored.
+    pub lda: i32,
+    /// `ldb`: leading dimension of B as stored.
+    pub ldb: i32,
+    /// `ldc`: leading dimension of C.
+    pub ldc: i32,
+    /// `beta`: 0 overwrites C, else C = fma(beta, C, result).
+    pub beta: f32,
+    /// `flags`: bit 0 adds the bias.
+    pub flags: u32,
+    /// `src`: a conversion's source.
+    pub src: u64,
+    /// `dst`: a conversion's destination.
+    pub dst: u64,
+    /// `rows`: rows a conversion converts.
+    pub rows: i32,
+    /// `cols`: columns a conversion converts.
+    pub cols: i32,
+    /// `ld_src`: leading dimension of src.
+    pub ld_src: i32,
+    /// `ld_dst`: leading dimension of dst.
+    pub ld_dst: i32,
+}
 
 /// Index into [`TIERS`](crate::TIERS).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,7 +91,17 @@ pub enum KernelRef {
     Conversion(ConversionId),
 }
 
-/// One SM tier: its compile target and its embedded cubin.
+/// One compile unit of a tier: a family's kernels, or the tier's conversion kernels
+/// (`conversions`), compiled to one cubin and loaded as one module.
+#[derive(Debug)]
+pub struct ModuleInfo {
+    /// The unit's name: its family, or `conversions`.
+    pub name: &'static str,
+    /// Its cubin (empty when built without cubins).
+    pub cubin: &'static [u8],
+}
+
+/// One SM tier: its compile target and its embedded cubins.
 #[derive(Debug)]
 pub struct TierInfo {
     /// Index in `TIERS`.
@@ -47,8 +122,15 @@ pub struct TierInfo {
     pub kernels: Range<u16>,
     /// The tier's conversion kernels, as a range of conversion ids.
     pub conversions: Range<u16>,
-    /// The cubin holding every kernel of the tier (empty when built without cubins).
-    pub cubin: &'static [u8],
+    /// The tier's compile units; a kernel's `module` indexes this list.
+    pub modules: &'static [ModuleInfo],
+}
+
+impl TierInfo {
+    /// Whether every module carries a cubin (false when built without cubins).
+    pub fn has_cubins(&self) -> bool {
+        !self.modules.is_empty() && self.modules.iter().all(|m| !m.cubin.is_empty())
+    }
 }
 
 /// A numeric contract: the reduction order every kernel claiming it follows.
@@ -60,7 +142,7 @@ pub struct ContractInfo {
     pub doc: &'static str,
 }
 
-/// A tile as the spec gives it.
+/// A tile as the spec gives it: the fields every kind has, and its kind's parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileShape {
     /// Tile name, as in the spec.
@@ -71,14 +153,69 @@ pub struct TileShape {
     pub n: u32,
     /// Reduction step staged in shared memory (or the K chunk for decode tiles).
     pub k: u32,
-    /// Shared-memory buffers in flight.
+    /// Shared-memory buffers (TMA ring stages) in flight.
     pub stages: u32,
-    /// Rows of C a thread computes.
-    pub thread_m: u32,
-    /// Columns of C a thread computes.
-    pub thread_n: u32,
-    /// K chunks one block reduces in parallel.
-    pub k_split: u32,
+    /// The parameters of the tile's kind.
+    pub params: TileParams,
+}
+
+/// The parameters of a tile, by the kind of its family's template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TileParams {
+    /// Scalar FMA templates.
+    Scalar {
+        /// Rows of C a thread computes.
+        thread_m: u32,
+        /// Columns of C a thread computes.
+        thread_n: u32,
+        /// K chunks one block reduces in parallel.
+        k_split: u32,
+    },
+    /// `wgmma_tma_gemm`: a producer warpgroup and `consumers` consumer warpgroups.
+    WgmmaTma {
+        /// Consumer warpgroups, 64 rows each.
+        consumers: u32,
+        /// CTAs a cluster along M.
+        cluster_m: u32,
+    },
+    /// `mma_decode_tma`: 16 rows, one consumer warp per 8 columns and a producer warp.
+    MmaDecodeTma,
+    /// `mma_gemm`: `warps_m x warps_n` warps, plain loads.
+    MmaGemm {
+        /// Warps along M.
+        warps_m: u32,
+        /// Warps along N.
+        warps_n: u32,
+    },
+}
+
+impl std::fmt::Display for TileShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {}x{}x{}, {} stage(s)",
+            self.name, self.m, self.n, self.k, self.stages
+        )?;
+        match self.params {
+            TileParams::Scalar {
+                thread_m,
+                thread_n,
+                k_split,
+            } => write!(
+                f,
+                ", thread tile {thread_m}x{thread_n}, {k_split} K chunk(s) in parallel"
+            ),
+            TileParams::WgmmaTma {
+                consumers,
+                cluster_m,
+            } => write!(
+                f,
+                ", {consumers} consumer warpgroup(s), cluster of {cluster_m} along M"
+            ),
+            TileParams::MmaDecodeTma => write!(f, ", {} consumer warp(s)", self.n / 8),
+            TileParams::MmaGemm { warps_m, warps_n } => write!(f, ", {warps_m}x{warps_n} warps"),
+        }
+    }
 }
 
 /// How a kernel's grid covers C.
@@ -86,6 +223,27 @@ pub struct TileShape {
 pub enum GridKind {
     /// One block per tile: grid = (ceil(m / tile.m), ceil(n / tile.n), 1).
     Tiles,
+    /// As many CTAs as are co-resident (whole clusters), each walking tiles
+    /// `blockIdx.x, + gridDim.x, ...` in a fixed order: see [`KernelInfo::grid_for`].
+    Persistent,
+}
+
+/// A tensor map a kernel reads: which argument field carries it, which operand it describes,
+/// and the box and swizzle to encode it with. The box is in elements of the operand as stored
+/// (`[rows, cols]` row-major): `box_inner` along the contiguous dimension (cols), `box_outer`
+/// along the rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMapPlan {
+    /// The ABI field (`a_map`, `b_map`).
+    pub field: &'static str,
+    /// The operand it describes (A, B or C).
+    pub operand: Operand,
+    /// Box extent along the contiguous dimension, in elements.
+    pub box_inner: u32,
+    /// Box extent along the other dimension, in elements.
+    pub box_outer: u32,
+    /// Swizzle span in bytes (32, 64 or 128).
+    pub swizzle_bytes: u32,
 }
 
 /// One kernel of one tier.
@@ -93,8 +251,10 @@ pub enum GridKind {
 pub struct KernelInfo {
     /// Index in `KERNELS`.
     pub id: KernelId,
-    /// Tier whose cubin holds the kernel.
+    /// Tier whose cubins hold the kernel.
     pub tier: TierId,
+    /// Index into the tier's `modules`: the cubin holding the kernel.
+    pub module: u16,
     /// The entry point's name in the cubin (see the README for the pattern).
     pub name: &'static str,
     /// Family (template) it instantiates.
@@ -111,6 +271,11 @@ pub struct KernelInfo {
     pub tile: TileShape,
     /// How its grid covers C.
     pub grid: GridKind,
+    /// CTAs a cluster (x, y, z); `(1, 1, 1)` for no cluster. Launched with the cluster
+    /// attribute (`cuLaunchKernelEx`) otherwise.
+    pub cluster: (u32, u32, u32),
+    /// The tensor maps it reads (empty for kernels that do not load through TMA).
+    pub tensor_maps: &'static [TensorMapPlan],
     /// Threads a block.
     pub block_threads: u32,
     /// Dynamic shared memory per block.
@@ -121,15 +286,42 @@ pub struct KernelInfo {
 
 impl KernelInfo {
     /// Launch grid for a GEMM of `m x n`; `None` when a dimension does not fit a grid (the
-    /// caller skips launching when m or n is 0).
-    pub fn grid_for(&self, m: u64, n: u64) -> Option<(u32, u32, u32)> {
+    /// caller skips launching when m or n is 0), or, for a persistent kernel, when not one
+    /// cluster is co-resident.
+    ///
+    /// - `Tiles`: `(ceil(m / tile.m), ceil(n / tile.n), 1)`; `max_ctas` is not used.
+    /// - `Persistent`: `max_ctas` is the co-resident CTA count (SM count x CTAs an SM at this
+    ///   kernel's threads, shared memory and cluster; capped by
+    ///   `Context::set_max_persistent_ctas`). The work is `ceil(m / (tile.m * cluster.0)) x
+    ///   ceil(n / tile.n)` cluster tiles; the grid is `(cluster.0 * min(work, max_ctas /
+    ///   cluster.0), 1, 1)`, whole clusters, at least one. Who computes a tile depends on it,
+    ///   never how.
+    pub fn grid_for(&self, m: u64, n: u64, max_ctas: u32) -> Option<(u32, u32, u32)> {
         match self.grid {
             GridKind::Tiles => {
                 let gx = u32::try_from(m.div_ceil(self.tile.m as u64)).ok()?;
                 let gy = u32::try_from(n.div_ceil(self.tile.n as u64)).ok()?;
                 (gy <= 65535).then_some((gx, gy, 1))
             }
+            GridKind::Persistent => {
+                let cx = self.cluster.0.max(1) as u64;
+                let clusters = max_ctas as u64 / cx;
+                if clusters == 0 {
+                    return None;
+                }
+                let work = m
+                    .div_ceil(self.tile.m as u64 * cx)
+                    .checked_mul(n.div_ceil(self.tile.n as u64))?;
+                let gx = u32::try_from(work.clamp(1, clusters) * cx).ok()?;
+                Some((gx, 1, 1))
+            }
         }
+    }
+
+    /// Whether the kernel needs the launch path for tensor maps, clusters or a persistent
+    /// grid (the tensor-core kinds).
+    pub fn needs_tma_launch(&self) -> bool {
+        !self.tensor_maps.is_empty() || self.cluster != (1, 1, 1) || self.grid != GridKind::Tiles
     }
 }
 
@@ -138,8 +330,10 @@ impl KernelInfo {
 pub struct ConversionInfo {
     /// Index in `CONVERSIONS`.
     pub id: ConversionId,
-    /// Tier whose cubin holds the kernel.
+    /// Tier whose cubins hold the kernel.
     pub tier: TierId,
+    /// Index into the tier's `modules`: the cubin holding the kernel.
+    pub module: u16,
     /// The entry point's name in the cubin.
     pub name: &'static str,
     /// Upcast (half to f32) or downcast (f32 to half).
@@ -187,6 +381,9 @@ pub struct RouteHit {
     pub kernel: KernelId,
     /// 1-based position of the route in its tier file.
     pub rule: u16,
+    /// For a kernel that loads through TMA: the kernel of the same contract to launch instead
+    /// when TMA cannot take an operand (docs/tensor-core.md §4). `None` for other kernels.
+    pub unaligned: Option<KernelId>,
 }
 
 /// The tier that serves a device of compute capability `cc` (see the generated

@@ -140,9 +140,11 @@ fn every_tier_builds_the_half_fallback_conversions() {
             );
         } else {
             for id in t.conversions.clone() {
-                let needle = CONVERSIONS[id as usize].name.as_bytes();
+                let c = &CONVERSIONS[id as usize];
+                let needle = c.name.as_bytes();
+                let cubin = t.modules[c.module as usize].cubin;
                 assert!(
-                    t.cubin.windows(needle.len()).any(|w| w == needle),
+                    cubin.windows(needle.len()).any(|w| w == needle),
                     "{} missing from the {} cubin",
                     CONVERSIONS[id as usize].name,
                     t.name
@@ -159,17 +161,22 @@ fn cubins_are_embedded_elf_with_every_kernel_and_no_spills() {
         return;
     }
     for t in TIERS.iter() {
-        assert_eq!(
-            &t.cubin[..4],
-            b"\x7fELF",
-            "tier {} cubin is not ELF",
-            t.name
-        );
+        for m in t.modules {
+            assert_eq!(
+                &m.cubin[..4],
+                b"\x7fELF",
+                "tier {} cubin {} is not ELF",
+                t.name,
+                m.name
+            );
+        }
         for id in t.kernels.clone() {
             let k = kernel(KernelId(id)).unwrap();
             let needle = k.name.as_bytes();
+            let cubin = t.modules[k.module as usize].cubin;
+            assert_eq!(t.modules[k.module as usize].name, k.family);
             assert!(
-                t.cubin.windows(needle.len()).any(|w| w == needle),
+                cubin.windows(needle.len()).any(|w| w == needle),
                 "{} missing from the {} cubin",
                 k.name,
                 t.name

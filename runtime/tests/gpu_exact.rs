@@ -67,17 +67,11 @@ fn run_case<A: Element, C: Element>(ctx: &Context, rng: &mut Rng, case: &Case) -
     let dbias = ctx.upload(&bias_host).unwrap();
     let mut dc = ctx.upload(&c_before).unwrap();
     let launch = ctx
-        .gemm(GemmRequest {
-            op,
-            m,
-            n,
-            k,
-            a: da.mat(lda),
-            b: db.mat(ldb),
-            bias: bias.then(|| dbias.mat(n)),
-            c: dc.mat_mut(ldc),
-            beta,
-        })
+        .gemm(
+            GemmRequest::new(op, (m, n, k), da.mat(lda), db.mat(ldb), dc.mat_mut(ldc))
+                .with_bias(bias.then(|| dbias.mat(n)))
+                .with_beta(beta),
+        )
         .unwrap_or_else(|e| panic!("{op} {m}x{n}x{k}: {e}"));
     let got = ctx.download(&dc).unwrap();
 
@@ -435,17 +429,13 @@ fn half_fallback_is_batch_invariant() {
     let run = |m: usize| {
         let mut c = ctx.upload(&vec![poison::<bf16>(); m * n]).unwrap();
         let launch = ctx
-            .gemm(GemmRequest {
-                op: Op::Tn,
-                m,
-                n,
-                k,
-                a: a.mat(full),
-                b: b.mat(n),
-                bias: None,
-                c: c.mat_mut(n),
-                beta: 0.0,
-            })
+            .gemm(GemmRequest::new(
+                Op::Tn,
+                (m, n, k),
+                a.mat(full),
+                b.mat(n),
+                c.mat_mut(n),
+            ))
             .unwrap();
         assert!(launch.half_fallback);
         ctx.download(&c).unwrap()

@@ -21,17 +21,7 @@ struct Single<'a> {
 
 impl Request for Single<'_> {
     fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
-        let req = GemmRequest {
-            op: Op::Nn,
-            m: M,
-            n: H,
-            k: K,
-            a: self.x,
-            b: self.w,
-            bias: None,
-            c: self.y.mat_mut(H),
-            beta: 0.0,
-        };
+        let req = GemmRequest::new(Op::Nn, (M, H, K), self.x, self.w, self.y.mat_mut(H));
         ctx.gemm_observed(req, obs).map(|_| ())
     }
 }
@@ -67,30 +57,10 @@ impl<'a> TwoLayer<'a> {
 
 impl Request for TwoLayer<'_> {
     fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
-        let first = GemmRequest {
-            op: Op::Nn,
-            m: M,
-            n: H,
-            k: K,
-            a: self.x,
-            b: self.w1,
-            bias: None,
-            c: self.h.mat_mut(H),
-            beta: 0.0,
-        };
+        let first = GemmRequest::new(Op::Nn, (M, H, K), self.x, self.w1, self.h.mat_mut(H));
         ctx.gemm_observed(first, obs)?;
         let h = self.h.mat(H);
-        let second = GemmRequest {
-            op: Op::Nn,
-            m: M,
-            n: N,
-            k: H,
-            a: h,
-            b: self.w2,
-            bias: None,
-            c: self.y.mat_mut(N),
-            beta: 0.0,
-        };
+        let second = GemmRequest::new(Op::Nn, (M, N, H), h, self.w2, self.y.mat_mut(N));
         ctx.gemm_observed(second, obs).map(|_| ())
     }
 }
@@ -115,17 +85,13 @@ fn eager_still_works(ctx: &Context, d: &Data) {
     let x = ctx.upload(&d.x).unwrap();
     let w = ctx.upload(&d.w1).unwrap();
     let mut y = ctx.upload(&vec![poison::<f32>(); M * H]).unwrap();
-    ctx.gemm(GemmRequest {
-        op: Op::Nn,
-        m: M,
-        n: H,
-        k: K,
-        a: x.mat(K),
-        b: w.mat(H),
-        bias: None,
-        c: y.mat_mut(H),
-        beta: 0.0,
-    })
+    ctx.gemm(GemmRequest::new(
+        Op::Nn,
+        (M, H, K),
+        x.mat(K),
+        w.mat(H),
+        y.mat_mut(H),
+    ))
     .unwrap();
     let mut want = vec![0.0f32; M * H];
     fma_k256(
@@ -419,17 +385,9 @@ struct HalfTn<'a> {
 
 impl Request for HalfTn<'_> {
     fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
-        let req = GemmRequest {
-            op: Op::Tn,
-            m: self.m,
-            n: HN,
-            k: HK,
-            a: self.a,
-            b: self.b,
-            bias: Some(self.bias),
-            c: self.c.mat_mut(HN),
-            beta: 1.0,
-        };
+        let req = GemmRequest::new(Op::Tn, (self.m, HN, HK), self.a, self.b, self.c.mat_mut(HN))
+            .with_bias(Some(self.bias))
+            .with_beta(1.0);
         ctx.gemm_observed(req, obs).map(|_| ())
     }
 }
@@ -564,17 +522,17 @@ fn half_fallback_packages_as_upcast_gemm_downcast_and_freezes_its_scratch() {
         bias: bias.mat(HN),
         c: req.c,
     };
-    match ctx.gemm(GemmRequest {
-        op: Op::Tn,
-        m: HM_MAX,
-        n: HN,
-        k: HK,
-        a: large.a,
-        b: large.b,
-        bias: Some(large.bias),
-        c: large.c.mat_mut(HN),
-        beta: 1.0,
-    }) {
+    match ctx.gemm(
+        GemmRequest::new(
+            Op::Tn,
+            (HM_MAX, HN, HK),
+            large.a,
+            large.b,
+            large.c.mat_mut(HN),
+        )
+        .with_bias(Some(large.bias))
+        .with_beta(1.0),
+    ) {
         Err(GemmError::ScratchFrozen { needed, frozen }) => {
             assert!(needed > frozen);
             eprintln!("refused: {}", GemmError::ScratchFrozen { needed, frozen });

@@ -38,17 +38,7 @@ fn rows_follow_the_batch<A: Element, C: Element>(
     let dw = ctx.upload(&w).unwrap();
     let mut full = ctx.upload(&vec![poison::<C>(); M_FULL * n]).unwrap();
     let run = |m: usize, c: MatMut<'_, C>| {
-        ctx.gemm(GemmRequest {
-            op,
-            m,
-            n,
-            k,
-            a: dx.mat(k),
-            b: dw.mat(ldb),
-            bias: None,
-            c,
-            beta: 0.0,
-        })
+        ctx.gemm(GemmRequest::new(op, (m, n, k), dx.mat(k), dw.mat(ldb), c))
     };
     run(M_FULL, full.mat_mut(n)).unwrap();
     let full_host = ctx.download(&full).unwrap();
@@ -195,17 +185,9 @@ fn repeat<A: Element, C: Element>(ctx: &Context, op: Op, (m, n, k): (usize, usiz
     let mut first: Option<Vec<u32>> = None;
     for run in 0..20 {
         ctx.write(&mut c, &start).unwrap();
-        ctx.gemm(GemmRequest {
-            op,
-            m,
-            n,
-            k,
-            a: da.mat(lda),
-            b: db.mat(ldb),
-            bias: None,
-            c: c.mat_mut(n),
-            beta,
-        })
+        ctx.gemm(
+            GemmRequest::new(op, (m, n, k), da.mat(lda), db.mat(ldb), c.mat_mut(n)).with_beta(beta),
+        )
         .unwrap();
         let got: Vec<u32> = ctx.download(&c).unwrap().into_iter().map(bits).collect();
         match &first {

@@ -22,17 +22,7 @@ fn bad_calls_are_refused_and_write_nothing() {
     let b_half = ctx.upload(&rng.vec::<bf16>(k * n)).unwrap();
     let nn =
         |a: Mat<'_, f32>, b: Mat<'_, f32>, c: MatMut<'_, f32>, (m, n, k): (usize, usize, usize)| {
-            ctx.gemm(GemmRequest {
-                op: Op::Nn,
-                m,
-                n,
-                k,
-                a,
-                b,
-                bias: None,
-                c,
-                beta: 0.0,
-            })
+            ctx.gemm(GemmRequest::new(Op::Nn, (m, n, k), a, b, c))
         };
     let mut seen = Vec::new();
     let mut expect = |what: &str, r: Result<Launch, GemmError>, ok: fn(&GemmError) -> bool| match r
@@ -209,17 +199,16 @@ fn bad_calls_are_refused_and_write_nothing() {
     // The half fallback (TN writing bf16) validates like any call: A one row short.
     expect(
         "half fallback out of bounds",
-        ctx.gemm(GemmRequest {
-            op: Op::Tn,
-            m,
-            n,
-            k: k + 1,
-            a: a_half.mat(m),
-            b: b_half.mat(n),
-            bias: None,
-            c: c_half.mat_mut(n),
-            beta: 1.0,
-        }),
+        ctx.gemm(
+            GemmRequest::new(
+                Op::Tn,
+                (m, n, k + 1),
+                a_half.mat(m),
+                b_half.mat(n),
+                c_half.mat_mut(n),
+            )
+            .with_beta(1.0),
+        ),
         |e| {
             matches!(
                 e,
@@ -292,17 +281,13 @@ fn only_the_vendor_modes_call_cublas() {
             (m, n, k)
         };
         let r = ctx
-            .gemm(GemmRequest {
+            .gemm(GemmRequest::new(
                 op,
-                m: mm,
-                n: nn,
-                k: kk,
-                a: a.mat(lda),
-                b: b.mat(ldb),
-                bias: None,
-                c: c.mat_mut(n),
-                beta: 0.0,
-            })
+                (mm, nn, kk),
+                a.mat(lda),
+                b.mat(ldb),
+                c.mat_mut(n),
+            ))
             .unwrap();
         assert!(!r.vendor && r.kernel.is_some());
     }

@@ -1,5 +1,5 @@
-//! Runs nvcc once per tier (each tier is one `.cu` and one cubin), in parallel, through the
-//! content cache.
+//! Runs nvcc once per compile unit (a tier's family, or its conversions: one `.cu` and one
+//! cubin each), in parallel, through the content cache.
 
 use super::cache::{content_key, CubinCache};
 use super::toolchain::Toolchain;
@@ -10,10 +10,12 @@ use std::sync::Mutex;
 use std::time::Instant;
 use thiserror::Error;
 
-/// One tier to compile: its source and the folders its `#include`s resolve in.
+/// One compile unit: its source and the folders its `#include`s resolve in.
 #[derive(Clone, Debug)]
 pub struct CompileJob {
     pub tier: String,
+    /// The unit's name within the tier (a family, or `conversions`).
+    pub module: String,
     pub gencode: String,
     /// The `.cu` file; relative paths here and in `include_dirs` are relative to `workdir`.
     pub source: PathBuf,
@@ -21,14 +23,15 @@ pub struct CompileJob {
     /// The folder nvcc runs in (default: the current one). With relative paths, the file
     /// names in nvcc's messages do not depend on where the output is built.
     pub workdir: Option<PathBuf>,
-    /// Everything the source can include, for the cache key (text of each file).
+    /// The source and everything it includes, for the cache key (path and text of each file).
     pub inputs: Vec<String>,
 }
 
-/// A compiled tier.
+/// A compiled unit.
 #[derive(Clone, Debug)]
-pub struct CompiledTier {
+pub struct CompiledUnit {
     pub tier: String,
+    pub module: String,
     pub cubin: Vec<u8>,
     pub ptxas_log: String,
     /// Seconds nvcc ran; `None` when the cubin came from the cache.
@@ -70,7 +73,7 @@ fn compile_one(
     cache: &CubinCache,
     job: &CompileJob,
     scratch: &Path,
-) -> Result<CompiledTier, CompileError> {
+) -> Result<CompiledUnit, CompileError> {
     let flags = flags(&job.gencode);
     let mut parts: Vec<&[u8]> = vec![tc.version.as_bytes()];
     let flag_text = flags.join(" ");
@@ -92,8 +95,9 @@ fn compile_one(
     }
     let key = content_key(&parts);
     if let Some((cubin, ptxas_log)) = cache.get(&key) {
-        return Ok(CompiledTier {
+        return Ok(CompiledUnit {
             tier: job.tier.clone(),
+            module: job.module.clone(),
             cubin,
             ptxas_log,
             seconds: None,
@@ -101,7 +105,12 @@ fn compile_one(
     }
     // Absolute: nvcc may run in another folder (`workdir`).
     let scratch = std::path::absolute(scratch).unwrap_or_else(|_| scratch.to_path_buf());
-    let out = scratch.join(format!("{}.{}.cubin", job.tier, std::process::id()));
+    let out = scratch.join(format!(
+        "{}.{}.{}.cubin",
+        job.tier,
+        job.module,
+        std::process::id()
+    ));
     let start = Instant::now();
     let mut cmd = Command::new(&tc.nvcc);
     if let Some(dir) = &job.workdir {
@@ -126,24 +135,21 @@ fn compile_one(
     let Some(cubin) = cubin else {
         return Err(CompileError::Nvcc {
             tier: job.tier.clone(),
-            source_file: job
-                .source
-                .file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default(),
+            source_file: job.source.display().to_string(),
             output: log,
         });
     };
     cache.put(&key, &cubin, &log);
-    Ok(CompiledTier {
+    Ok(CompiledUnit {
         tier: job.tier.clone(),
+        module: job.module.clone(),
         cubin,
         ptxas_log: log,
         seconds: Some(start.elapsed().as_secs_f64()),
     })
 }
 
-/// Compiles every job on up to `jobs` threads; `done` is told each tier as it finishes.
+/// Compiles every job on up to `jobs` threads; `done` is told each unit as it finishes.
 /// Returns results in job order, or every error.
 pub fn compile_all(
     tc: &Toolchain,
@@ -151,10 +157,10 @@ pub fn compile_all(
     jobs: &[CompileJob],
     scratch: &Path,
     threads: usize,
-    done: &(dyn Fn(&CompiledTier) + Sync),
-) -> Result<Vec<CompiledTier>, Vec<CompileError>> {
+    done: &(dyn Fn(&CompiledUnit) + Sync),
+) -> Result<Vec<CompiledUnit>, Vec<CompileError>> {
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<Result<CompiledTier, CompileError>>>> =
+    let results: Mutex<Vec<Option<Result<CompiledUnit, CompileError>>>> =
         Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|s| {
         for _ in 0..threads.clamp(1, jobs.len().max(1)) {

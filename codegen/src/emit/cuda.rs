@@ -1,9 +1,11 @@
-//! Per-tier CUDA sources: one `extern "C"` entry point per planned kernel, each instantiating
-//! its family's template, with `static_assert`s that the template agrees with the spec.
+//! CUDA sources, one translation unit per (tier, family) and one for a tier's conversions:
+//! one `extern "C"` entry point per planned kernel, each instantiating its family's template,
+//! with `static_assert`s that the template agrees with the spec (threads, shared memory, and
+//! for tensor-core kinds the cluster and every tensor-map box and swizzle).
 
 use super::Provenance;
-use crate::plan::{Plan, PlannedKernel};
-use gemm_spec::{Family, Op};
+use crate::plan::{Plan, PlannedKernel, CONVERSIONS_MODULE};
+use gemm_spec::{Family, MapOperand, Op, TileParams};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -15,43 +17,100 @@ fn op_constant(op: Op) -> &'static str {
     }
 }
 
-fn instantiation(family: &Family, k: &PlannedKernel) -> String {
+/// The template's configuration type for the tile (see `gemm_spec::templates`).
+fn config(k: &PlannedKernel) -> String {
     let t = &k.tile;
+    match &t.params {
+        TileParams::Scalar(p) => format!(
+            "TileConfig<{}, {}, {}, {}, {}, {}, {}>",
+            t.m, t.n, t.k, p.stages, p.thread_m, p.thread_n, p.k_split
+        ),
+        TileParams::WgmmaTma(p) => format!(
+            "WgmmaConfig<{}, {}, {}, {}, {}, {}>",
+            t.m, t.n, t.k, p.stages, p.consumers, p.cluster_m
+        ),
+        TileParams::MmaDecodeTma(p) => {
+            format!("MmaDecodeConfig<{}, {}, {}, {}>", t.m, t.n, t.k, p.stages)
+        }
+        TileParams::MmaGemm(p) => format!(
+            "MmaConfig<{}, {}, {}, {}, {}, {}>",
+            t.m, t.n, t.k, p.warps_m, p.warps_n, p.stages
+        ),
+    }
+}
+
+fn instantiation(family: &Family, k: &PlannedKernel) -> String {
     format!(
-        "{}<{}, {}, {}, TileConfig<{}, {}, {}, {}, {}, {}, {}>>",
+        "{}<{}, {}, {}, {}>",
         family.template,
         k.dtype.ab.cuda_type(),
         k.dtype.c.cuda_type(),
         op_constant(k.op),
-        t.m,
-        t.n,
-        t.k,
-        t.stages,
-        t.thread_m,
-        t.thread_n,
-        t.k_split
+        config(k)
     )
 }
 
-/// The `.cu` file of one tier.
-pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
+/// The `static_assert`s beyond threads and shared memory: the cluster, and each tensor map's
+/// box and swizzle, for the kinds whose templates declare them.
+fn tensor_core_asserts(family: &Family, k: &PlannedKernel, inst: &str) -> String {
+    let mut out = String::new();
+    let name = &k.name;
+    if family.kind.has_cluster_constant() {
+        let cm = k.cluster.0;
+        let _ = writeln!(
+            out,
+            "static_assert({inst}::kClusterM == {cm}, \"{name}: the spec plans clusters of {cm} CTA(s) along M but the template uses another size\");"
+        );
+    }
+    for map in &k.tensor_maps {
+        let (x, what) = match map.operand {
+            MapOperand::A => ("A", "A"),
+            MapOperand::B => ("B", "B"),
+            MapOperand::C => ("C", "C"),
+        };
+        for (constant, value, meaning) in [
+            (format!("k{x}BoxInner"), map.box_inner, "box inner extent"),
+            (format!("k{x}BoxOuter"), map.box_outer, "box outer extent"),
+            (format!("kSwizzle{x}"), map.swizzle_bytes, "swizzle bytes"),
+        ] {
+            let _ = writeln!(
+                out,
+                "static_assert({inst}::{constant} == {value}, \"{name}: the kernel table's tensor map of {what} ({}) has {meaning} {value} but the template uses another\");",
+                map.field
+            );
+        }
+    }
+    out
+}
+
+/// The `.cu` file of one compile unit of a tier: a family's kernels, or (module
+/// `conversions`) the conversion kernels.
+pub fn unit_source(plan: &Plan, tier: &str, module: usize, prov: &Provenance) -> String {
+    let unit = plan
+        .tier_modules(tier)
+        .get(module)
+        .map_or("", String::as_str);
     let mut out = prov.header_line();
-    let _ = writeln!(out, "// Kernels of tier {tier}.");
+    if unit == CONVERSIONS_MODULE {
+        let _ = writeln!(out, "// Conversion kernels of tier {tier}.");
+    } else {
+        let _ = writeln!(out, "// Kernels of family {unit}, tier {tier}.");
+    }
     out.push_str("#include \"gemm_abi.h\"\n");
     let headers: BTreeSet<&str> = plan
-        .tier_kernels(tier)
+        .module_kernels(tier, module)
         .filter_map(|k| plan.specs.families.get(&k.family))
         .map(|f| f.header.as_str())
         .collect();
     let conversion_headers = plan
-        .tier_conversions(tier)
+        .module_conversions(tier, module)
         .filter_map(|c| plan.specs.conversions.get(&c.conversion))
         .map(|c| c.header.as_str());
     let headers: BTreeSet<&str> = headers.into_iter().chain(conversion_headers).collect();
     for h in headers {
         let _ = writeln!(out, "#include \"{h}\"");
     }
-    for k in plan.tier_kernels(tier) {
+    for k in plan.module_kernels(tier, module) {
         // `Plan::new` resolved every family; a plan edited since fails in nvcc, by name.
         let Some(family) = plan.specs.families.get(&k.family) else {
             let _ = writeln!(
@@ -62,12 +121,18 @@ pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
             continue;
         };
         let inst = instantiation(family, k);
+        let grid_constant = plan
+            .specs
+            .abis
+            .get(&family.abi)
+            .is_some_and(|a| a.has_tensor_map());
         let _ = write!(
             out,
             "\n// {} {} {} tile {} ({}x{}x{}), contract {}\n\
              static_assert({inst}::kThreads == {threads}, \"{name}: the spec plans {threads} threads a block but the template uses a different count\");\n\
              static_assert({inst}::kSharedBytes == {smem}, \"{name}: the spec plans {smem} bytes of shared memory but the template needs a different amount\");\n\
-             extern \"C\" __global__ void __launch_bounds__({bounds}) {name}(const {abi} args) {{\n    {inst}::run(args);\n}}\n",
+             {extra}\
+             extern \"C\" __global__ void __launch_bounds__({bounds}) {name}(const {grid_constant}{abi} args) {{\n    {inst}::run(args);\n}}\n",
             k.family,
             k.op,
             k.dtype,
@@ -77,16 +142,18 @@ pub fn tier_source(plan: &Plan, tier: &str, prov: &Provenance) -> String {
             k.tile.k,
             k.contract,
             threads = k.threads,
-            bounds = match k.tile.min_blocks {
+            bounds = match k.tile.min_blocks() {
                 Some(b) => format!("{}, {b}", k.threads),
                 None => k.threads.to_string(),
             },
             smem = k.shared_bytes,
             name = k.name,
             abi = family.abi,
+            extra = tensor_core_asserts(family, k, &inst),
+            grid_constant = if grid_constant { "__grid_constant__ " } else { "" },
         );
     }
-    for c in plan.tier_conversions(tier) {
+    for c in plan.module_conversions(tier, module) {
         let Some(conv) = plan.specs.conversions.get(&c.conversion) else {
             let _ = writeln!(
                 out,

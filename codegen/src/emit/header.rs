@@ -13,6 +13,7 @@ fn c_type(ty: FieldType) -> &'static str {
         FieldType::I64 => "long long",
         FieldType::U64 => "unsigned long long",
         FieldType::F32 => "float",
+        FieldType::TensorMap => "CUtensorMap",
     }
 }
 
@@ -54,7 +55,12 @@ fn emit_struct(out: &mut String, abi: &Abi) {
 pub fn abi_header(specs: &SpecSet, prov: &Provenance) -> String {
     let mut out = prov.header_line();
     out.push_str("// Kernel argument structs, passed by value; layout asserted here and in the generated Rust.\n");
-    out.push_str("#pragma once\n#include <cstddef>\n\n");
+    out.push_str("#pragma once\n#include <cstddef>\n");
+    if specs.abis.values().any(|a| a.has_tensor_map()) {
+        // CUtensorMap: 128 bytes, 128-byte aligned (CUDA 13), filled by cuTensorMapEncodeTiled.
+        out.push_str("#include <cuda.h>\n");
+    }
+    out.push('\n');
     out.push_str(
         "static_assert(sizeof(void*) == 8, \"gemm-aot kernels need 64-bit device pointers\");\n\n",
     );

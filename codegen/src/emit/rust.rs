@@ -5,15 +5,20 @@
 //! - `resources.rs`: what ptxas reported for each kernel.
 //!
 //! The code names types the including crate brings into scope (`Op`, `Policy`, `Dtype`,
-//! `DtypeTriple`, `TierId`, `KernelId`, `TierInfo`, `KernelInfo`, `TileShape`, `GridKind`,
-//! `RouteHit`, `KernelResources`, `ContractInfo`, `ConversionId`, `ConversionInfo`,
-//! `ConversionKind`) and a `cubin!` macro that yields a tier's
-//! cubin bytes, so the files do not depend on where they are written.
+//! `DtypeTriple`, `TierId`, `KernelId`, `TierInfo`, `ModuleInfo`, `KernelInfo`, `TileShape`,
+//! `TileParams`, `GridKind`, `TensorMapPlan`, `Operand`, `RouteHit`, `KernelResources`,
+//! `ContractInfo`, `ConversionId`, `ConversionInfo`, `ConversionKind`), the crate-root types
+//! `crate::TensorMap` and `crate::ArgSources` (in `abi.rs`), and a `cubin!(tier, module)`
+//! macro that yields one compile unit's cubin bytes, so the files do not depend on where they
+//! are written.
 
 use super::Provenance;
 use crate::compile::ptxas::KernelResources;
 use crate::plan::{Plan, PlannedConversion, PlannedKernel};
-use gemm_spec::{ConversionKind, Dtype, DtypeTriple, FieldType, GridKind, Op, Policy, SpecSet};
+use gemm_spec::{
+    AbiField, ConversionKind, Dtype, DtypeTriple, FieldType, GridKind, MapOperand, Op, Policy,
+    SourceType, SpecSet, TileParams,
+};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
@@ -76,6 +81,26 @@ fn field_rust_type(ty: FieldType) -> TokenStream {
         FieldType::U32 => quote!(u32),
         FieldType::I64 => quote!(i64),
         FieldType::F32 => quote!(f32),
+        FieldType::TensorMap => quote!(crate::TensorMap),
+    }
+}
+
+fn operand_tokens(o: MapOperand) -> TokenStream {
+    match o {
+        MapOperand::A => quote!(Operand::A),
+        MapOperand::B => quote!(Operand::B),
+        MapOperand::C => quote!(Operand::C),
+    }
+}
+
+/// The value of a field in `bind`: its source's `ArgSources` field, widened where the field is
+/// wider (validation admits only these pairs).
+fn bind_value(f: &AbiField) -> TokenStream {
+    let src = ident(f.bind.field());
+    match (f.bind.ty(), f.ty) {
+        (SourceType::I32, FieldType::I64) => quote!(i64::from(s.#src)),
+        (SourceType::U32, FieldType::U64) => quote!(u64::from(s.#src)),
+        _ => quote!(s.#src),
     }
 }
 
@@ -110,7 +135,22 @@ pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
         let writes = abi.fields.iter().map(|f| {
             let fname = ident(&f.name);
             let (lo, hi) = (lit(f.offset), lit(f.offset + f.ty.size()));
-            quote! { bytes[#lo..#hi].copy_from_slice(&self.#fname.to_ne_bytes()); }
+            if f.ty == FieldType::TensorMap {
+                quote! { bytes[#lo..#hi].copy_from_slice(&self.#fname.0); }
+            } else {
+                quote! { bytes[#lo..#hi].copy_from_slice(&self.#fname.to_ne_bytes()); }
+            }
+        });
+        let maps = abi.fields.iter().filter_map(|f| {
+            let operand = operand_tokens(f.bind.map_operand()?);
+            let n = &f.name;
+            let off = lit(f.offset);
+            Some(quote! { (#n, #off, #operand), })
+        });
+        let binds = abi.fields.iter().map(|f| {
+            let fname = ident(&f.name);
+            let value = bind_value(f);
+            quote! { #fname: #value, }
         });
         items.extend(quote! {
             #[doc = #doc]
@@ -132,6 +172,14 @@ pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
                 pub const SIZE: usize = #size;
                 /// (field, byte offset) of every device-pointer field.
                 pub const POINTER_FIELDS: &'static [(&'static str, usize)] = &[#(#ptrs)*];
+                /// (field, byte offset, operand) of every tensor-map field.
+                pub const TENSOR_MAP_FIELDS: &'static [(&'static str, usize, Operand)] = &[#(#maps)*];
+
+                /// The struct filled from the launch's sources, each field from the source its
+                /// spec `bind` names.
+                pub fn bind(s: &crate::ArgSources) -> Self {
+                    Self { #(#binds)* }
+                }
 
                 /// The struct's bytes exactly as the kernel receives them (padding zeroed).
                 pub fn to_bytes(&self) -> [u8; #size] {
@@ -148,6 +196,25 @@ pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
 fn grid_tokens(g: GridKind) -> TokenStream {
     match g {
         GridKind::Tiles => quote!(GridKind::Tiles),
+        GridKind::Persistent => quote!(GridKind::Persistent),
+    }
+}
+
+fn tile_params_tokens(p: &TileParams) -> TokenStream {
+    match p {
+        TileParams::Scalar(p) => {
+            let (tm, tn, ks) = (lit(p.thread_m), lit(p.thread_n), lit(p.k_split));
+            quote!(TileParams::Scalar { thread_m: #tm, thread_n: #tn, k_split: #ks })
+        }
+        TileParams::WgmmaTma(p) => {
+            let (c, cm) = (lit(p.consumers), lit(p.cluster_m));
+            quote!(TileParams::WgmmaTma { consumers: #c, cluster_m: #cm })
+        }
+        TileParams::MmaDecodeTma(_) => quote!(TileParams::MmaDecodeTma),
+        TileParams::MmaGemm(p) => {
+            let (wm, wn) = (lit(p.warps_m), lit(p.warps_n));
+            quote!(TileParams::MmaGemm { warps_m: #wm, warps_n: #wn })
+        }
     }
 }
 
@@ -163,32 +230,38 @@ fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
     let policy = policy_tokens(family.policy);
     let op = op_tokens(k.op);
     let dtype = triple_tokens(k.dtype);
-    let grid = grid_tokens(family.grid);
+    let grid = grid_tokens(k.grid);
     let t = &k.tile;
     let tname = &t.name;
-    let (tm, tn, tk, ts, ttm, ttn) = (
-        lit(t.m),
-        lit(t.n),
-        lit(t.k),
-        lit(t.stages),
-        lit(t.thread_m),
-        lit(t.thread_n),
-    );
-    let tks = lit(t.k_split);
+    let (tm, tn, tk, ts) = (lit(t.m), lit(t.n), lit(t.k), lit(t.stages()));
+    let params = tile_params_tokens(&t.params);
     let threads = lit(k.threads);
     let smem = lit(k.shared_bytes);
+    let module = lit(k.module as u64);
+    let (cx, cy, cz) = (lit(k.cluster.0), lit(k.cluster.1), lit(k.cluster.2));
+    let maps = k.tensor_maps.iter().map(|m| {
+        let field = &m.field;
+        let operand = operand_tokens(m.operand);
+        let (bi, bo, sw) = (lit(m.box_inner), lit(m.box_outer), lit(m.swizzle_bytes));
+        quote! {
+            TensorMapPlan { field: #field, operand: #operand, box_inner: #bi, box_outer: #bo, swizzle_bytes: #sw }
+        }
+    });
     quote! {
         KernelInfo {
             id: KernelId(#id),
             tier: TierId(#tier),
+            module: #module,
             name: #name,
             family: #fam,
             contract: #contract,
             policy: #policy,
             op: #op,
             dtype: #dtype,
-            tile: TileShape { name: #tname, m: #tm, n: #tn, k: #tk, stages: #ts, thread_m: #ttm, thread_n: #ttn, k_split: #tks },
+            tile: TileShape { name: #tname, m: #tm, n: #tn, k: #tk, stages: #ts, params: #params },
             grid: #grid,
+            cluster: (#cx, #cy, #cz),
+            tensor_maps: &[#(#maps),*],
             block_threads: #threads,
             shared_bytes: #smem,
             abi: #abi,
@@ -212,10 +285,12 @@ fn conversion_info(plan: &Plan, c: &PlannedConversion) -> TokenStream {
     };
     let (from, to) = (dtype_tokens(c.from), dtype_tokens(c.to));
     let (name, threads) = (&c.name, lit(c.threads));
+    let module = lit(c.module as u64);
     quote! {
         ConversionInfo {
             id: ConversionId(#id),
             tier: TierId(#tier),
+            module: #module,
             name: #name,
             kind: #kind,
             from: #from,
@@ -245,6 +320,9 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
         let smem = lit(t.max_shared_bytes);
         let kernels = id_range(plan.tier_kernels(&t.name).map(|k| k.id));
         let conversions = id_range(plan.tier_conversions(&t.name).map(|c| c.id));
+        let modules = plan.tier_modules(&t.name).iter().map(|m| {
+            quote! { ModuleInfo { name: #m, cubin: cubin!(#name, #m) } }
+        });
         quote! {
             TierInfo {
                 id: TierId(#id),
@@ -256,7 +334,7 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
                 max_shared_bytes: #smem,
                 kernels: #kernels,
                 conversions: #conversions,
-                cubin: cubin!(#name),
+                modules: &[#(#modules),*],
             }
         }
     });
@@ -318,7 +396,19 @@ pub fn dispatch(plan: &Plan, prov: &Provenance) -> String {
                 };
                 let kid = lit(k.id as u64);
                 let rule = lit(r.rule);
-                let hit = quote!(RouteHit { kernel: KernelId(#kid), rule: #rule });
+                let unaligned = match r
+                    .unaligned
+                    .as_ref()
+                    .and_then(|u| plan.kernel_for(&tier.name, &u.family, &u.tile, op, dtype))
+                {
+                    Some(u) => {
+                        let uid = lit(u.id as u64);
+                        quote!(Some(KernelId(#uid)))
+                    }
+                    None => quote!(None),
+                };
+                let hit =
+                    quote!(RouteHit { kernel: KernelId(#kid), rule: #rule, unaligned: #unaligned });
                 let conds: Vec<TokenStream> = [
                     range_check(&ident("m"), &r.m),
                     range_check(&ident("n"), &r.n),

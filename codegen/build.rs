@@ -1,0 +1,50 @@
+//! Embeds every header of `kernels-templates/` (`.cuh` and `.h`, recursively) into the
+//! generator, so a new template needs no edit here: writes `templates.rs` into OUT_DIR with
+//! one `include_str!` a file, sorted by path.
+
+use std::path::{Path, PathBuf};
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            walk(root, &path, out);
+        } else if path.extension().is_some_and(|e| e == "cuh" || e == "h") {
+            if let Ok(rel) = path.strip_prefix(root) {
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.push(parts.join("/"));
+            }
+        }
+    }
+}
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let root = manifest.join("..").join("kernels-templates");
+    println!("cargo:rerun-if-changed={}", root.display());
+    let mut files = Vec::new();
+    walk(&root, &root, &mut files);
+    files.sort();
+    let mut text = format!(
+        "/// (path under `kernels-templates/`, text) of every template header, sorted by path.\npub const TEMPLATES: [(&str, &str); {}] = [\n",
+        files.len()
+    );
+    for f in &files {
+        text.push_str(&format!(
+            "    ({f:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../kernels-templates/\", {f:?}))),\n"
+        ));
+    }
+    text.push_str("];\n");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("templates.rs");
+    if std::fs::read_to_string(&out).ok().as_deref() != Some(text.as_str()) {
+        if let Err(e) = std::fs::write(&out, text) {
+            panic!("cannot write {}: {e}", out.display());
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! One GEMM launch planned from a route hit: which kernel runs (the route's, or its unaligned
+//! kernel when TMA cannot take an operand or k is 0), its tensor maps, its grid (one block a
+//! tile, or persistent), its cluster, and its argument struct, filled by the generated
+//! `bind(&ArgSources)` of the kernel's ABI. Everything that can fail does so here, before
+//! anything is enqueued.
+
+use crate::context::Context;
+use crate::error::{GemmError, Operand};
+use crate::fallback::{Operands, Placed};
+use crate::launch::{ArgBlob, Geometry, LaunchArgs};
+use crate::registry::Span;
+use crate::table::{self, ArgSources, Dtype, KernelId, KernelInfo, KernelRef, RouteHit};
+use crate::tensor_map::{TensorMapBytes, TensorMapKey, TmaProblem};
+use crate::{GemmArgs, TcGemmArgs};
+use cudarc::driver::LaunchConfig;
+
+/// (field, byte offset, operand) of every tensor-map field of an ABI.
+type MapFields = &'static [(&'static str, usize, Operand)];
+
+/// A request's operands as stored: (rows, cols, ld) of A and B, C's ld; element types of A
+/// and B, and of C (and the bias).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stored {
+    pub a: (u64, u64, u64),
+    pub b: (u64, u64, u64),
+    pub ldc: u64,
+    pub dtypes: (Dtype, Dtype),
+}
+
+/// What a call reports about its GEMM launch.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlanSummary {
+    pub kernel: KernelId,
+    pub grid: (u32, u32, u32),
+    pub block: (u32, u32, u32),
+    pub shared_bytes: u32,
+    pub cluster: (u32, u32, u32),
+    pub unaligned: bool,
+}
+
+/// A GEMM launch, ready to enqueue.
+pub(crate) struct GemmPlan {
+    pub kernel: &'static KernelInfo,
+    pub unaligned: bool,
+    pub geometry: Geometry,
+    pub args: LaunchArgs,
+    /// Each tensor-map field of the struct (byte offset) with the key of the map it holds
+    /// and the span that map points into (`None`: left empty).
+    pub maps: Vec<(usize, Option<(TensorMapKey, Span)>)>,
+}
+
+impl GemmPlan {
+    pub fn summary(&self) -> PlanSummary {
+        PlanSummary {
+            kernel: self.kernel.id,
+            grid: self.geometry.cfg.grid_dim,
+            block: self.geometry.cfg.block_dim,
+            shared_bytes: self.geometry.cfg.shared_mem_bytes,
+            cluster: self.geometry.cluster,
+            unaligned: self.unaligned,
+        }
+    }
+}
+
+/// One encoded map: the operand it describes, its key, its span, its bytes.
+type Encoded = (Operand, TensorMapKey, Span, TensorMapBytes);
+
+/// The argument struct of ABI `abi` bound from `s`, with the ABI's tensor-map fields.
+fn bind(abi: &'static str, s: &ArgSources) -> Result<(LaunchArgs, MapFields), GemmError> {
+    match abi {
+        "GemmArgs" => Ok((
+            LaunchArgs::Gemm(GemmArgs::bind(s)),
+            GemmArgs::TENSOR_MAP_FIELDS,
+        )),
+        "TcGemmArgs" => Ok((
+            LaunchArgs::Blob(ArgBlob::new(
+                "TcGemmArgs",
+                TcGemmArgs::POINTER_FIELDS,
+                &TcGemmArgs::bind(s).to_bytes(),
+            )),
+            TcGemmArgs::TENSOR_MAP_FIELDS,
+        )),
+        _ => Err(GemmError::UnknownAbi { abi }),
+    }
+}
+
+impl Context {
+    /// Plans the GEMM launch of a validated request whose route is `hit`.
+    pub(crate) fn plan_gemm(
+        &self,
+        hit: RouteHit,
+        (m, n, k): (u64, u64, u64),
+        ops: &Operands,
+        stored: Stored,
+        beta: f32,
+    ) -> Result<GemmPlan, GemmError> {
+        let primary = table::kernel(hit.kernel)
+            .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
+        let (kernel, maps, unaligned) = match self.encode_maps(primary, ops, stored, (m, n)) {
+            Ok(maps) => (primary, maps, false),
+            // TMA cannot take an operand (its address or leading dimension; k = 0 leaves A
+            // and B without elements): the route's unaligned kernel, of the same contract.
+            Err(GemmError::Tma { operand, problem }) if problem.is_operand() => {
+                let id = hit.unaligned.ok_or(GemmError::Tma { operand, problem })?;
+                let kernel =
+                    table::kernel(id).ok_or(GemmError::UnknownKernel(KernelRef::Gemm(id)))?;
+                (kernel, self.encode_maps(kernel, ops, stored, (m, n))?, true)
+            }
+            Err(e) => return Err(e),
+        };
+        let address = |p: Option<Placed>| p.map_or(0, |p| p.address);
+        let mut sources = ArgSources {
+            a: address(ops.a),
+            b: address(ops.b),
+            bias: address(ops.bias),
+            c: address(ops.c),
+            m: m as i32,
+            n: n as i32,
+            k: k as i32,
+            lda: stored.a.2 as i32,
+            ldb: stored.b.2 as i32,
+            ldc: stored.ldc as i32,
+            beta,
+            flags: u32::from(ops.bias.is_some()),
+            ..ArgSources::default()
+        };
+        for (operand, _, _, map) in &maps {
+            match operand {
+                Operand::A => sources.a_map = *map,
+                Operand::B => sources.b_map = *map,
+                Operand::C | Operand::Bias => sources.c_map = *map,
+            }
+        }
+        let (args, map_fields) = bind(kernel.abi, &sources)?;
+        let maps = map_fields
+            .iter()
+            .map(|&(_, offset, operand)| {
+                let encoded = maps.iter().find(|(o, ..)| *o == operand);
+                (offset, encoded.map(|(_, key, span, _)| (*key, *span)))
+            })
+            .collect();
+        let geometry = Geometry {
+            cfg: LaunchConfig {
+                grid_dim: self.launch_grid(kernel, m, n)?,
+                block_dim: (kernel.block_threads, 1, 1),
+                shared_mem_bytes: kernel.shared_bytes,
+            },
+            cluster: kernel.cluster,
+        };
+        Ok(GemmPlan {
+            kernel,
+            unaligned,
+            geometry,
+            args,
+            maps,
+        })
+    }
+
+    /// The tensor maps `kernel` reads, each checked against TMA's rules and encoded (or taken
+    /// from the cache). An operand without elements (k = 0) has no map: a `Dimension` problem.
+    fn encode_maps(
+        &self,
+        kernel: &'static KernelInfo,
+        ops: &Operands,
+        stored: Stored,
+        (m, n): (u64, u64),
+    ) -> Result<Vec<Encoded>, GemmError> {
+        let mut maps = Vec::with_capacity(kernel.tensor_maps.len());
+        for plan in kernel.tensor_maps {
+            let (placed, (rows, cols, ld), dtype) = match plan.operand {
+                Operand::A => (ops.a, stored.a, stored.dtypes.0),
+                Operand::B => (ops.b, stored.b, stored.dtypes.0),
+                Operand::C => (ops.c, (m, n, stored.ldc), stored.dtypes.1),
+                Operand::Bias => (ops.bias, (1, n, n), stored.dtypes.1),
+            };
+            let Some(placed) = placed else {
+                return Err(GemmError::Tma {
+                    operand: plan.operand,
+                    problem: TmaProblem::Dimension { rows, cols },
+                });
+            };
+            let (key, map) = self.tensor_map_for(
+                plan.operand,
+                (placed.span, placed.offset),
+                (rows, cols, ld, dtype),
+                (plan.box_inner, plan.box_outer, plan.swizzle_bytes),
+            )?;
+            maps.push((plan.operand, key, placed.span, map));
+        }
+        Ok(maps)
+    }
+}
