@@ -3,18 +3,21 @@
 //
 // Checks, on random data (random signs, exponents 2^-6..2^0, full mantissas; never zeros;
 // outputs poisoned with NaN first, padding of every buffer NaN):
-//  (a) the three kinds (and the extra configs: cluster 2, 64x128 one consumer, decode n16 / n64)
-//      are bitwise equal to each other for nn, nt, tn x {bf16, f16} x {same-type, f32} out, over
+//  (a) the three kinds (and the extra configs: cluster 2, 64x128 one consumer, decode n16 / n64;
+//      and the three wide configs again with flags bit 1 set, kGemmFlagCTensorMap: C written
+//      through the TMA-store epilogue and p.c_map whenever C can take TMA) are bitwise equal to each other for nn, nt, tn x {bf16, f16} x {same-type, f32} out, over
 //      odd n, k = 1, k not a multiple of 16, padded leading dimensions, m in {1, 7, 16, 17, 100,
 //      300, 1000, 4096} and 2048 x 4096 x 4096; mma_gemm also at k = 0, with odd lda / ldb / ldc
-//      and misaligned bases (same logical matrices);
+//      and misaligned bases (same logical matrices); padding of C and rows past m stay NaN with the
+//      bit off and on (the TMA store clips at the map's rows = m, columns = n);
 //  (b) against a float64 host reference: |out - ref| <= u_out |ref| + 4 K16 2^-24 S
 //      (S = sum |a b| + |bias| + |beta c|, K16 = k rounded up to 16, u_out = 2^-8 bf16, 2^-11 f16,
 //      2^-24 f32);
 //  (c) bias and beta (beta = 1 into f32: the tn weight-gradient case; beta = 0.5 into 16-bit);
 //  (d) row invariance: rows 0..m-1 at m in {1, ..., 1000} equal the first rows at m = 4096;
 //  (e) the persistent wide kernel on half the SMs' worth of CTAs (and 37) equals the full grid;
-//  (f) timing against cuBLAS (cublasGemmEx, default algorithm), nn, bf16 and f16.
+//  (f) timing against cuBLAS (cublasGemmEx, default algorithm), nn, bf16 and f16; the wide
+//      configs with the bit off and on (+tmaC).
 // Build: see tc_templates_check.sh. Without -DHAVE_CUBLAS, cuBLAS is opened at run time (dlopen).
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -47,12 +50,13 @@
         }                                                                                                \
     } while (0)
 
-// The ABI of docs/tensor-core.md §3, field for field. CUtensorMap is declared alignas(128) by
-// <cuda.h> (CUDA 12 and 13), so the struct is 128-aligned and 384 bytes long, although every
-// field offset is what a 64-aligned layout gives (a at 256, ..., flags at 316).
+// The ABI of docs/tensor-core.md §3, field for field, with c_map after b_map. CUtensorMap is
+// declared alignas(128) by <cuda.h> (CUDA 12 and 13), so the struct is 128-aligned and 512 bytes
+// long, although every field offset is what a 64-aligned layout gives (a at 384, ..., flags at 444).
 struct TcGemmArgs {
     CUtensorMap a_map;
     CUtensorMap b_map;
+    CUtensorMap c_map;
     const void* a;
     const void* b;
     const void* bias;
@@ -62,8 +66,9 @@ struct TcGemmArgs {
     unsigned flags;
 };
 
-static_assert(offsetof(TcGemmArgs, b_map) == 128 && offsetof(TcGemmArgs, a) == 256 && offsetof(TcGemmArgs, c) == 280 &&
-                  offsetof(TcGemmArgs, m) == 288 && offsetof(TcGemmArgs, beta) == 312 && offsetof(TcGemmArgs, flags) == 316,
+static_assert(offsetof(TcGemmArgs, b_map) == 128 && offsetof(TcGemmArgs, c_map) == 256 && offsetof(TcGemmArgs, a) == 384 &&
+                  offsetof(TcGemmArgs, c) == 408 && offsetof(TcGemmArgs, m) == 416 && offsetof(TcGemmArgs, beta) == 440 &&
+                  offsetof(TcGemmArgs, flags) == 444,
               "TcGemmArgs: field offsets of docs/tensor-core.md section 3");
 
 template <class K>
@@ -80,6 +85,18 @@ using DecCfg = MmaDecodeConfig<16, 32, 64, 8>;
 using Dec16Cfg = MmaDecodeConfig<16, 16, 64, 8>;
 using Dec64Cfg = MmaDecodeConfig<16, 64, 64, 8>;
 using SlowCfg = MmaConfig<64, 64, 32, 2, 2, 2>;
+
+// What the generator static_asserts and the runtime encodes for C's tensor map (elements of C
+// as stored, inner = contiguous n; swizzle in bytes), and the shared memory of the shipped tiles.
+static_assert(wgmma_tma_gemm<bf16, bf16, kOpNN, WideCfg>::kCBoxInner == 64 && wgmma_tma_gemm<f16, f16, kOpNT, WideCfg>::kCBoxInner == 64 &&
+                  wgmma_tma_gemm<bf16, float, kOpTN, WideCfg>::kCBoxInner == 32 &&
+                  wgmma_tma_gemm<bf16, float, kOpTN, WideCfg>::kCBoxOuter == 64 && wgmma_tma_gemm<bf16, bf16, kOpNN, WideCfg>::kCBoxOuter == 64 &&
+                  wgmma_tma_gemm<bf16, float, kOpNN, WideSmallCfg>::kSwizzleC == 128,
+              "C box: 128-byte swizzled rows of 64 16-bit or 32 f32 values x 64 rows");
+static_assert(wgmma_tma_gemm<bf16, bf16, kOpNN, WideCfg>::kSharedBytes == 230464 &&
+                  wgmma_tma_gemm<bf16, float, kOpNN, WideCfg>::kSharedBytes == 230464 &&
+                  wgmma_tma_gemm<bf16, bf16, kOpNN, WideSmallCfg>::kSharedBytes == 164960,
+              "shared memory of the shipped wide tiles with the C staging");
 
 // ------------------------------------------------------------------------------------------
 // Data: element (r, c) of a stored matrix is a hash of (seed, r, c), whatever the leading dimension
@@ -125,18 +142,24 @@ typedef CUresult (*EncodeTiledFn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t,
                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 static EncodeTiledFn g_encode = nullptr;
 static int g_sms = 0, g_fail = 0, g_checks = 0;
+// +tmaC launches: bit set and n * size % 16 == 0 (the kernel takes the TMA-store epilogue), bit set
+// but n * size % 16 != 0 (the kernel keeps the direct stores), bit cleared (C not TMA-able).
+static long g_tmac_on = 0, g_tmac_n = 0, g_tmac_off = 0;
 static std::vector<std::string> g_failures;
 
+// dtype: bf16 (f16 = false), f16, or f32 (f32 = true).
 static CUtensorMap make_map(const void* p, bool f16, uint64_t inner, uint64_t outer, uint64_t ld, int box_inner, int box_outer,
-                            int swizzle) {
+                            int swizzle, bool f32 = false) {
     CUtensorMap m;
     cuuint64_t dims[2] = {inner, outer};
-    cuuint64_t strides[1] = {ld * 2};
+    cuuint64_t strides[1] = {ld * (f32 ? 4 : 2)};
     cuuint32_t box[2] = {(cuuint32_t)box_inner, (cuuint32_t)box_outer};
     cuuint32_t es[2] = {1, 1};
     CUtensorMapSwizzle sw = swizzle == 128 ? CU_TENSOR_MAP_SWIZZLE_128B : swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                           : swizzle == 32 ? CU_TENSOR_MAP_SWIZZLE_32B : CU_TENSOR_MAP_SWIZZLE_NONE;
-    CUresult r = g_encode(&m, f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(p),
+    const CUtensorMapDataType dt = f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    CUresult r = g_encode(&m, dt, 2, const_cast<void*>(p),
                           dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
@@ -192,8 +215,16 @@ static void encode_maps(const Problem& pr, TcGemmArgs& p) {
                      : make_map(pr.B, pr.f16, pr.n, pr.k, pr.ldb, K::kBBoxInner, K::kBBoxOuter, K::kSwizzleB);
 }
 
-// ctas > 0 caps the persistent grid of a wide kernel.
-template <int KIND, class K>
+// The host's rule for kGemmFlagCTensorMap: C's base 16-byte aligned and ldc * sizeof(TC) a
+// multiple of 16 (addresses and ldc only, never m).
+static bool c_takes_tma(const Problem& pr) {
+    const long es = pr.f32out ? 4 : 2;
+    return (uintptr_t)pr.C % 16 == 0 && ((long)pr.ldc * es) % 16 == 0 && pr.n >= 1 && pr.ldc >= pr.n;
+}
+
+// ctas > 0 caps the persistent grid of a wide kernel. TMAC: a wide kernel asked to write C through
+// its TMA-store epilogue (bit set, c_map encoded: rows = m, columns = n) when C can take TMA.
+template <int KIND, class K, bool TMAC = false>
 static void launch(const Problem& pr, int ctas = 0) {
     static bool init = false;
     static int maxc = 0;
@@ -215,6 +246,15 @@ static void launch(const Problem& pr, int ctas = 0) {
     cfg.numAttrs = 0;
     if constexpr (KIND == kWide) {
         encode_maps<K>(pr, p);
+        if (TMAC) {
+            if (c_takes_tma(pr) && pr.m >= 1) {
+                p.c_map = make_map(pr.C, pr.f16, pr.n, pr.m, pr.ldc, K::kCBoxInner, K::kCBoxOuter, K::kSwizzleC, pr.f32out);
+                p.flags |= kGemmFlagCTensorMap;
+                if ((pr.n * (pr.f32out ? 4 : 2)) % 16 == 0) ++g_tmac_on; else ++g_tmac_n;
+            } else {
+                ++g_tmac_off;
+            }
+        }
         const int cm = K::kClusterM;
         const long tiles = (long)((pr.m + K::BM * cm - 1) / (K::BM * cm)) * ((pr.n + K::BN - 1) / K::BN);
         long g = (ctas > 0 ? std::min(ctas, maxc) : maxc) / cm;
@@ -234,7 +274,8 @@ static void launch(const Problem& pr, int ctas = 0) {
 }
 
 // The kernels of one (op, operand type, output type): main wide, wide cluster 2, wide 64x128
-// (one consumer), decode n32, decode n16, decode n64, mma_gemm.
+// (one consumer), decode n32, decode n16, decode n64, mma_gemm, then the three wide ones with the
+// TMA-store epilogue asked for (+tmaC).
 typedef void (*LaunchFn)(const Problem&, int);
 struct Kern { const char* name; int kind; LaunchFn f; };
 struct Combo { int op; bool f16, f32out; std::vector<Kern> ks; };
@@ -249,9 +290,12 @@ static Combo make_combo() {
     c.ks.push_back({"decode n16 s8", kDecode, launch<kDecode, mma_decode_tma<TAB, TC, OP, Dec16Cfg>>});
     c.ks.push_back({"decode n64 s8", kDecode, launch<kDecode, mma_decode_tma<TAB, TC, OP, Dec64Cfg>>});
     c.ks.push_back({"mma_gemm 64x64x32", kSlow, launch<kSlow, mma_gemm<TAB, TC, OP, SlowCfg>>});
+    c.ks.push_back({"wide 128x256 s4 +tmaC", kWide, launch<kWide, wgmma_tma_gemm<TAB, TC, OP, WideCfg>, true>});
+    c.ks.push_back({"wide 128x256 s4 c2 +tmaC", kWide, launch<kWide, wgmma_tma_gemm<TAB, TC, OP, WideC2Cfg>, true>});
+    c.ks.push_back({"wide 64x128 s6 +tmaC", kWide, launch<kWide, wgmma_tma_gemm<TAB, TC, OP, WideSmallCfg>, true>});
     return c;
 }
-enum { kMain = 0, kC2 = 1, kSmall = 2, kDec = 3, kDec16 = 4, kDec64 = 5, kMma = 6 };
+enum { kMain = 0, kC2 = 1, kSmall = 2, kDec = 3, kDec16 = 4, kDec64 = 5, kMma = 6, kMainT = 7, kC2T = 8, kSmallT = 9 };
 
 static const char* op_name(int op) { return op == kOpNN ? "nn" : op == kOpTN ? "tn" : "nt"; }
 static std::string combo_name(const Combo& c) {
@@ -410,18 +454,21 @@ static void check_group(const Combo& cb, int M, int n, int k, int padA, int padB
     worst_ref = std::max(worst_ref, w);
     verdict(nan == 0 && w <= 1.0, base + ": main wide at m=" + std::to_string(M) + " vs float64 (worst " + std::to_string(w) + ")");
     verdict(poison_intact(R, ldc, M, n, M + 2, S.es), base + ": main wide writes only rows < m, cols < n");
-    int bad = 0;
+    int bad = 0, bad_values = 0;
     std::string first_bad;
     for (size_t ki = 0; ki < cb.ks.size(); ++ki) {
         for (int m : ms) {
             if (m > M || (ki == kMain && m == M)) continue;
             std::vector<uint8_t> X = S.run((int)ki, m);
-            bool ok = rows_equal(X, R, ldc, m, n, S.es) && poison_intact(X, ldc, m, n, std::min(m + 2, M + 2), S.es);
+            const bool values = rows_equal(X, R, ldc, m, n, S.es);
+            bool ok = values && poison_intact(X, ldc, m, n, std::min(m + 2, M + 2), S.es);
+            bad_values += !values;
             if (!ok) { if (!bad) first_bad = std::string(cb.ks[ki].name) + " m=" + std::to_string(m); ++bad; }
         }
     }
-    verdict(bad == 0, base + ": all 7 kernels x m in {1..," + std::to_string(M) + "} bitwise == main wide rows at m=" +
-                          std::to_string(M) + (bad ? " (" + std::to_string(bad) + " bad, first " + first_bad + ")" : ""));
+    verdict(bad == 0, base + ": all " + std::to_string(cb.ks.size()) + " kernels x m in {1..," + std::to_string(M) + "} bitwise == main wide rows at m=" +
+                          std::to_string(M) + " and poison intact" +
+                          (bad ? " (" + std::to_string(bad) + " bad, " + std::to_string(bad_values) + " in values, first " + first_bad + ")" : ""));
 }
 
 // (c) bias and beta: all kernels bitwise equal, main against float64.
@@ -437,12 +484,16 @@ static void check_epilogue(const Combo& cb, int m, int n, int k, long ldc, uint3
         char what[200];
         snprintf(what, sizeof what, "%s %s bias=%u beta=%g", combo_name(cb).c_str(), shape_str(m, n, k).c_str(), e.flags, e.beta);
         verdict(nan == 0 && w <= 1.0, std::string(what) + ": main vs float64 (worst " + std::to_string(w) + ")");
-        int bad = 0;
+        int bad = 0, bad_poison = 0;
         for (size_t ki = 1; ki < cb.ks.size(); ++ki) {
             std::vector<uint8_t> X = S.run((int)ki, m, e.beta, e.flags);
             bad += !(rows_equal(X, R, ldc, m, n, S.es));
+            if (e.beta == 0.f) bad_poison += !poison_intact(X, ldc, m, n, m + 2, S.es);
         }
-        verdict(bad == 0, std::string(what) + ": all 7 kernels bitwise equal" + (bad ? " (" + std::to_string(bad) + " differ)" : ""));
+        verdict(bad == 0 && bad_poison == 0, std::string(what) + ": all " + std::to_string(cb.ks.size()) + " kernels bitwise equal" +
+                                                 (e.beta == 0.f ? ", poison intact" : "") +
+                                                 (bad || bad_poison ? " (" + std::to_string(bad) + " differ, " +
+                                                                          std::to_string(bad_poison) + " wrote padding)" : ""));
     }
 }
 
@@ -461,15 +512,19 @@ static void check_large(const Combo& cb, int m, int n, int k, uint32_t seed, dou
         std::vector<uint8_t> X = S.run((int)ki, m);
         if (!rows_equal(X, R, n, m, n, S.es)) { ++bad; which += std::string(" ") + cb.ks[ki].name; }
     }
-    verdict(bad == 0, base + ": all 7 kernels bitwise equal" + which);
+    verdict(bad == 0, base + ": all " + std::to_string(cb.ks.size()) + " kernels bitwise equal" + which);
     bad = 0;
     for (int ctas : {g_sms / 2, 37}) {
         std::vector<uint8_t> X = S.run(kMain, m, 0.f, 0, ctas);
         bad += !rows_equal(X, R, n, m, n, S.es);
         X = S.run(kC2, m, 0.f, 0, ctas / 2 * 2);
         bad += !rows_equal(X, R, n, m, n, S.es);
+        X = S.run(kMainT, m, 0.f, 0, ctas);
+        bad += !rows_equal(X, R, n, m, n, S.es);
+        X = S.run(kC2T, m, 0.f, 0, ctas / 2 * 2);
+        bad += !rows_equal(X, R, n, m, n, S.es);
     }
-    verdict(bad == 0, base + ": persistent wide (c1, c2) on " + std::to_string(g_sms / 2) + " and 37/36 CTAs == full grid");
+    verdict(bad == 0, base + ": persistent wide (c1, c2; bit off and on) on " + std::to_string(g_sms / 2) + " and 37/36 CTAs == full grid");
 }
 
 // mma_gemm alone: k = 0 (epilogue only, exact), and odd leading dimensions / misaligned bases.
@@ -652,13 +707,21 @@ int main(int argc, char** argv) {
     printf("kernels: wide 128x256x64 s4: %d threads, %d B smem, %d co-resident CTAs; decode 16x32x64 s8: %d threads, %d B; "
            "mma_gemm 64x64x32: %d threads, %d B\n", W::kThreads, W::kSharedBytes, max_ctas<W>(), D::kThreads,
            D::kSharedBytes, G::kThreads, G::kSharedBytes);
+    using WF = wgmma_tma_gemm<bf16, float, kOpNN, WideCfg>;
+    using WS = wgmma_tma_gemm<bf16, bf16, kOpNN, WideSmallCfg>;
+    printf("C tensor map (TMA-store epilogue, flags bit %u): box %d x %d, swizzle %d (16-bit C), %d x %d, swizzle %d (f32 C); "
+           "staging %d B (128x256, any C), %d B (64x128); smem 128x256 s4 f32 C %d B, 64x128 s6 %d B\n",
+           kGemmFlagCTensorMap, W::kCBoxInner, W::kCBoxOuter, W::kSwizzleC, WF::kCBoxInner, WF::kCBoxOuter, WF::kSwizzleC, W::kCBytes,
+           WS::kCBytes, WF::kSharedBytes, WS::kSharedBytes);
 
     double worst = 0;
     if (small) {  // a few launches of every kind, for compute-sanitizer
         for (int ci : {0, 7, 9}) {
             const Combo& cb = combos[ci];
             check_group(cb, 40, 70, 77, 8, 0, 70, 1, {1, 17}, worst);
+            check_group(cb, 140, 70, 77, 8, 0, 72, 4, {1, 65}, worst);  // C takes TMA: +tmaC sets the bit
             check_epilogue(cb, 20, 40, 40, 41, 2, worst);
+            check_epilogue(cb, 70, 100, 40, 104, 5, worst);
             check_slow_only(cb, 3);
         }
     } else {
@@ -666,6 +729,8 @@ int main(int argc, char** argv) {
         const std::vector<int> ms = {1, 7, 16, 17, 100, 300, 1000, 4096};
         struct G5 { int n, k, padA, padB; long ldc; } groups[] = {
             {333, 1, 0, 0, 333}, {257, 77, 8, 16, 264}, {1000, 1000, 0, 0, 1000}, {520, 4096, 8, 8, 526}, {200, 48, 0, 8, 201}, {1, 33, 8, 0, 1},
+            // ldc * size a multiple of 16, so that +tmaC writes C through the tensor map (odd n, n < box, k < 16)
+            {333, 1, 0, 0, 344}, {200, 48, 0, 8, 208}, {1, 33, 8, 0, 8},
         };
         uint32_t seed = 10;
         for (auto& cb : combos)
@@ -674,6 +739,8 @@ int main(int argc, char** argv) {
         for (auto& cb : combos) {
             check_epilogue(cb, 300, 257, 77, 260, seed++, worst);
             check_epilogue(cb, 1000, 1000, 1000, 1001, seed++, worst);
+            check_epilogue(cb, 300, 257, 77, 264, seed++, worst);     // C takes TMA (16-bit too)
+            check_epilogue(cb, 1000, 1000, 1000, 1008, seed++, worst);
         }
         for (auto& cb : combos)
             if (cb.op == kOpTN && cb.f32out) check_epilogue(cb, 1024, 1024, 8192, 1024, seed++, worst);  // dW = X^T dY, beta = 1
@@ -683,6 +750,8 @@ int main(int argc, char** argv) {
         for (auto& cb : combos) check_large(cb, 2048, 4096, 4096, seed++, worst);
     }
     printf("worst |err| / bound against float64: %.4f\n", worst);
+    printf("+tmaC launches: %ld through the TMA-store epilogue, %ld with the bit set but n * size %% 16 != 0 (direct stores), "
+           "%ld with the bit clear (C not TMA-able: direct stores)\n", g_tmac_on, g_tmac_n, g_tmac_off);
     printf("checks: %d, failed: %d\n", g_checks, g_fail);
 
     if (!small && !no_timing) {
@@ -693,7 +762,8 @@ int main(int argc, char** argv) {
         for (int ci : {0, 2}) {
             const Combo& cb = combos[ci];
             for (int M : {4096, 8192, 1024, 256, 64})
-                for (auto& p : nk_pairs) time_shape(cb, M, p[0], p[1], M >= 1024 ? std::vector<int>{kMain, kC2} : std::vector<int>{kMain, kC2, kSmall}, false);
+                for (auto& p : nk_pairs) time_shape(cb, M, p[0], p[1], M >= 1024 ? std::vector<int>{kMain, kMainT, kC2, kC2T}
+                                                                                 : std::vector<int>{kMain, kMainT, kC2T, kSmall, kSmallT}, false);
             for (int M : {1, 8, 16})
                 for (int pi : {1, 2}) time_shape(cb, M, nk_pairs[pi][0], nk_pairs[pi][1], {kDec, kDec64}, true);
         }

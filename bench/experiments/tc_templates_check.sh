@@ -3,10 +3,13 @@
 # H200 (sm_90a). Run from anywhere; writes the log, the ptxas report and a SASS summary to $OUT.
 #   TC_CHECK_BIN=path  use a binary built elsewhere (it opens cuBLAS with dlopen) if it runs here;
 #                      otherwise build here with -DHAVE_CUBLAS -lcublas.
-#   SANITIZE=1         also compute-sanitizer memcheck and racecheck on the small mode.
-# Local build without cuBLAS (cuBLAS opened at run time):
-#   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates \
-#        -o tc_check bench/experiments/tc_templates_check.cu -ldl
+#   SANITIZE=1         also compute-sanitizer memcheck and racecheck on the small mode
+#                      (SAN_TIMEOUT seconds each, default 120; SAN_TOOLS="memcheck" for one).
+# Local build without cuBLAS (cuBLAS opened at run time), into the ignored .tcbuild/ that a device
+# run carries (with a pip-installed toolchain, add -L <toolchain>/lib for cudart_static / cudadevrt):
+#   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates -Xptxas -v \
+#        -Xptxas -warn-spills -o .tcbuild/tc_check bench/experiments/tc_templates_check.cu -ldl
+# then on the device: TC_CHECK_BIN=.tcbuild/tc_check bench/experiments/tc_templates_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/tc_templates_check_out}
@@ -31,14 +34,14 @@ else
 fi
 if command -v cuobjdump >/dev/null; then
   cuobjdump -sass "$BIN" > /tmp/tc_check.sass 2>/dev/null || true
-  echo "# SASS: HGMMA $(grep -c HGMMA /tmp/tc_check.sass), HMMA $(grep -c HMMA /tmp/tc_check.sass), UTMALDG $(grep -c UTMALDG /tmp/tc_check.sass), LDL/STL $(grep -cE '\bLDL|\bSTL' /tmp/tc_check.sass); wgmma kernels without HGMMA: $(awk '/Function :/{if (f ~ /wgmma_tma_gemm/ && !h) n++; f=$0; h=0} /HGMMA/{h=1} END{if (f ~ /wgmma_tma_gemm/ && !h) n++; print n+0}' /tmp/tc_check.sass)" | tee -a "$LOG"
+  echo "# SASS: HGMMA $(grep -c HGMMA /tmp/tc_check.sass), HMMA $(grep -c HMMA /tmp/tc_check.sass), UTMALDG $(grep -c UTMALDG /tmp/tc_check.sass), UTMASTG $(grep -c UTMASTG /tmp/tc_check.sass), STSM $(grep -c STSM /tmp/tc_check.sass), LDL/STL $(grep -cE '\bLDL|\bSTL' /tmp/tc_check.sass); wgmma kernels without HGMMA: $(awk '/Function :/{if (f ~ /wgmma_tma_gemm/ && !h) n++; f=$0; h=0} /HGMMA/{h=1} END{if (f ~ /wgmma_tma_gemm/ && !h) n++; print n+0}' /tmp/tc_check.sass)" | tee -a "$LOG"
 fi
 timeout ${TC_TIMEOUT:-300} "$BIN" "$@" 2>&1 | tee -a "$LOG"
 RC=${PIPESTATUS[0]}
 echo "# exit status: $RC" | tee -a "$LOG"
 if [ "${SANITIZE:-0}" = 1 ] && command -v compute-sanitizer >/dev/null; then
-  for tool in memcheck racecheck; do
-    timeout 120 compute-sanitizer --tool $tool --print-limit 20 "$BIN" small > "$OUT/sanitizer_$tool.txt" 2>&1
+  for tool in ${SAN_TOOLS:-memcheck racecheck}; do
+    timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool $tool --print-limit 20 "$BIN" small > "$OUT/sanitizer_$tool.txt" 2>&1
     echo "# compute-sanitizer $tool (small mode): exit $?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|ALL CHECKS|FAILURES' "$OUT/sanitizer_$tool.txt" | tr '\n' ' ')" | tee -a "$LOG"
   done
 fi

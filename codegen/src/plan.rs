@@ -84,7 +84,7 @@ pub const CONVERSIONS_MODULE: &str = "conversions";
 pub fn tensor_map_plans(
     specs: &SpecSet,
     family: &Family,
-    op: Op,
+    (op, dtype): (Op, DtypeTriple),
     tile: &Tile,
 ) -> Vec<TensorMapPlan> {
     let Some(abi) = specs.abis.get(&family.abi) else {
@@ -95,7 +95,7 @@ pub fn tensor_map_plans(
         .filter_map(|f| {
             let operand = f.bind.map_operand()?;
             let (inner, outer, swizzle) =
-                gemm_spec::templates::tensor_map_box(family.kind, op, tile, operand)?;
+                gemm_spec::templates::tensor_map_box(family.kind, (op, dtype.c), tile, operand)?;
             Some(TensorMapPlan {
                 field: f.name.clone(),
                 operand,
@@ -199,7 +199,7 @@ impl Plan {
                         module,
                         grid: family.grid,
                         cluster: tile.cluster(),
-                        tensor_maps: tensor_map_plans(&specs, family, op, tile),
+                        tensor_maps: tensor_map_plans(&specs, family, (op, dtype), tile),
                     });
                 }
             }

@@ -110,9 +110,11 @@ fn kernels_carry_threads_shared_memory_cluster_grid_and_tensor_maps() {
     };
     let wide = find("wide", Op::Nt);
     assert_eq!(wide.threads, 384);
+    // Stages, C's staging for the TMA store (2 consumers x 2 boxes of 64 x 128 bytes), slack,
+    // barriers.
     assert_eq!(
         wide.shared_bytes,
-        4 * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 16
+        4 * (128 * 64 + 64 * 256) * 2 + 2 * 2 * 64 * 128 + 1024 + 4 * 16
     );
     assert_eq!(wide.grid, GridKind::Persistent);
     assert_eq!(wide.cluster, (1, 1, 1));
@@ -133,7 +135,9 @@ fn kernels_carry_threads_shared_memory_cluster_grid_and_tensor_maps() {
         boxes,
         [
             ("a_map", MapOperand::A, 64, 128, 128),
-            ("b_map", MapOperand::B, 64, 256, 128)
+            ("b_map", MapOperand::B, 64, 256, 128),
+            // nt bf16.bf16.f32: C is bf16, one 128-byte row is 64 elements.
+            ("c_map", MapOperand::C, 64, 64, 128)
         ]
     );
     let mid = find("mid", Op::Tn);

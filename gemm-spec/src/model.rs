@@ -298,10 +298,14 @@ pub enum SharedTerm {
     /// One k-step of A and B held k-contiguous, rows padded by 8 elements:
     /// `(m + n) * (k + 8) * staging bytes` (mma_gemm).
     PaddedStep,
+    /// The TMA-store epilogue's staging of C (wgmma_tma_gemm): each consumer warpgroup writes
+    /// its 64 rows in rounds of `round` boxes of 64 rows x 128 bytes, `round` = 2 when
+    /// `n / (128 / size of C)` is even, else 1: `consumers * round * 64 * 128`.
+    CStaging,
 }
 
 impl SharedTerm {
-    pub const ALL: [(&'static str, SharedTerm); 7] = [
+    pub const ALL: [(&'static str, SharedTerm); 8] = [
         ("operands", SharedTerm::Operands),
         ("totals", SharedTerm::Totals),
         ("partials", SharedTerm::Partials),
@@ -309,6 +313,7 @@ impl SharedTerm {
         ("alignment", SharedTerm::Alignment),
         ("barriers", SharedTerm::Barriers),
         ("padded_step", SharedTerm::PaddedStep),
+        ("c_staging", SharedTerm::CStaging),
     ];
 
     pub fn as_str(self) -> &'static str {

@@ -840,6 +840,24 @@ fn resolve_family(
                     );
                 }
             }
+            // The TMA-store epilogue of wgmma_tma reads args.c_map (used when flags asks).
+            if kind == TileKind::WgmmaTma {
+                let has = abi.fields.iter().any(|f| {
+                    f.name == "c_map"
+                        && f.ty == FieldType::TensorMap
+                        && f.bind == BindSource::CTensorMap
+                });
+                if !has {
+                    mismatch(
+                        sink,
+                        &at,
+                        format!(
+                            "stores C through TMA from args.c_map when flags has bit 1; ABI struct {} has no field `c_map` of type tensor_map bound to c.tensor_map",
+                            abi.name
+                        ),
+                    );
+                }
+            }
         }
     }
     if let (Some(g), Some(staging)) = (template, staging) {
@@ -1694,6 +1712,15 @@ pub fn shared_bytes_for(family: &Family, tile: &Tile, d: DtypeTriple) -> u64 {
                 .saturating_add(n)
                 .saturating_mul(k.saturating_add(8))
                 .saturating_mul(elem),
+            SharedTerm::CStaging => {
+                let consumers = match &tile.params {
+                    TileParams::WgmmaTma(p) => p.consumers as u64,
+                    _ => 1,
+                };
+                let box_inner = 128 / d.c.size_bytes().max(1);
+                let round = if (n / box_inner.max(1)).is_multiple_of(2) { 2 } else { 1 };
+                consumers.saturating_mul(round).saturating_mul(64 * 128)
+            }
         })
         .fold(0u64, u64::saturating_add)
 }

@@ -302,6 +302,15 @@ const TMA_SHARED: &[SharedTerm] = &[
     SharedTerm::Barriers,
 ];
 
+/// What wgmma_tma_gemm keeps in shared memory: the TMA kinds' terms and the staging of C for
+/// its TMA-store epilogue.
+const WGMMA_SHARED: &[SharedTerm] = &[
+    SharedTerm::Operands,
+    SharedTerm::CStaging,
+    SharedTerm::Alignment,
+    SharedTerm::Barriers,
+];
+
 /// The k of a TMA stage: one 128-byte swizzled row of 16-bit elements.
 pub const TMA_STAGE_K: u32 = 64;
 
@@ -420,9 +429,11 @@ const MMA_GEMM_LIMITS: &[TileLimit<MmaGemmParams>] = &[
 ///   B stored `[k, n]` (nn, tn): (64, 64); B stored `[n, k]` (nt): (64, n); swizzle 128.
 /// - mma_decode_tma: A `[m, k]`: (64, 16), swizzle 128; A `[k, m]` (tn): (16, 64), swizzle
 ///   32; B `[k, n]`: (n, 64), swizzle n * 2; B `[n, k]` (nt): (64, n), swizzle 128.
+/// - C, for wgmma_tma's TMA-store epilogue only: one 128-byte swizzled row by 64 rows,
+///   (128 / size of C, 64), swizzle 128. The other kinds store C directly.
 pub fn tensor_map_box(
     kind: TileKind,
-    op: Op,
+    (op, c): (Op, crate::vocab::Dtype),
     tile: &Tile,
     operand: MapOperand,
 ) -> Option<(u32, u32, u32)> {
@@ -433,6 +444,7 @@ pub fn tensor_map_box(
         (TileKind::WgmmaTma, MapOperand::A) => Some((64, tile.m, 128)),
         (TileKind::WgmmaTma, MapOperand::B) if b_transposed => Some((64, tile.n, 128)),
         (TileKind::WgmmaTma, MapOperand::B) => Some((64, 64, 128)),
+        (TileKind::WgmmaTma, MapOperand::C) => Some((128 / c.size_bytes() as u32, 64, 128)),
         (TileKind::MmaDecodeTma, MapOperand::A) if a_transposed => Some((16, 64, 32)),
         (TileKind::MmaDecodeTma, MapOperand::A) => Some((64, 16, 128)),
         (TileKind::MmaDecodeTma, MapOperand::B) if b_transposed => Some((64, tile.n, 128)),
@@ -493,7 +505,7 @@ pub const KNOWN: &[KernelTemplate] = &[
             rules: KindRules::WgmmaTma(WGMMA_TMA_LIMITS),
             ops: &[Op::Nn, Op::Nt, Op::Tn],
             staging: Staging::Operand,
-            shared: TMA_SHARED,
+            shared: WGMMA_SHARED,
             min_cc: Some(((9, 0), "it uses wgmma, TMA, mbarriers and clusters")),
             arch_specific: Some("wgmma exists only on arch-specific sm_90a targets"),
             operand_bytes: Some(2),

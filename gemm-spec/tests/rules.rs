@@ -1286,6 +1286,7 @@ doc = "another order"
 fields = [
   { name = "a_map", type = "tensor_map", bind = "a.tensor_map" },
   { name = "b_map", type = "tensor_map", bind = "b.tensor_map" },
+  { name = "c_map", type = "tensor_map", bind = "c.tensor_map" },
   { name = "a", type = "const_ptr" },
   { name = "c", type = "mut_ptr" },
   { name = "m", type = "i32" },
@@ -1423,7 +1424,8 @@ fn tc_base_spec_is_valid() {
     assert_eq!(wide.cluster(), (1, 1, 1));
     assert_eq!(
         gemm_spec::shared_bytes(&v.specs.families["wide"], wide),
-        4 * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 16
+        // stages, the staging of C (2 consumers x 2 boxes of 64 x 128 bytes), slack, barriers
+        4 * (128 * 64 + 64 * 256) * 2 + 2 * 2 * 64 * 128 + 1024 + 4 * 16
     );
     let p = t.tile("plain", "p").unwrap();
     assert_eq!(p.threads(), 128);
@@ -1441,12 +1443,13 @@ fn tc_base_spec_is_valid() {
     let abi = &v.specs.abis["TcGemmArgs"];
     assert_eq!(
         (abi.size, abi.align),
-        (384, 128),
-        "two 128-byte maps, then 20 bytes, padded to 128"
+        (512, 128),
+        "three 128-byte maps, then 64 bytes, padded to 128"
     );
     assert_eq!(abi.fields[1].offset, 128);
+    assert_eq!(abi.fields[2].offset, 256);
     assert_eq!(
-        abi.fields[2].bind,
+        abi.fields[3].bind,
         gemm_spec::BindSource::APtr,
         "bind defaults to the name"
     );
@@ -1535,18 +1538,31 @@ fn tc_threads_and_shared_memory_are_checked() {
         tc_errors(false, "n = 64\nk = 32\nstages = 2\nwarps_m = 2\nwarps_n = 2\n", "n = 128\nk = 32\nstages = 2\nwarps_m = 4\nwarps_n = 16\n"),
         "sm90a.toml:27: tile plain.p 64x128x32 runs 2048 threads a block; sm90a needs a multiple of 32 and at most 1024",
     );
-    assert_one(tc_errors(false, "stages = 4\n", "stages = 8\n"), "sm90a.toml:17: tile wide.w 128x256x64 needs 394368 bytes of shared memory; sm90a allows 232448");
+    assert_one(tc_errors(false, "stages = 4\n", "stages = 8\n"), "sm90a.toml:17: tile wide.w 128x256x64 needs 427136 bytes of shared memory; sm90a allows 232448");
+}
+
+#[test]
+fn the_wide_tma_family_needs_a_c_map_for_its_tma_store() {
+    let errors = tc_errors(
+        true,
+        "  { name = \"c_map\", type = \"tensor_map\", bind = \"c.tensor_map\" },\n",
+        "",
+    );
+    assert_eq!(
+        errors,
+        ["families.toml:31: family wide: template wgmma_tma_gemm stores C through TMA from args.c_map when flags has bit 1; ABI struct TcGemmArgs has no field `c_map` of type tensor_map bound to c.tensor_map"]
+    );
 }
 
 #[test]
 fn a_grid_must_suit_the_templates_scheduler() {
     assert_one(
         tc_errors(true, "grid = \"persistent\"\n", "grid = \"tiles\"\n"),
-        "families.toml:31: family wide: template wgmma_tma_gemm is a wgmma_tma kernel, whose grid is grid = \"persistent\"; the family says grid = \"tiles\" (only templates with a persistent scheduler walk tiles on a persistent grid)",
+        "families.toml:32: family wide: template wgmma_tma_gemm is a wgmma_tma kernel, whose grid is grid = \"persistent\"; the family says grid = \"tiles\" (only templates with a persistent scheduler walk tiles on a persistent grid)",
     );
     assert_one(
         tc_errors(true, "instruction = \"mma16816\"\nstaging = \"operand\"\ngrid = \"tiles\"", "instruction = \"mma16816\"\nstaging = \"operand\"\ngrid = \"persistent\""),
-        "families.toml:53: family plain: template mma_gemm is a mma_gemm kernel, whose grid is grid = \"tiles\"; the family says grid = \"persistent\" (only templates with a persistent scheduler walk tiles on a persistent grid)",
+        "families.toml:54: family plain: template mma_gemm is a mma_gemm kernel, whose grid is grid = \"tiles\"; the family says grid = \"persistent\" (only templates with a persistent scheduler walk tiles on a persistent grid)",
     );
 }
 
@@ -1557,18 +1573,18 @@ fn a_tma_family_needs_tensor_map_fields() {
         "  { name = \"b_map\", type = \"tensor_map\", bind = \"b.tensor_map\" },\n",
         "",
     );
-    assert_errors(e, &["families.toml:41: family dec: template mma_decode_tma loads A and B through TMA from args.a_map and args.b_map; ABI struct TcGemmArgs has no field `b_map` of type tensor_map bound to b.tensor_map", "families.toml:30: family wide: template wgmma_tma_gemm loads A and B through TMA from args.a_map and args.b_map; ABI struct TcGemmArgs has no field `b_map` of type tensor_map bound to b.tensor_map"]);
+    assert_errors(e, &["families.toml:42: family dec: template mma_decode_tma loads A and B through TMA from args.a_map and args.b_map; ABI struct TcGemmArgs has no field `b_map` of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm loads A and B through TMA from args.a_map and args.b_map; ABI struct TcGemmArgs has no field `b_map` of type tensor_map bound to b.tensor_map"]);
 }
 
 #[test]
 fn tc_templates_need_their_instruction_and_16_bit_operands() {
     assert_one(
         tc_errors(true, "instruction = \"wgmma\"", "instruction = \"mmatma\""),
-        "families.toml:31: family wide: template wgmma_tma_gemm needs an arch-specific target (wgmma exists only on arch-specific sm_90a targets), but the family's instruction mmatma is not arch_specific: name an arch-specific instruction",
+        "families.toml:32: family wide: template wgmma_tma_gemm needs an arch-specific target (wgmma exists only on arch-specific sm_90a targets), but the family's instruction mmatma is not arch_specific: name an arch-specific instruction",
     );
     assert_one(
         tc_errors(true, "instruction = \"mmatma\"", "instruction = \"mma16816\""),
-        "families.toml:42: family dec: template mma_decode_tma needs compute capability >= 9.0 (it loads operands with TMA), but the family's instruction mma16816 exists from 8.0: name an instruction that starts at 9.0 or later",
+        "families.toml:43: family dec: template mma_decode_tma needs compute capability >= 9.0 (it loads operands with TMA), but the family's instruction mma16816 exists from 8.0: name an instruction that starts at 9.0 or later",
     );
     assert_one(
         tc_errors(
@@ -1576,7 +1592,7 @@ fn tc_templates_need_their_instruction_and_16_bit_operands() {
             "variants.nn = [\"bf16.bf16.f32\", \"bf16.f32.f32\"]\n\n[family.dec]",
             "variants.nn = [\"bf16.bf16.f32\", \"f32.f32.f32\"]\n\n[family.dec]",
         ),
-        "families.toml:40: family wide: template wgmma_tma_gemm takes A and B of 2 bytes an element (bf16, f16); the family lists variant nn f32.f32.f32",
+        "families.toml:41: family wide: template wgmma_tma_gemm takes A and B of 2 bytes an element (bf16, f16); the family lists variant nn f32.f32.f32",
     );
 }
 
@@ -1637,5 +1653,5 @@ fn the_conversions_unit_name_is_reserved() {
     let tier = TC_TIER
         .replace("\"other\"]", "\"conversions\"]")
         .replace("family = \"other\"", "family = \"conversions\"");
-    assert_one(load(&shared, &tier).unwrap_err(), "families.toml:64: family name `conversions` is reserved: each family compiles to cuda/<tier>/<family>.cu, and conversions.cu holds the conversion kernels");
+    assert_one(load(&shared, &tier).unwrap_err(), "families.toml:65: family name `conversions` is reserved: each family compiles to cuda/<tier>/<family>.cu, and conversions.cu holds the conversion kernels");
 }

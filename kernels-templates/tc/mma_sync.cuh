@@ -1,5 +1,5 @@
 // Warp-level tensor-core wrappers (sm_80+ instructions, used on sm_90): ldmatrix (plain and
-// transposed) and mma.sync m16n8k16 with f32 accumulation for bf16 and f16. One call is one k16
+// transposed), stmatrix (sm_90) and mma.sync m16n8k16 with f32 accumulation for bf16 and f16. One call is one k16
 // step of contract tc-k16: acc = MMA_k16(a, b, acc), the C fragment read and written in place.
 #pragma once
 #include <cstdint>
@@ -19,6 +19,12 @@ __device__ __forceinline__ void ldsm_x2(uint32_t addr, uint32_t& r0, uint32_t& r
 }
 __device__ __forceinline__ void ldsm_x2_trans(uint32_t addr, uint32_t& r0, uint32_t& r1) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(addr) : "memory");
+}
+// Four 8 x 8 b16 matrices to shared memory: register i of lane l holds row l / 4, columns
+// 2 (l % 4) .. + 1 of matrix i; lanes 8i .. 8i + 7 give the row addresses of matrix i.
+__device__ __forceinline__ void stsm_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+    asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+                 : "memory");
 }
 
 // c (16 x 8, f32) = A (16 x 16, row) * B (16 x 8, col) + c. Fragments as in the PTX ISA:

@@ -14,21 +14,43 @@
 // CTA of its cluster. Rank r computes rows (tile_row * CLUSTER_M + r) * M. The cluster, the grid
 // and the tile order decide who computes an element, never how.
 //
-// Epilogue straight from the accumulators (tc/tc_epilogue.cuh): rows >= m and columns >= n are
-// skipped; pairs are stored as vectors when C and ldc are pair-aligned and the tile lies inside n.
+// Epilogue, chosen at run time, the same values either way (tc/tc_epilogue.cuh: v = acc;
+// + bias[n]; fma(beta, old C, v) when beta != 0; one rounding):
+//  * flags bit kGemmFlagCTensorMap (2) clear: straight from the accumulators; rows >= m and
+//    columns >= n are skipped; pairs are stored as vectors when C and ldc are pair-aligned and
+//    the tile lies inside n.
+//  * bit set (the host sets it when C can take TMA: 16-byte aligned base, ldc * sizeof(TC) a
+//    multiple of 16) and n * sizeof(TC) a multiple of 16 (checked here, tc_c_tensor_map: a TMA
+//    store writes whole 16-byte chunks, so where n ends inside one it also writes columns n.. of
+//    that chunk, seen on the H200; such an n keeps the direct stores, the same values): each
+//    consumer warpgroup writes its 64 rows in rounds of kCRoundBoxes boxes
+//    of kCBoxOuter (64) rows x kCBoxInner columns (one 128-byte row: 64 16-bit or 32 f32 values),
+//    128B-swizzled, into its own staging buffer (stmatrix for 16-bit C, st.shared.v2 for f32),
+//    fence.proxy.async, then one thread TMA-stores the boxes through p.c_map (encoded with rows =
+//    m, columns = n, ld = ldc), which clips rows >= m and columns >= n. With beta != 0 the old C
+//    is read from global memory (rows < m, columns < n) before the staging, as the direct path
+//    reads it; a tile's stores are issued only after those reads, and tiles are disjoint.
+//    A round waits (cp.async.bulk.wait_group.read) until the previous round's stores have read
+//    the buffer; the kernel's end waits for all of them.
 //
 // Launch (the generator's entry point): __launch_bounds__(kThreads, 1), dynamic shared memory
 // kSharedBytes, cluster (kClusterM, 1, 1), grid.x a multiple of kClusterM (persistent).
 // Shared memory: kSharedBytes = STAGES * (M*K + K*N) * sizeof(TAB)   (the ring)
+//                             + CONSUMERS * kCRoundBoxes * 64 * 128   (C staging: per consumer,
+//                               kCRoundBoxes boxes of 64 rows x 128 bytes; kCRoundBoxes = 2 when
+//                               N / kCBoxInner is even, else 1)
 //                             + 2 * STAGES * 8                        (full + empty mbarriers)
 //                             + 1024                                  (alignment slack: 128B
 //                               swizzle atoms must start at 1024-byte boundaries).
+// 128 x 256 x 64, 4 stages, 2 consumers: 196608 + 32768 + 64 + 1024 = 230464 bytes (any TC);
+// 64 x 128 x 64, 6 stages, 1 consumer: 147456 + 16384 + 96 + 1024 = 164960 bytes.
 #pragma once
 #include <cstdint>
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/tc_config.cuh"
+#include "tc/mma_sync.cuh"
 #include "tc/smem_sync.cuh"
 #include "tc/tc_epilogue.cuh"
 #include "tc/tile_order.cuh"
@@ -48,7 +70,20 @@ struct wgmma_tma_gemm {
     static constexpr int kBBytes = BK * BN * (int)sizeof(TAB);  // one stage of B
     static constexpr int kStageBytes = kABytes + kBBytes;
     static constexpr int kBarrierBytes = 2 * kStages * 8;
-    static constexpr int kSharedBytes = kStages * kStageBytes + kBarrierBytes + 1024;
+
+    // The TMA-store epilogue's box of C (elements of C as stored, inner = contiguous n): one
+    // 128-byte swizzled row (64 bf16 / f16 or 32 f32) x one consumer warpgroup's 64 rows.
+    static constexpr int kCBoxInner = 128 / (int)sizeof(TC), kCBoxOuter = 64;
+    static constexpr int kSwizzleC = 128;
+    static constexpr int kCBoxBytes = kCBoxInner * kCBoxOuter * (int)sizeof(TC);  // 8 KiB
+    static constexpr int kCBoxesPerRow = BN / kCBoxInner;                        // boxes across the tile
+    static constexpr int kCRoundBoxes = kCBoxesPerRow % 2 == 0 ? 2 : 1;          // boxes staged per round
+    static constexpr int kCRounds = kCBoxesPerRow / kCRoundBoxes;
+    static constexpr int kCRoundCols = kCRoundBoxes * kCBoxInner;                // columns per round
+    static constexpr int kCStageBytes = kCRoundBoxes * kCBoxBytes;               // one consumer's buffer
+    static constexpr int kCBytes = kConsumers * kCStageBytes;
+
+    static constexpr int kSharedBytes = kStages * kStageBytes + kCBytes + kBarrierBytes + 1024;
 
     // Tensor-map boxes (elements of the operand as stored, inner = contiguous) and swizzles (bytes).
     static constexpr int kABoxInner = 64, kABoxOuter = kAKMajor ? BM : 64;
@@ -71,6 +106,7 @@ struct wgmma_tma_gemm {
     static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "wgmma_tma_gemm: tile n must be 64, 128, 192 or 256");
     static_assert(kStages >= 2 && kStages <= 8, "wgmma_tma_gemm: stages must be 2..8");
     static_assert(kClusterM == 1 || kClusterM == 2, "wgmma_tma_gemm: cluster_m must be 1 or 2");
+    static_assert(BN % kCBoxInner == 0 && kCRoundCols % 16 == 0, "wgmma_tma_gemm: C boxes must tile N");
     static_assert(kSharedBytes <= 232448, "wgmma_tma_gemm: shared memory exceeds the 227 KiB a CTA can have on sm_90");
 
     template <class Args>
@@ -78,7 +114,8 @@ struct wgmma_tma_gemm {
         extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
         const uint32_t sbase = (tc_smem_u32(tc_smem_raw) + 1023u) & ~1023u;
         const uint32_t sA0 = sbase, sB0 = sbase + kStages * kABytes;
-        const uint32_t bar0 = sbase + kStages * kStageBytes;  // full[s], then empty[s]
+        const uint32_t sC0 = sbase + kStages * kStageBytes;  // C staging, kCStageBytes per consumer
+        const uint32_t bar0 = sC0 + kCBytes;                 // full[s], then empty[s]
         auto full = [&](int s) { return bar0 + 8u * s; };
         auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
 
@@ -137,6 +174,7 @@ struct wgmma_tma_gemm {
             const int cw = wg - 1;  // rows cw * 64 .. + 63 of the tile
             const int warp = tid / 32, lane = tid % 32;
             const bool aligned = tc_pairs_aligned<TC>(p);
+            const bool tma_c = tc_c_tensor_map<TC>(p);
             float d[BN / 2];
             int s = 0;
             uint32_t ph = 0;
@@ -172,6 +210,10 @@ struct wgmma_tma_gemm {
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
 
+                if (tma_c) {
+                    store_tile_tma(p, d, sC0 + cw * kCStageBytes, m0 + cw * 64, n0, cw, tid);
+                    continue;
+                }
                 // d[4j + 2h + e] is (row0 + 8h, col0 + 8j + e).
                 const int row0 = m0 + cw * 64 + warp * 16 + lane / 4;
                 const int col0 = n0 + 2 * (lane % 4);
@@ -184,10 +226,73 @@ struct wgmma_tma_gemm {
                     }
                 }
             }
+            if (tma_c && tid == 0) bulk_wait_group0();  // the last stores have read the staging and are done
         }
         if constexpr (kClusterM > 1) {
             __syncwarp();
             cluster_sync_all();  // no CTA leaves while a peer may still multicast into it or arrive on it
+        }
+    }
+
+    // The TMA-store epilogue of one consumer warpgroup: its 64 rows (first row r0) of the tile at
+    // column n0, from the accumulators d, through its staging buffer `buf` (kCStageBytes,
+    // 1024-aligned) and p.c_map. Each box is 64 rows x 128 bytes, 128B-swizzled: the 16-byte
+    // chunk ch of row r lies at r * 128 + ((ch ^ (r % 8)) * 16), as TMA reads it.
+    // d[4j + 2h + e] is row warp * 16 + lane / 4 + 8h, column 8j + 2 (lane % 4) + e.
+    template <class Args>
+    __device__ __forceinline__ static void store_tile_tma(const Args& p, float (&d)[BN / 2], uint32_t buf, int r0, int n0, int cw,
+                                                          int tid) {
+        const int warp = tid / 32, lane = tid % 32, q = lane % 4;
+        const int frow = warp * 16 + lane / 4;  // fragment row (h = 0) within the 64
+#pragma unroll
+        for (int rd = 0; rd < kCRounds; ++rd) {
+            if (tid == 0) bulk_wait_group_read0();  // the previous round's stores have read the buffer
+            named_bar_sync(1 + cw, 128);
+            if constexpr (sizeof(TC) == 2) {
+                // stmatrix x4: matrices (j, h = 0), (j, h = 1), (j + 1, h = 0), (j + 1, h = 1); lanes
+                // 8i .. 8i + 7 address the rows of matrix i.
+                const int i4 = lane / 8;
+                const int srow = warp * 16 + (i4 & 1) * 8 + lane % 8;
+#pragma unroll
+                for (int jj = 0; jj < kCRoundCols / 8; jj += 2) {
+                    const int j = rd * (kCRoundCols / 8) + jj;
+                    uint32_t r[4];
+#pragma unroll
+                    for (int u = 0; u < 4; ++u) {
+                        const int jx = j + (u >> 1), h = u & 1;
+                        float v0 = d[4 * jx + 2 * h], v1 = d[4 * jx + 2 * h + 1];
+                        tc_epi_pair<TC>(p, r0 + frow + 8 * h, n0 + 8 * jx + 2 * q, v0, v1);
+                        r[u] = tc_pack_pair<TC>(v0, v1);
+                    }
+                    const int g = jj + (i4 >> 1);  // 16-byte chunk of the round: box g / 8, chunk g % 8
+                    stsm_x4(buf + (g / 8) * kCBoxBytes + srow * 128 + (((g % 8) ^ (srow & 7)) << 4), r[0], r[1], r[2], r[3]);
+                }
+            } else {
+                // f32: the pair (col, col + 1) is 8 bytes of chunk (col % 32) / 4 of its box.
+#pragma unroll
+                for (int jj = 0; jj < kCRoundCols / 8; ++jj) {
+                    const int j = rd * (kCRoundCols / 8) + jj;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        float v0 = d[4 * j + 2 * h], v1 = d[4 * j + 2 * h + 1];
+                        tc_epi_pair<TC>(p, r0 + frow + 8 * h, n0 + 8 * j + 2 * q, v0, v1);
+                        const int srow = frow + 8 * h;
+                        const int ch = 2 * (jj % 4) + (q >> 1);
+                        const uint32_t a = buf + (jj / 4) * kCBoxBytes + srow * 128 + ((ch ^ (srow & 7)) << 4) + (q & 1) * 8;
+                        asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(v0), "f"(v1) : "memory");
+                    }
+                }
+            }
+            fence_proxy_async_shared();  // every writer, before the barrier that precedes the TMA store
+            named_bar_sync(1 + cw, 128);
+            if (tid == 0) {
+#pragma unroll
+                for (int b = 0; b < kCRoundBoxes; ++b) {
+                    const int c0 = n0 + rd * kCRoundCols + b * kCBoxInner;
+                    if (r0 < p.m && c0 < p.n) tma_store_2d(&p.c_map, buf + b * kCBoxBytes, c0, r0);
+                }
+                bulk_commit_group();
+            }
         }
     }
 

@@ -62,6 +62,10 @@ impl GemmPlan {
     }
 }
 
+/// `flags` bit: `c_map` describes C, so a kernel with a TMA-store epilogue may store through
+/// it (the template's `kGemmFlagCTensorMap`).
+const FLAG_C_TENSOR_MAP: u32 = 2;
+
 /// One encoded map: the operand it describes, its key, its span, its bytes.
 type Encoded = (Operand, TensorMapKey, Span, TensorMapBytes);
 
@@ -121,7 +125,12 @@ impl Context {
             ldb: stored.b.2 as i32,
             ldc: stored.ldc as i32,
             beta,
-            flags: u32::from(ops.bias.is_some()),
+            flags: u32::from(ops.bias.is_some())
+                | if maps.iter().any(|(o, ..)| *o == Operand::C) {
+                    FLAG_C_TENSOR_MAP
+                } else {
+                    0
+                },
             ..ArgSources::default()
         };
         for (operand, _, _, map) in &maps {
@@ -179,12 +188,22 @@ impl Context {
                     problem: TmaProblem::Dimension { rows, cols },
                 });
             };
-            let (key, map) = self.tensor_map_for(
+            let encoded = self.tensor_map_for(
                 plan.operand,
                 (placed.span, placed.offset),
                 (rows, cols, ld, dtype),
                 (plan.box_inner, plan.box_outer, plan.swizzle_bytes),
-            )?;
+            );
+            let (key, map) = match encoded {
+                // C's map is optional: without it the kernel stores C directly (same bits).
+                // Whether TMA takes C depends on its address and ldc, never on m.
+                Err(GemmError::Tma { problem, .. })
+                    if plan.operand == Operand::C && problem.is_operand() =>
+                {
+                    continue
+                }
+                other => other?,
+            };
             maps.push((plan.operand, key, placed.span, map));
         }
         Ok(maps)
