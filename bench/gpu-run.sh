@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # One GPU session's work, run on the device machine from the repository root after
 # `../shared/tools/device-pack` has built the test executables and the bench into .device/:
-#   bash bench/gpu-run.sh <commit> [tests|sanitizer|example|launch|bench|ncu]...
+#   bash bench/gpu-run.sh <commit> [tests|sanitizer|example|launch|bench|ncu|tc-tests|tc-sanitizer|tc-bench]...
 #   (default: tests sanitizer example launch bench)
 # TESTS="gpu_graph gpu_exact" limits the tests step to those executables.
+# tc-tests: the tensor-core policy's GPU tests: all of gpu_tensor_core, and the `tc_` tests of
+#   gpu_invariance (batch invariance sweeps, 20 runs) and gpu_exact (float64 bound);
+#   TC_TESTS="gpu_exact" limits it to those executables.
+# tc-sanitizer: memcheck and racecheck on small tensor-core cases (also part of `sanitizer`).
+# tc-bench: the tensor-core kernels against cuBLAS's default bf16/f16 GEMM (issue rows and
+#   targets); TC_BENCH_ARGS="--quick" (or "--dtype bf16", ...) is passed on.
 # Writes logs and bench JSON to $OUT (or ./gpu-out) and prints a short summary last.
 set -u
 commit=${1:-unknown}
@@ -12,15 +18,45 @@ steps=${*:-tests sanitizer example launch bench}
 root=$(pwd)
 out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
+# device-pack ships the executables packed; unpack them once.
+[ -d "$root/.device/bin" ] || { [ -f "$root/.device/unpack" ] && bash "$root/.device/unpack"; }
 bin() { ls "$root"/.device/bin/$1-* 2>/dev/null | head -1; }
 summary=()
+# One test executable (from runtime/), all its tests or those matching the filters given.
+run_tests() {
+  local t=$1 log=$2
+  shift 2
+  (cd runtime && "$(bin $t)" --include-ignored --test-threads=1 --nocapture "$@") > "$log" 2>&1
+  summary+=("$(basename "$log" .log): $(grep -E '^test result' "$log" | tail -1) $(grep -c 'skipped' "$log") skip lines")
+}
+# memcheck and racecheck over small tensor-core cases: every kernel kind of the routes (dec32,
+# dec64, mid, wide with cluster and persistent grid, the unaligned kernel, k = 0), and a
+# packaged decode step (tensor maps in a graph).
+tc_sanitizer() {
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 tc_sanitizer_small_cases
+  echo "memcheck gpu_exact tc rc=$?"
+  compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_tensor_core)" --include-ignored --test-threads=1 tc_decode_step tensor_maps_encode per_call_policy
+  echo "memcheck gpu_tensor_core rc=$?"
+  compute-sanitizer --tool racecheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 tc_sanitizer_small_cases
+  echo "racecheck gpu_exact tc rc=$?"
+}
 for step in $steps; do
   case $step in
     tests)
-      for t in ${TESTS:-gpu_exact gpu_validation gpu_invariance gpu_graph}; do
-        (cd runtime && "$(bin $t)" --include-ignored --test-threads=1 --nocapture) > "$out/$t.log" 2>&1
-        summary+=("$t: $(grep -E '^test result' "$out/$t.log" | tail -1)")
+      for t in ${TESTS:-gpu_exact gpu_validation gpu_invariance gpu_graph gpu_tensor_core}; do
+        run_tests $t "$out/$t.log"
       done ;;
+    tc-tests)
+      for t in ${TC_TESTS:-gpu_tensor_core gpu_invariance gpu_exact}; do
+        if [ $t = gpu_tensor_core ]; then
+          run_tests $t "$out/tc_$t.log"
+        else
+          run_tests $t "$out/tc_$t.log" tc_
+        fi
+      done ;;
+    tc-sanitizer)
+      (cd runtime && tc_sanitizer) > "$out/compute_sanitizer_tc.log" 2>&1
+      summary+=("tc sanitizer: $(grep -E 'rc=|ERROR SUMMARY' "$out/compute_sanitizer_tc.log" | tr '\n' ' ')") ;;
     sanitizer)
       (
         cd runtime
@@ -34,6 +70,7 @@ for step in $steps; do
         echo "racecheck gpu_exact rc=$?"
         compute-sanitizer --tool synccheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 f32_to_f32_all_ops
         echo "synccheck gpu_exact rc=$?"
+        tc_sanitizer
       ) > "$out/compute_sanitizer.log" 2>&1
       summary+=("sanitizer: $(grep -E 'rc=|ERROR SUMMARY' "$out/compute_sanitizer.log" | tr '\n' ' ')") ;;
     launch)
@@ -51,7 +88,14 @@ for step in $steps; do
     bench)
       "$root"/.device/bin/gemm-aot-bench --commit "$commit" --dtype f32,bf16 --out "$out" > "$out/bench.log" 2>&1
       summary+=("bench: $(tail -1 "$out/bench.log")") ;;
+    tc-bench)
+      # shellcheck disable=SC2086
+      "$root"/.device/bin/gemm-aot-bench --commit "$commit" --policy tensor-core ${TC_BENCH_ARGS:-} --out "$out" > "$out/tc_bench.log" 2>&1
+      summary+=("tc-bench: $(grep -E '^tensor-core bench:|rror' "$out/tc_bench.log" | tail -2 | tr '\n' ' ') $(tail -1 "$out/tc_bench.log")") ;;
+    *)
+      summary+=("unknown step $step (steps: tests sanitizer example launch bench ncu tc-tests tc-sanitizer tc-bench)") ;;
   esac
 done
 cat "$out/bench.log" 2>/dev/null | head -40
+cat "$out/tc_bench.log" 2>/dev/null | head -80
 printf '%s\n' "${summary[@]}"

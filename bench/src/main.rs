@@ -6,8 +6,12 @@
 //! (each input read once, the output written once) and our ratio to cuBLAS. f32 is compared
 //! with cuBLAS in pedantic compute (no TF32), halves with cuBLAS's default f32 compute.
 //! Writes JSON with date, card and commit.
+//!
+//! `--policy tensor-core` benches the tensor-core kernels against cuBLAS's default bf16 and f16
+//! GEMM on the issue's rows, with targets (see `tensor_core.rs`); `--quick` runs a subset.
 
 mod overhead;
+mod tensor_core;
 
 use clap::Parser;
 use gemm_runtime::{bf16, Context, DeviceBuffer, Element, GemmRequest, Mode};
@@ -19,19 +23,28 @@ use std::time::Instant;
     about = "Generated kernels against cuBLAS on the H200"
 )]
 struct Args {
-    /// Batch sizes M.
-    #[arg(long, value_delimiter = ',', default_value = "1,8,64,256,1024,4096")]
-    m: Vec<usize>,
-    /// (N, K) pairs as NxK.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "4096x4096,14336x4096,4096x14336"
-    )]
-    nk: Vec<String>,
-    /// Element types: f32 (against pedantic SGEMM), bf16.
-    #[arg(long, value_delimiter = ',', default_value = "f32")]
-    dtype: Vec<String>,
+    /// Policy whose kernels are measured: `exact` (NN at --m x --nk) or `tensor-core` (the
+    /// issue's NN, NT and TN rows with their targets, against cuBLAS's default half GEMM).
+    #[arg(long, default_value = "exact", value_parser = ["exact", "tensor-core"])]
+    policy: String,
+    /// Batch sizes M [exact default: 1,8,64,256,1024,4096]. With --policy tensor-core, --m
+    /// and/or --nk replace the issue's rows by NN rows at these shapes.
+    #[arg(long, value_delimiter = ',')]
+    m: Option<Vec<usize>>,
+    /// (N, K) pairs as NxK [default: 4096x4096,14336x4096,4096x14336].
+    #[arg(long, value_delimiter = ',')]
+    nk: Option<Vec<String>>,
+    /// Element types. exact: f32 (against pedantic SGEMM), bf16 [default f32]. tensor-core:
+    /// bf16, f16 [default bf16,f16; bf16 with --quick].
+    #[arg(long, value_delimiter = ',')]
+    dtype: Option<Vec<String>>,
+    /// Tensor-core policy: a subset of the issue's rows (one or two of each kind), for
+    /// iterating.
+    #[arg(long)]
+    quick: bool,
+    /// Tensor-core policy: skip comparing our output with cuBLAS's after each row.
+    #[arg(long)]
+    no_check: bool,
     /// Timed launches per side.
     #[arg(long, default_value_t = 30)]
     reps: usize,
@@ -166,6 +179,15 @@ fn bench_shape<T: Element>(
     })
 }
 
+fn parse_nk(nk: &str) -> Result<(usize, usize), String> {
+    nk.split_once('x')
+        .and_then(|(n, k)| Some((n.parse::<usize>().ok()?, k.parse::<usize>().ok()?)))
+        .ok_or_else(|| format!("--nk takes NxK pairs, got {nk}"))
+}
+
+const DEFAULT_M: [usize; 6] = [1, 8, 64, 256, 1024, 4096];
+const DEFAULT_NK: [&str; 3] = ["4096x4096", "14336x4096", "4096x14336"];
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     let ctx = Context::new(0)?;
@@ -197,19 +219,67 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("wrote {}", path.display());
         return Ok(());
     }
+    let m_list = args.m.clone().unwrap_or(DEFAULT_M.to_vec());
+    let nk_list = args
+        .nk
+        .clone()
+        .unwrap_or(DEFAULT_NK.iter().map(|s| s.to_string()).collect());
+    if args.policy == "tensor-core" {
+        let shapes = if args.m.is_some() || args.nk.is_some() {
+            let mut v = Vec::new();
+            for nk in &nk_list {
+                let (n, k) = parse_nk(nk)?;
+                for &m in &m_list {
+                    v.push(tensor_core::Shape {
+                        op: gemm_runtime::Op::Nn,
+                        m,
+                        n,
+                        k,
+                        target: tensor_core::target(gemm_runtime::Op::Nn, m),
+                    });
+                }
+            }
+            v
+        } else {
+            tensor_core::issue_shapes(args.quick)
+        };
+        let dtypes = args.dtype.clone().unwrap_or_else(|| {
+            if args.quick {
+                vec!["bf16".into()]
+            } else {
+                vec!["bf16".into(), "f16".into()]
+            }
+        });
+        let opts = tensor_core::Options {
+            dtypes,
+            shapes,
+            reps: args.reps,
+            check: !args.no_check,
+            quick: args.quick,
+        };
+        let mut doc = tensor_core::run(&ctx, &opts)?;
+        doc["date"] = date.clone().into();
+        doc["card"] = card.clone().into();
+        doc["commit"] = args.commit.clone().into();
+        doc["tier"] = ctx.tier().name.into();
+        let path = args
+            .out
+            .join(format!("{date}-{slug}-{}-tensor-core.json", args.commit));
+        std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
+        println!("wrote {}", path.display());
+        return Ok(());
+    }
     let mut rng = Rng(0x5eed_1234_abcd_0001);
     let mut rows = Vec::new();
     println!(
         "{:<5} {:>5} {:>6} {:>6}  {:>9} {:>9} {:>8} {:>8} {:>6}  kernel",
         "dtype", "m", "n", "k", "ours TF/s", "cuBLAS", "ours GB/s", "cuBLAS", "ratio"
     );
-    for dtype in &args.dtype {
-        for nk in &args.nk {
-            let (n, k) = nk
-                .split_once('x')
-                .and_then(|(n, k)| Some((n.parse::<usize>().ok()?, k.parse::<usize>().ok()?)))
-                .ok_or_else(|| format!("--nk takes NxK pairs, got {nk}"))?;
-            for &m in &args.m {
+    let dtypes = args.dtype.clone().unwrap_or(vec!["f32".into()]);
+    for dtype in &dtypes {
+        for nk in &nk_list {
+            let (n, k) = parse_nk(nk)?;
+            for &m in &m_list {
                 let (s, elem) = match dtype.as_str() {
                     "f32" => (bench_shape::<f32>(&ctx, &mut rng, (m, n, k), args.reps)?, 4),
                     "bf16" => (

@@ -1718,7 +1718,11 @@ pub fn shared_bytes_for(family: &Family, tile: &Tile, d: DtypeTriple) -> u64 {
                     _ => 1,
                 };
                 let box_inner = 128 / d.c.size_bytes().max(1);
-                let round = if (n / box_inner.max(1)).is_multiple_of(2) { 2 } else { 1 };
+                let round = if (n / box_inner.max(1)).is_multiple_of(2) {
+                    2
+                } else {
+                    1
+                };
                 consumers.saturating_mul(round).saturating_mul(64 * 128)
             }
         })

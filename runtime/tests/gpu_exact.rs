@@ -452,3 +452,375 @@ fn half_fallback_is_batch_invariant() {
     }
     eprintln!("TN bf16->bf16 half fallback: 14 batch sizes bit-equal to m = {full}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The tensor-core policy (contract tc-k16). The contract has no CPU model (how the 16 products
+// of one k16 step are summed is the hardware's), so its kernels are compared with each other
+// (gpu_tensor_core.rs) and with the full batch (gpu_invariance.rs); here every element is held
+// to a float64 reference within the contract's forward-error bound, every element of C is
+// written and its padding is not. The `tc_*` tests skip, saying why, when the context's tier
+// has no tensor-core route.
+
+const TC: Policy = Policy::TensorCore;
+
+/// Unit roundoff of the output type: the store's one rounding.
+fn unit_out<C: Element>() -> f64 {
+    match C::DTYPE {
+        Dtype::F32 => (2.0f64).powi(-24),
+        Dtype::Bf16 => (2.0f64).powi(-8),
+        Dtype::F16 => (2.0f64).powi(-11),
+    }
+}
+
+/// Half the spacing of the output type's subnormals: the store's absolute error below its
+/// normal range (f16 results under 2^-14 are stored as subnormals; bf16 and f32 share f32's
+/// range, which the accumulator never leaves here).
+fn subnormal_out<C: Element>() -> f64 {
+    match C::DTYPE {
+        Dtype::F32 => (2.0f64).powi(-150),
+        Dtype::Bf16 => (2.0f64).powi(-134),
+        Dtype::F16 => (2.0f64).powi(-25),
+    }
+}
+
+/// The float64 result of the GEMM (inputs widened exactly) and its magnitude
+/// `sum_k |a b| + |bias| + |beta c|`, both `m x n`; the operands as stored in the GEMM view of
+/// `g.op`. Loops run along contiguous rows, so 1024^3 takes well under a second.
+fn f64_with_magnitude<A: Element, C: Element>(
+    g: &HostGemm,
+    a: &[A],
+    b: &[A],
+    bias: Option<&[C]>,
+    c_before: &[C],
+) -> (Vec<f64>, Vec<f64>) {
+    let (m, n, k) = (g.m, g.n, g.k);
+    // A as [m][k] and B as [k][n], in f64.
+    let mut aa = vec![0.0f64; m * k];
+    let mut bb = vec![0.0f64; k * n];
+    for i in 0..m {
+        for p in 0..k {
+            let at = if g.op == Op::Tn {
+                p * g.lda + i
+            } else {
+                i * g.lda + p
+            };
+            aa[i * k + p] = a[at].to_f32() as f64;
+        }
+    }
+    for p in 0..k {
+        for j in 0..n {
+            let at = if g.op == Op::Nt {
+                j * g.ldb + p
+            } else {
+                p * g.ldb + j
+            };
+            bb[p * n + j] = b[at].to_f32() as f64;
+        }
+    }
+    let mut reference = vec![0.0f64; m * n];
+    let mut magnitude = vec![0.0f64; m * n];
+    for i in 0..m {
+        let (r, s) = (
+            &mut reference[i * n..(i + 1) * n],
+            &mut magnitude[i * n..(i + 1) * n],
+        );
+        for p in 0..k {
+            let x = aa[i * k + p];
+            let row = &bb[p * n..(p + 1) * n];
+            for j in 0..n {
+                r[j] += x * row[j];
+                s[j] += (x * row[j]).abs();
+            }
+        }
+        for j in 0..n {
+            if let Some(bias) = bias {
+                let v = bias[j].to_f32() as f64;
+                r[j] += v;
+                s[j] += v.abs();
+            }
+            if g.beta != 0.0 {
+                let v = g.beta as f64 * c_before[i * g.ldc + j].to_f32() as f64;
+                r[j] += v;
+                s[j] += v.abs();
+            }
+        }
+    }
+    (reference, magnitude)
+}
+
+/// One GEMM under the tensor-core policy on fresh random data, C poisoned (or random when
+/// beta != 0) including its padding; checks every element written, padding untouched, and
+///
+///   |out - ref| <= u_out |ref| + (4 ceil(k / 16) + e) 2^-24 (sum_k |a b| + |bias| + |beta c|)
+///                  + s_out
+///
+/// with u_out = 2^-8 (bf16), 2^-11 (f16), 2^-24 (f32), e the f32 roundings of the epilogue
+/// (one for the bias, one for beta's fma) and s_out half the output type's subnormal spacing
+/// (2^-25 for f16; negligible otherwise): the contract's ceil(k / 16) k16 steps each round at
+/// most a few units of the f32 accumulator, the store rounds once. `None` when the tier has no
+/// tensor-core route for it (printed).
+fn run_tc_case<A: Element, C: Element>(
+    ctx: &Context,
+    rng: &mut Rng,
+    case: &Case,
+) -> Option<Launch> {
+    let Case {
+        op,
+        m,
+        n,
+        k,
+        pad,
+        bias,
+        beta,
+    } = *case;
+    let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, Dtype::F32);
+    if ctx
+        .route(TC, op, dtype, m as u64, n as u64, k as u64)
+        .is_none()
+    {
+        eprintln!(
+            "skipped: tier {} has no tensor-core route for {op} {dtype} at {m}x{n}x{k}",
+            ctx.tier().name
+        );
+        return None;
+    }
+    let (a_rows, a_cols) = if op == Op::Tn { (k, m) } else { (m, k) };
+    let (b_rows, b_cols) = if op == Op::Nt { (n, k) } else { (k, n) };
+    let (lda, ldb, ldc) = (a_cols + pad, b_cols + pad, n + pad);
+    let a: Vec<A> = rng.vec(a_rows * lda);
+    let b: Vec<A> = rng.vec(b_rows * ldb);
+    let bias_host: Vec<C> = rng.vec(n);
+    let c_before: Vec<C> = if beta != 0.0 {
+        rng.vec(m * ldc)
+    } else {
+        vec![poison(); m * ldc]
+    };
+    let da = ctx.upload(&a).unwrap();
+    let db = ctx.upload(&b).unwrap();
+    let dbias = ctx.upload(&bias_host).unwrap();
+    let mut dc = ctx.upload(&c_before).unwrap();
+    let launch = ctx
+        .gemm(
+            GemmRequest::new(op, (m, n, k), da.mat(lda), db.mat(ldb), dc.mat_mut(ldc))
+                .with_bias(bias.then(|| dbias.mat(n)))
+                .with_beta(beta)
+                .with_policy(TC),
+        )
+        .unwrap_or_else(|e| panic!("tc {op} {m}x{n}x{k}: {e}"));
+    let got = ctx.download(&dc).unwrap();
+    let label = format!(
+        "tc {op} {}->{} m={m} n={n} k={k} pad={pad} bias={bias} beta={beta} kernel={}{}",
+        A::DTYPE,
+        C::DTYPE,
+        launch.kernel.and_then(kernel).map_or("-", |k| k.name),
+        if launch.unaligned { " (unaligned)" } else { "" }
+    );
+    assert_eq!(launch.policy, TC, "{label}");
+    if let Some(info) = launch.kernel.and_then(kernel) {
+        assert_eq!(info.contract, "tc-k16", "{label}");
+    }
+    for i in 0..m {
+        for j in n..ldc {
+            assert_eq!(
+                bits(got[i * ldc + j]),
+                bits(c_before[i * ldc + j]),
+                "{label}: padding ({i}, {j}) was written"
+            );
+        }
+    }
+    let g = HostGemm {
+        op,
+        m,
+        n,
+        k,
+        lda,
+        ldb,
+        ldc,
+        beta,
+    };
+    let (reference, magnitude) =
+        f64_with_magnitude(&g, &a, &b, bias.then_some(bias_host.as_slice()), &c_before);
+    let steps = k.div_ceil(16) as f64;
+    let epilogue = bias as u32 as f64 + (beta != 0.0) as u32 as f64;
+    let unit = (2.0f64).powi(-24);
+    let mut worst = 0.0f64;
+    for i in 0..m {
+        for j in 0..n {
+            let v = got[i * ldc + j].to_f32();
+            assert!(!v.is_nan(), "{label}: ({i}, {j}) not written (or NaN)");
+            let (r, mag) = (reference[i * n + j], magnitude[i * n + j]);
+            let bound = unit_out::<C>() * r.abs()
+                + (4.0 * steps + epilogue) * unit * mag
+                + subnormal_out::<C>();
+            let err = (v as f64 - r).abs();
+            assert!(
+                err <= bound,
+                "{label}: ({i}, {j}) = {v} vs f64 {r}: error {err:e} > bound {bound:e}"
+            );
+            if bound > 0.0 {
+                worst = worst.max(err / bound);
+            }
+        }
+    }
+    if m * n >= 4096 {
+        eprintln!("{label}: largest error {worst:.3} of the bound");
+    }
+    Some(launch)
+}
+
+/// Shapes of the tensor-core sweeps: the exact sweep's shapes (m = 1, n = 1, k = 0, k = 1,
+/// odd sizes) and the tensor-core routes' own: tcdec.dec64 (n >= 8192), tcwide.mid, and
+/// tcwide.wide with ragged tiles and a zero-padded last k16 step.
+const TC_SHAPES: &[(usize, usize, usize)] = &[(16, 8192, 256), (300, 1000, 136), (200, 512, 520)];
+
+/// Every shape at pad 0 (aligned where the sizes allow), pad 3 (no leading dimension a
+/// multiple of 8 elements: TMA refuses, the unaligned kernel runs) and pad 8 (aligned, padded);
+/// NN with bias, a beta of -0.5 at pad 8; NT with beta 0.5 at pad 8; TN accumulates (beta 1).
+fn tc_sweep<A: Element, C: Element>(ops: &[Op]) {
+    let ctx = context();
+    let mut rng = Rng::fresh(&format!("tc bound {}->{}", A::DTYPE, C::DTYPE));
+    let mut cases = 0;
+    let mut kernels = std::collections::BTreeSet::new();
+    for &op in ops {
+        for &(m, n, k) in SHAPES.iter().chain(TC_SHAPES) {
+            for pad in [0, 3, 8] {
+                let (bias, beta) = match op {
+                    Op::Nn => (pad != 3, if pad == 8 { -0.5 } else { 0.0 }),
+                    Op::Nt => (false, if pad == 8 { 0.5 } else { 0.0 }),
+                    Op::Tn => (false, 1.0),
+                };
+                let case = Case {
+                    op,
+                    m,
+                    n,
+                    k,
+                    pad,
+                    bias,
+                    beta,
+                };
+                let Some(launch) = run_tc_case::<A, C>(&ctx, &mut rng, &case) else {
+                    return;
+                };
+                kernels.insert((
+                    launch.kernel.and_then(kernel).map_or("-", |k| k.name),
+                    launch.unaligned,
+                ));
+                cases += 1;
+            }
+        }
+    }
+    eprintln!(
+        "tc {}->{}: {cases} cases within the float64 bound; kernels (name, unaligned): {kernels:?}",
+        A::DTYPE,
+        C::DTYPE
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_bound_bf16_to_bf16_nn_nt() {
+    tc_sweep::<bf16, bf16>(&[Op::Nn, Op::Nt]);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_bound_f16_to_f16_nn_nt() {
+    tc_sweep::<f16, f16>(&[Op::Nn, Op::Nt]);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_bound_bf16_to_f32_nn_nt_tn() {
+    tc_sweep::<bf16, f32>(&[Op::Nn, Op::Nt, Op::Tn]);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_bound_f16_to_f32_nn_nt_tn() {
+    tc_sweep::<f16, f32>(&[Op::Nn, Op::Nt, Op::Tn]);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_bound_large_shapes() {
+    let ctx = context();
+    let mut rng = Rng::fresh("tc large");
+    let cases = [
+        (Op::Nn, (1024, 1024, 1024), 0, true, 0.0),
+        (Op::Nn, (2048, 4096, 256), 0, false, 0.0),
+        (Op::Nt, (513, 2048, 1536), 8, false, 0.0),
+        (Op::Tn, (768, 1024, 2048), 0, false, 1.0),
+    ];
+    for (op, (m, n, k), pad, bias, beta) in cases {
+        let case = Case {
+            op,
+            m,
+            n,
+            k,
+            pad,
+            bias,
+            beta,
+        };
+        let launched = if op == Op::Nn && bias {
+            run_tc_case::<bf16, bf16>(&ctx, &mut rng, &case)
+        } else if op == Op::Nn {
+            run_tc_case::<f16, f16>(&ctx, &mut rng, &case)
+        } else {
+            run_tc_case::<bf16, f32>(&ctx, &mut rng, &case)
+        };
+        if launched.is_none() {
+            return;
+        }
+    }
+}
+
+/// A few small tensor-core cases, one for each kernel of the routes (dec32, dec64, mid, wide
+/// with its cluster and persistent grid, the unaligned kernel, k = 0), with bias and beta: what
+/// bench/gpu-run.sh hands compute-sanitizer (memcheck, racecheck). Also checked against the
+/// bound.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_sanitizer_small_cases() {
+    let ctx = context();
+    let mut rng = Rng::fresh("tc sanitizer");
+    let case = |op, (m, n, k), pad, bias, beta| Case {
+        op,
+        m,
+        n,
+        k,
+        pad,
+        bias,
+        beta,
+    };
+    let runs = [
+        run_tc_case::<bf16, bf16>(&ctx, &mut rng, &case(Op::Nn, (3, 256, 256), 0, true, 0.0)),
+        run_tc_case::<bf16, f32>(&ctx, &mut rng, &case(Op::Nn, (5, 8192, 128), 0, false, 0.0)),
+        run_tc_case::<f16, f16>(&ctx, &mut rng, &case(Op::Nt, (16, 264, 200), 0, false, 0.5)),
+        run_tc_case::<f16, f16>(
+            &ctx,
+            &mut rng,
+            &case(Op::Nt, (100, 256, 192), 8, false, 0.0),
+        ),
+        run_tc_case::<bf16, f32>(&ctx, &mut rng, &case(Op::Nn, (520, 520, 264), 0, true, 0.0)),
+        run_tc_case::<bf16, f32>(
+            &ctx,
+            &mut rng,
+            &case(Op::Tn, (300, 256, 136), 0, false, 1.0),
+        ),
+        run_tc_case::<f16, f32>(&ctx, &mut rng, &case(Op::Nn, (33, 65, 47), 0, true, -0.5)),
+        run_tc_case::<bf16, f32>(&ctx, &mut rng, &case(Op::Tn, (33, 65, 47), 3, false, 1.0)),
+        run_tc_case::<bf16, f32>(&ctx, &mut rng, &case(Op::Nt, (7, 64, 0), 0, true, 0.0)),
+    ];
+    let ran: Vec<String> = runs
+        .iter()
+        .flatten()
+        .map(|l| {
+            format!(
+                "{}{}",
+                l.kernel.and_then(kernel).map_or("-", |k| k.name),
+                if l.unaligned { " (unaligned)" } else { "" }
+            )
+        })
+        .collect();
+    eprintln!("tc sanitizer cases ran: {ran:#?}");
+}

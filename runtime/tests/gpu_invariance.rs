@@ -3,6 +3,11 @@
 //! 4096, at several (N, K) including odd ones. TN reduces over the batch, so its sweep checks
 //! every result against the CPU model of its contract. Every op: 20 repeated runs give
 //! identical bits.
+//!
+//! The tests named `tc_*` do the same under the tensor-core policy (contract tc-k16), which has
+//! no CPU model: rows of `X[:m]·W` must equal the rows of `X·W` at m = 4096 bit for bit (NN with
+//! and without bias, NT, the LM head, and TN's rows over in_features), and 20 runs must agree.
+//! They skip, saying why, when the context's tier has no tensor-core route.
 
 mod common;
 use common::*;
@@ -169,7 +174,17 @@ fn tn_matches_its_contract_for_every_batch() {
 }
 
 fn repeat<A: Element, C: Element>(ctx: &Context, op: Op, (m, n, k): (usize, usize, usize)) {
-    let mut rng = Rng::fresh(&format!("repeat {op}"));
+    repeat_under::<A, C>(ctx, Policy::Exact, op, (m, n, k));
+}
+
+/// 20 runs of one GEMM (beta = 1 for TN, which accumulates) under `policy`: identical bits.
+fn repeat_under<A: Element, C: Element>(
+    ctx: &Context,
+    policy: Policy,
+    op: Op,
+    (m, n, k): (usize, usize, usize),
+) {
+    let mut rng = Rng::fresh(&format!("repeat {policy:?} {op}"));
     let (a_len, b_len) = (m * k, n * k);
     let a: Vec<A> = rng.vec(a_len);
     let b: Vec<A> = rng.vec(b_len);
@@ -185,14 +200,36 @@ fn repeat<A: Element, C: Element>(ctx: &Context, op: Op, (m, n, k): (usize, usiz
     let mut first: Option<Vec<u32>> = None;
     for run in 0..20 {
         ctx.write(&mut c, &start).unwrap();
-        ctx.gemm(
-            GemmRequest::new(op, (m, n, k), da.mat(lda), db.mat(ldb), c.mat_mut(n)).with_beta(beta),
-        )
-        .unwrap();
+        let launch = ctx
+            .gemm(
+                GemmRequest::new(op, (m, n, k), da.mat(lda), db.mat(ldb), c.mat_mut(n))
+                    .with_beta(beta)
+                    .with_policy(policy),
+            )
+            .unwrap_or_else(|e| panic!("{policy:?} {op} {m}x{n}x{k}: {e}"));
+        assert_eq!(launch.policy, policy);
         let got: Vec<u32> = ctx.download(&c).unwrap().into_iter().map(bits).collect();
+        assert!(
+            got.iter().all(|&b| !f32::from_bits(b).is_nan()),
+            "{policy:?} {op} {m}x{n}x{k}: NaN in the output"
+        );
         match &first {
-            None => first = Some(got),
-            Some(f) => assert!(f == &got, "{op}: run {run} differs from run 0"),
+            None => {
+                if run == 0 && policy == Policy::TensorCore {
+                    eprintln!(
+                        "{op} {}->{} {m}x{n}x{k}: 20 runs of {}{}",
+                        A::DTYPE,
+                        C::DTYPE,
+                        launch.kernel.and_then(kernel).map_or("-", |k| k.name),
+                        if launch.unaligned { " (unaligned)" } else { "" }
+                    );
+                }
+                first = Some(got)
+            }
+            Some(f) => assert!(
+                f == &got,
+                "{policy:?} {op} {m}x{n}x{k}: run {run} differs from run 0"
+            ),
         }
     }
 }
@@ -207,4 +244,309 @@ fn twenty_runs_give_identical_bits() {
     repeat::<bf16, f32>(&ctx, Op::Nt, (7, 32000, 256));
     repeat::<bf16, f32>(&ctx, Op::Tn, (512, 256, 4096));
     repeat::<f32, f32>(&ctx, Op::Tn, (64, 64, 10000));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tensor-core policy (contract tc-k16). There is no CPU model of the contract (how the 16
+// products of one k16 step are summed is the hardware's), so batch invariance is measured
+// against the full batch on the GPU: the m = 4096 result is computed once per (op, dtype, n, k)
+// and every smaller batch's rows are compared with its first rows. X and W are uploaded once
+// per operand type and every (n, k) takes views of them (row-major, leading dimension k or n,
+// offset 0, so every base address is 16-byte aligned).
+
+const TC: Policy = Policy::TensorCore;
+
+/// Largest k of the tensor-core sweeps: X holds `M_FULL x TC_K_MAX` elements.
+const TC_K_MAX: usize = 4096;
+
+/// (n, k) of the tensor-core NN, NT and TN sweeps. TMA needs every leading dimension to be a
+/// multiple of 16 bytes (8 half elements); an operand that is not runs the route's unaligned
+/// kernel (`tcmma.any`, the same contract), decided by addresses and leading dimensions alone,
+/// never by m.
+const TC_NK: &[(usize, usize)] = &[
+    // Aligned: tcdec.dec32 (m <= 16), tcwide.mid (m <= 256), tcwide.wide.
+    (4096, 4096),
+    // n >= 8192: tcdec.dec64 for m <= 16; aligned.
+    (14336, 4096),
+    // Odd k: nn and nt read A with lda = 129 (258 bytes), which TMA refuses: tcmma for every m.
+    // tn (A stored [k, m] with lda = 4096, B with ldb = 1000) is aligned and ends in a partial
+    // k16 step (129 = 8 * 16 + 1) filled with zeros by TMA.
+    (1000, 129),
+    // Odd n: nn reads B with ldb = 333 (666 bytes) and tn likewise: tcmma. nt (ldb = k = 1000)
+    // is aligned and runs the TMA kernels on ragged edge tiles (333 columns).
+    (333, 1000),
+    // Aligned but odd-ish: 1000 columns are no multiple of the 128/256-column tiles, and
+    // k = 136 = 8 * 17 ends in a zero-padded k16 step: the TMA kernels' edges.
+    (1000, 136),
+];
+
+/// (vocabulary, hidden) of the LM-head sweeps (nt, half in, f32 logits): Llama-2's 32000 x 4096
+/// (tcdec.dec64 at m <= 16) in both half types, and GPT-2's odd 50257 x 768 (ragged columns;
+/// ldb = 768 aligned) in bf16 only: each of these moves about 13-20 GB of logits between host and
+/// device, and the kernels do not depend on which half type they read.
+const TC_LM_HEAD: &[(usize, usize)] = &[(32000, 4096), (50257, 768)];
+const TC_LM_HEAD_F16: &[(usize, usize)] = &[(32000, 4096)];
+
+/// X and W of one operand type, uploaded once; every sweep takes views of them.
+struct TcData<A: Element> {
+    x: DeviceBuffer<A>,
+    w: DeviceBuffer<A>,
+}
+
+impl<A: Element> TcData<A> {
+    /// X of `M_FULL x TC_K_MAX` and W of `w_len` elements, random and never zero.
+    fn new(ctx: &Context, w_len: usize) -> Self {
+        let mut rng = Rng::fresh(&format!("tc invariance {}", A::DTYPE));
+        let x = ctx.upload(&rng.vec::<A>(M_FULL * TC_K_MAX)).unwrap();
+        let w = ctx.upload(&rng.vec::<A>(w_len)).unwrap();
+        TcData { x, w }
+    }
+}
+
+/// The bytes of a slice of elements (for a fast bitwise comparison).
+fn as_bytes<T: Element>(v: &[T]) -> &[u8] {
+    // SAFETY: f32, bf16 and f16 are plain data without padding; the slice covers exactly
+    // `size_of_val(v)` initialized bytes, borrowed for the returned lifetime.
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
+
+/// One tensor-core sweep: `op` at (n, k) for every batch size, rows compared with the m =
+/// `M_FULL` rows. NN may add a bias; TN accumulates (`beta = 1`) into a random f32 start, A
+/// stored `[k, M_FULL]` (a sub-batch of in_features is its first m columns, same lda). Returns
+/// the number of rows compared (0 when skipped).
+fn tc_rows_follow_the_batch<A: Element, C: Element>(
+    ctx: &Context,
+    data: &TcData<A>,
+    op: Op,
+    (n, k): (usize, usize),
+    with_bias: bool,
+) -> usize {
+    let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, Dtype::F32);
+    let label = format!(
+        "tc {op} {}->{} n={n} k={k}{}",
+        A::DTYPE,
+        C::DTYPE,
+        if with_bias { " bias" } else { "" }
+    );
+    if ctx
+        .route(TC, op, dtype, M_FULL as u64, n as u64, k as u64)
+        .is_none()
+    {
+        eprintln!(
+            "{label}: skipped: tier {} has no tensor-core route for {op} {dtype}",
+            ctx.tier().name
+        );
+        return 0;
+    }
+    let started = std::time::Instant::now();
+    assert!(
+        k <= TC_K_MAX && n * k <= data.w.len(),
+        "{label}: W too small"
+    );
+    let (lda, ldb) = match op {
+        Op::Nn => (k, n),
+        Op::Nt => (k, k),
+        Op::Tn => (M_FULL, n),
+    };
+    let mut rng = Rng::fresh(&label);
+    let bias_host: Vec<C> = rng.vec(n);
+    let bias = ctx.upload(&bias_host).unwrap();
+    let beta = if op == Op::Tn { 1.0 } else { 0.0 };
+    // What C holds before each run: poison (nothing read), or TN's random start.
+    let init: Vec<C> = if op == Op::Tn {
+        rng.vec(M_FULL * n)
+    } else {
+        vec![poison::<C>(); M_FULL * n]
+    };
+    // TMA takes an operand exactly when its leading dimension is a multiple of 16 bytes (the
+    // views start at their allocations, which are 256-byte aligned, and k > 0). The route's
+    // kernel runs when TMA takes every operand it maps as an input (A, B); otherwise the
+    // route's unaligned kernel. (A map of C is optional: the kernel stores C directly without
+    // it, so C's ldc never sends a call to the unaligned kernel.)
+    let ld_ok = |ld: usize| (ld * std::mem::size_of::<A>()).is_multiple_of(16);
+    let tma_ok = ld_ok(lda) && ld_ok(ldb);
+    let takes_all = |route: RouteHit| {
+        kernel(route.kernel).is_some_and(|info| {
+            info.tensor_maps.iter().all(|plan| match plan.operand {
+                Operand::A => ld_ok(lda),
+                Operand::B => ld_ok(ldb),
+                _ => true,
+            })
+        })
+    };
+    let run = |m: usize| -> (Launch, Vec<C>) {
+        let mut c = ctx.upload(&init[..m * n]).unwrap();
+        let req = GemmRequest::new(
+            op,
+            (m, n, k),
+            data.x.mat(lda),
+            data.w.mat(ldb),
+            c.mat_mut(n),
+        )
+        .with_bias(with_bias.then(|| bias.mat(n)))
+        .with_beta(beta)
+        .with_policy(TC);
+        let launch = ctx
+            .gemm(req)
+            .unwrap_or_else(|e| panic!("{label}: m = {m}: {e}"));
+        assert_eq!(launch.policy, TC, "{label}: m = {m}");
+        let route = ctx
+            .route(TC, op, dtype, m as u64, n as u64, k as u64)
+            .unwrap();
+        if route.unaligned.is_some() {
+            assert_eq!(
+                launch.unaligned,
+                !takes_all(route),
+                "{label}: m = {m}: lda {lda}, ldb {ldb}: ran {} (unaligned: {})",
+                name(launch.kernel),
+                launch.unaligned
+            );
+        }
+        (launch, ctx.download(&c).unwrap())
+    };
+    let (full_launch, full) = run(M_FULL);
+    for (i, v) in full.iter().enumerate() {
+        assert!(
+            !v.to_f32().is_nan(),
+            "{label}: m = {M_FULL}: ({}, {}) not written (or NaN)",
+            i / n,
+            i % n
+        );
+    }
+    let mut kernels = std::collections::BTreeMap::new();
+    *kernels.entry(name(full_launch.kernel)).or_insert(0usize) += 1;
+    let mut rows = 0;
+    for m in batch_sizes() {
+        let (launch, got) = run(m);
+        *kernels.entry(name(launch.kernel)).or_insert(0) += 1;
+        if as_bytes(&got) != as_bytes(&full[..m * n]) {
+            let at = (0..m * n)
+                .find(|&i| bits(got[i]) != bits(full[i]))
+                .unwrap_or(0);
+            panic!(
+                "{label}: row {} col {} at m = {m} ({}) is {} but {} at m = {M_FULL} ({})",
+                at / n,
+                at % n,
+                name(launch.kernel),
+                got[at].to_f32(),
+                full[at].to_f32(),
+                name(full_launch.kernel)
+            );
+        }
+        rows += m;
+    }
+    eprintln!(
+        "{label}: {rows} rows over {} batch sizes equal the m = {M_FULL} rows{}; launches by kernel {kernels:?}; {:.1} s",
+        batch_sizes().len(),
+        if tma_ok { "" } else { " (TMA refused: unaligned kernel)" },
+        started.elapsed().as_secs_f64()
+    );
+    rows
+}
+
+fn name(id: Option<KernelId>) -> &'static str {
+    id.and_then(kernel).map_or("-", |k| k.name)
+}
+
+/// NN for one operand type into both output types, with and without bias (bias at the pairs
+/// with n <= 4096, which cover every kernel kind but dec64).
+fn tc_nn_sweep<A: Element>(ctx: &Context) {
+    let w_len = TC_NK.iter().map(|&(n, k)| n * k).max().unwrap();
+    let data = TcData::<A>::new(ctx, w_len);
+    for &nk in TC_NK {
+        tc_rows_follow_the_batch::<A, A>(ctx, &data, Op::Nn, nk, false);
+        tc_rows_follow_the_batch::<A, f32>(ctx, &data, Op::Nn, nk, false);
+        if nk.0 <= 4096 {
+            tc_rows_follow_the_batch::<A, A>(ctx, &data, Op::Nn, nk, true);
+            tc_rows_follow_the_batch::<A, f32>(ctx, &data, Op::Nn, nk, true);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_nn_rows_follow_the_batch() {
+    let ctx = context();
+    tc_nn_sweep::<bf16>(&ctx);
+    tc_nn_sweep::<f16>(&ctx);
+}
+
+fn tc_nt_sweep<A: Element>(ctx: &Context) {
+    let w_len = TC_NK.iter().map(|&(n, k)| n * k).max().unwrap();
+    let data = TcData::<A>::new(ctx, w_len);
+    for &nk in TC_NK {
+        tc_rows_follow_the_batch::<A, A>(ctx, &data, Op::Nt, nk, false);
+        tc_rows_follow_the_batch::<A, f32>(ctx, &data, Op::Nt, nk, false);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_nt_rows_follow_the_batch() {
+    let ctx = context();
+    tc_nt_sweep::<bf16>(&ctx);
+    tc_nt_sweep::<f16>(&ctx);
+}
+
+/// The tied LM head: nt, half in, f32 logits, at vocabulary sizes.
+fn tc_lm_head_sweep<A: Element>(ctx: &Context, shapes: &[(usize, usize)]) {
+    let w_len = shapes.iter().map(|&(n, k)| n * k).max().unwrap();
+    let data = TcData::<A>::new(ctx, w_len);
+    for &nk in shapes {
+        tc_rows_follow_the_batch::<A, f32>(ctx, &data, Op::Nt, nk, false);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_lm_head_rows_follow_the_batch() {
+    let ctx = context();
+    tc_lm_head_sweep::<bf16>(&ctx, TC_LM_HEAD);
+    tc_lm_head_sweep::<f16>(&ctx, TC_LM_HEAD_F16);
+}
+
+/// TN, `dW += X^T·dY` into an f32 gradient (beta = 1; K is the token count, the GEMM view's m
+/// is in_features): the first m rows of the gradient at m in_features equal those at 4096.
+fn tc_tn_sweep<A: Element>(ctx: &Context) {
+    let w_len = TC_NK.iter().map(|&(n, k)| n * k).max().unwrap();
+    let data = TcData::<A>::new(ctx, w_len);
+    for &nk in TC_NK {
+        tc_rows_follow_the_batch::<A, f32>(ctx, &data, Op::Tn, nk, false);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_tn_rows_follow_the_batch() {
+    let ctx = context();
+    tc_tn_sweep::<bf16>(&ctx);
+    tc_tn_sweep::<f16>(&ctx);
+}
+
+/// 20 runs identical under the tensor-core policy: every kernel kind (dec32, dec64, mid, wide,
+/// the unaligned kernel) and every op; TN accumulating into f32 with beta = 1.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_twenty_runs_give_identical_bits() {
+    let ctx = context();
+    let bf = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
+    if ctx.route(TC, Op::Nn, bf, 1, 4096, 4096).is_none() {
+        eprintln!(
+            "skipped: tier {} has no tensor-core route for nn {bf}",
+            ctx.tier().name
+        );
+        return;
+    }
+    repeat_under::<bf16, bf16>(&ctx, TC, Op::Nn, (3, 4096, 4096));
+    repeat_under::<bf16, bf16>(&ctx, TC, Op::Nn, (16, 14336, 4096));
+    repeat_under::<f16, f32>(&ctx, TC, Op::Nn, (200, 4096, 1024));
+    repeat_under::<bf16, f32>(&ctx, TC, Op::Nn, (2048, 4096, 4096));
+    repeat_under::<f16, f16>(&ctx, TC, Op::Nn, (1000, 1000, 129));
+    repeat_under::<bf16, bf16>(&ctx, TC, Op::Nt, (300, 1000, 512));
+    repeat_under::<bf16, f32>(&ctx, TC, Op::Nt, (7, 32000, 4096));
+    repeat_under::<f16, f32>(&ctx, TC, Op::Nt, (1024, 4096, 4096));
+    repeat_under::<bf16, f32>(&ctx, TC, Op::Tn, (512, 256, 4096));
+    repeat_under::<bf16, f32>(&ctx, TC, Op::Tn, (4096, 4096, 4096));
+    repeat_under::<f16, f32>(&ctx, TC, Op::Tn, (64, 64, 10000));
+    repeat_under::<bf16, f32>(&ctx, TC, Op::Tn, (333, 65, 1001));
 }

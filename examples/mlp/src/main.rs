@@ -1,8 +1,11 @@
 //! A two-layer MLP, `y = relu(x·W1 + b1)·W2 + b2`, in bf16 with f32 logits, run on the same
 //! first row at batch 1 and at batch 37. With gemm-runtime's deterministic mode the row's
-//! output does not depend on the other 36 rows: the bits are identical.
+//! output does not depend on the other 36 rows: the bits are identical. It runs twice: under
+//! the exact policy (the context's default) and under the tensor-core policy named per call
+//! (contract tc-k16; skipped, saying why, on a tier without tensor-core routes). Each run
+//! prints its policy and the kernels it launched.
 
-use gemm_runtime::{bf16, Context, GemmError};
+use gemm_runtime::{bf16, kernel, Context, GemmError, GemmRequest, Launch, Policy};
 
 const D_IN: usize = 256;
 const D_HIDDEN: usize = 1024;
@@ -48,17 +51,32 @@ impl Mlp {
         })
     }
 
-    /// Logits `[batch, D_OUT]` for inputs `[batch, D_IN]`.
+    /// Logits `[batch, D_OUT]` for inputs `[batch, D_IN]`, under the context's policy.
+    #[allow(dead_code)]
     fn forward(&self, ctx: &Context, x: &[bf16], batch: usize) -> Result<Vec<f32>, GemmError> {
+        Ok(self.forward_under(ctx, x, batch, None)?.0)
+    }
+
+    /// [`forward`](Self::forward) under `policy` (`None`: the context's), with the two GEMM
+    /// launches.
+    fn forward_under(
+        &self,
+        ctx: &Context,
+        x: &[bf16],
+        batch: usize,
+        policy: Option<Policy>,
+    ) -> Result<(Vec<f32>, [Launch; 2]), GemmError> {
         let x = ctx.upload(x)?;
         let mut h = ctx.alloc::<bf16>(batch * D_HIDDEN)?;
-        ctx.linear(
+        let mut layer1 = GemmRequest::linear(
             x.mat(D_IN),
             self.w1.mat(D_HIDDEN),
             Some(self.b1.mat(D_HIDDEN)),
             h.mat_mut(D_HIDDEN),
             (batch, D_HIDDEN, D_IN),
-        )?;
+        );
+        layer1.policy = policy;
+        let first = ctx.gemm(layer1)?;
         // ReLU on the host: the library does GEMMs, not activations.
         let relu: Vec<bf16> = ctx
             .download(&h)?
@@ -67,15 +85,67 @@ impl Mlp {
             .collect();
         ctx.write(&mut h, &relu)?;
         let mut y = ctx.alloc::<f32>(batch * D_OUT)?;
-        ctx.linear(
+        let mut layer2 = GemmRequest::linear(
             h.mat(D_HIDDEN),
             self.w2.mat(D_OUT),
             Some(self.b2.mat(D_OUT)),
             y.mat_mut(D_OUT),
             (batch, D_OUT, D_HIDDEN),
-        )?;
-        ctx.download(&y)
+        );
+        layer2.policy = policy;
+        let second = ctx.gemm(layer2)?;
+        Ok((ctx.download(&y)?, [first, second]))
     }
+}
+
+/// What a launch ran: kernel name, and whether it was the unaligned kernel.
+fn ran(l: &Launch) -> String {
+    format!(
+        "{}{}",
+        l.kernel.and_then(kernel).map_or("-", |k| k.name),
+        if l.unaligned {
+            " (unaligned: TMA cannot take an operand)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// Runs row 0 alone and in the batch under `policy`; whether its logits are bit-identical.
+fn compare(
+    ctx: &Context,
+    mlp: &Mlp,
+    inputs: &[bf16],
+    batch: usize,
+    policy: Option<Policy>,
+) -> Result<bool, GemmError> {
+    let (alone, l1) = mlp.forward_under(ctx, &inputs[..D_IN], 1, policy)?;
+    let (batched, lb) = mlp.forward_under(ctx, inputs, batch, policy)?;
+    let tier = ctx.tier().name;
+    let name = l1[0].policy.as_str();
+    for (b, launches) in [(1, &l1), (batch, &lb)] {
+        println!(
+            "tier {tier}, policy {name} (launches report {}, {}): batch {b}: layer 1 {}, layer 2 {}",
+            launches[0].policy.as_str(),
+            launches[1].policy.as_str(),
+            ran(&launches[0]),
+            ran(&launches[1])
+        );
+    }
+    println!(
+        "tier {tier}, policy {name}: logits[0..4] at batch 1:  {:?}",
+        &alone[..4]
+    );
+    println!(
+        "tier {tier}, policy {name}: logits[0..4] at batch {batch}: {:?}",
+        &batched[..4]
+    );
+    let same = alone
+        .iter()
+        .zip(&batched[..D_OUT])
+        .all(|(a, b)| a.to_bits() == b.to_bits());
+    println!("policy {name}: row 0 bit-identical at batch 1 and batch {batch}: {same}");
+    Ok(same)
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -83,24 +153,44 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mlp = Mlp::new(&ctx)?;
     let batch = 37;
     let inputs = values(42, batch * D_IN); // row 0 is the request we follow
-    let alone = mlp.forward(&ctx, &inputs[..D_IN], 1)?;
-    let batched = mlp.forward(&ctx, &inputs, batch)?;
-    let same = alone
-        .iter()
-        .zip(&batched[..D_OUT])
-        .all(|(a, b)| a.to_bits() == b.to_bits());
-    println!(
-        "tier {}: logits[0..4] at batch 1:  {:?}",
-        ctx.tier().name,
-        &alone[..4]
+                                           // The context's default policy (exact).
+    let exact = compare(&ctx, &mlp, &inputs, batch, None)?;
+    // The tensor-core policy, named by each request.
+    let bf = gemm_runtime::DtypeTriple::new(
+        gemm_runtime::Dtype::Bf16,
+        gemm_runtime::Dtype::Bf16,
+        gemm_runtime::Dtype::F32,
     );
+    let tc_routes = ctx
+        .route(
+            Policy::TensorCore,
+            gemm_runtime::Op::Nn,
+            bf,
+            1,
+            D_HIDDEN as u64,
+            D_IN as u64,
+        )
+        .is_some();
+    let tensor_core = if tc_routes {
+        Some(compare(
+            &ctx,
+            &mlp,
+            &inputs,
+            batch,
+            Some(Policy::TensorCore),
+        )?)
+    } else {
+        println!(
+            "policy tensor-core: skipped: tier {} has no tensor-core route",
+            ctx.tier().name
+        );
+        None
+    };
+    let tc_word = tensor_core.map_or("skipped".to_string(), |s| s.to_string());
     println!(
-        "tier {}: logits[0..4] at batch {batch}: {:?}",
-        ctx.tier().name,
-        &batched[..4]
+        "row 0 bit-identical at batch 1 and batch {batch}: exact {exact}, tensor-core {tc_word}"
     );
-    println!("row 0 bit-identical at batch 1 and batch {batch}: {same}");
-    if !same {
+    if !exact || tensor_core == Some(false) {
         return Err("row 0 differs between batch sizes".into());
     }
     Ok(())
