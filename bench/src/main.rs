@@ -8,7 +8,8 @@
 //! Writes JSON with date, card and commit.
 //!
 //! `--policy tensor-core` benches the tensor-core kernels against cuBLAS's default bf16 and f16
-//! GEMM on the rows, with targets (see `tensor_core.rs`); `--quick` runs a subset.
+//! GEMM on the rows, with targets (see `tensor_core.rs`); `--quick` runs a subset;
+//! `--m`/`--nk` run custom rows instead, of the operation `--op nn|nt|tn` (default nn).
 
 mod overhead;
 mod tensor_core;
@@ -28,9 +29,18 @@ struct Args {
     #[arg(long, default_value = "exact", value_parser = ["exact", "tensor-core"])]
     policy: String,
     /// Batch sizes M [exact default: 1,8,64,256,1024,4096]. With --policy tensor-core, --m
-    /// and/or --nk replace the rows by NN rows at these shapes.
+    /// and/or --nk replace the rows by rows of --op at these shapes.
     #[arg(long, value_delimiter = ',')]
     m: Option<Vec<usize>>,
+    /// Tensor-core policy, with --m and/or --nk: the operation of those rows. `nn` (C = A·B),
+    /// `nt` (B stored [n, k]) or `tn` (A stored [k, m]; C an f32 gradient accumulated with
+    /// beta = 1), as in the rows.
+    #[arg(long, default_value = "nn", value_parser = ["nn", "nt", "tn"])]
+    op: String,
+    /// Tensor-core policy, with --m and/or --nk: beta of those rows (C = A·B + beta·C)
+    /// [default: 1 for tn, as the TN rows, 0 for nn and nt].
+    #[arg(long)]
+    beta: Option<f32>,
     /// (N, K) pairs as NxK [default: 4096x4096,14336x4096,4096x14336].
     #[arg(long, value_delimiter = ',')]
     nk: Option<Vec<String>>,
@@ -190,6 +200,12 @@ const DEFAULT_NK: [&str; 3] = ["4096x4096", "14336x4096", "4096x14336"];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    let custom = args.m.is_some() || args.nk.is_some();
+    if (args.op != "nn" || args.beta.is_some()) && !(args.policy == "tensor-core" && custom) {
+        return Err(
+            "--op and --beta apply to the --m/--nk rows of --policy tensor-core only".into(),
+        );
+    }
     let ctx = Context::new(0)?;
     let card = {
         let cuda = cudarc::driver::CudaContext::new(0)?;
@@ -225,17 +241,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .clone()
         .unwrap_or(DEFAULT_NK.iter().map(|s| s.to_string()).collect());
     if args.policy == "tensor-core" {
-        let shapes = if args.m.is_some() || args.nk.is_some() {
+        let shapes = if custom {
+            let op = match args.op.as_str() {
+                "nt" => gemm_runtime::Op::Nt,
+                "tn" => gemm_runtime::Op::Tn,
+                _ => gemm_runtime::Op::Nn,
+            };
             let mut v = Vec::new();
             for nk in &nk_list {
                 let (n, k) = parse_nk(nk)?;
                 for &m in &m_list {
                     v.push(tensor_core::Shape {
-                        op: gemm_runtime::Op::Nn,
+                        op,
                         m,
                         n,
                         k,
-                        target: tensor_core::target(gemm_runtime::Op::Nn, m),
+                        target: tensor_core::target(op, m),
+                        beta: args.beta.unwrap_or_else(|| tensor_core::default_beta(op)),
                     });
                 }
             }

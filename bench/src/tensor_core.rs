@@ -37,6 +37,18 @@ pub struct Shape {
     pub k: usize,
     /// The target for cuBLAS time / ours, where it sets one.
     pub target: Option<f64>,
+    /// C = A·B + beta·C: 1 for TN (the gradient accumulates), 0 for NN and NT in the issue's
+    /// rows; `--beta` sets it for custom rows.
+    pub beta: f32,
+}
+
+/// The beta for an operation: 1 for TN (dW += X^T·dY), 0 otherwise.
+pub fn default_beta(op: Op) -> f32 {
+    if op == Op::Tn {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 const NN_NK: [(usize, usize); 4] = [(4096, 4096), (14336, 4096), (4096, 14336), (8192, 8192)];
@@ -62,6 +74,7 @@ fn row(op: Op, (m, n, k): (usize, usize, usize)) -> Shape {
         n,
         k,
         target: target(op, m),
+        beta: default_beta(op),
     }
 }
 
@@ -196,7 +209,7 @@ fn launch<A: Element, C: Element>(
 ) -> Result<Launch, GemmError> {
     ctx.set_mode(mode);
     let ((_, lda), (_, ldb)) = stored(s);
-    let beta = if s.op == Op::Tn { 1.0 } else { 0.0 };
+    let beta = s.beta;
     ctx.gemm(
         GemmRequest::new(
             s.op,
@@ -234,8 +247,8 @@ fn time_one<A: Element, C: Element>(
     Ok((start.elapsed_ms(&end)? as f64, l))
 }
 
-/// Relative Frobenius difference of our output and cuBLAS's on set 0 (C zeroed first; TN's
-/// beta = 1 then gives the product).
+/// Relative Frobenius difference of our output and cuBLAS's on set 0 (C zeroed first; a
+/// beta != 0 then gives the product).
 fn compare<A: Element, C: Element>(
     ctx: &Context,
     s: &Shape,
@@ -413,8 +426,8 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
             let (m, n, k) = (s.m, s.n, s.k);
             let c_size = if c_dtype == Dtype::F32 { 4 } else { 2 };
             let flops = 2.0 * m as f64 * n as f64 * k as f64;
-            // Each operand read once, C written once (and read once more when beta = 1).
-            let c_passes = if s.op == Op::Tn { 2 } else { 1 };
+            // Each operand read once, C written once (and read once more when beta != 0).
+            let c_passes = if s.beta != 0.0 { 2 } else { 1 };
             let bytes = ((m * k + k * n) * 2 + m * n * c_size * c_passes) as f64;
             let weight = (k * n * 2) as f64;
             let tf = |ms: f64| flops / (ms * 1e-3) / 1e12;
@@ -479,7 +492,7 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
                 "cluster": [sample.launch.cluster.0, sample.launch.cluster.1, sample.launch.cluster.2],
                 "input_sets": sample.sets, "timed_pairs": sample.timed,
                 "rel_diff_vs_cublas": sample.rel_diff,
-                "cublas_mode": "default (cublasGemmEx, f32 compute, CUBLAS_GEMM_DEFAULT)",
+                "beta": s.beta, "cublas_mode": "default (cublasGemmEx, f32 compute, CUBLAS_GEMM_DEFAULT)",
             }));
         }
     }
