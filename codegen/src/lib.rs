@@ -15,6 +15,7 @@ pub mod emit;
 pub mod explain;
 pub mod pipeline;
 pub mod plan;
+pub mod staging;
 pub mod templates;
 pub mod write;
 

@@ -4,7 +4,7 @@
 //! "Nothing written unless everything succeeded": specs are validated and every file is
 //! generated in memory first; the output is then assembled in a staging folder beside the
 //! output folder (sources, nvcc for every tier, resource checks, cubins, Rust, report), and
-//! swapped in only at the end (see [`crate::write::Staging`]).
+//! swapped in only at the end (see [`crate::staging::Staging`]).
 
 use crate::compile::cache::{cache_root, CubinCache};
 use crate::compile::nvcc::{compile_all, CompileError, CompileJob, CompiledUnit};
@@ -12,8 +12,9 @@ use crate::compile::ptxas::{self, KernelResources};
 use crate::compile::toolchain::{self, Toolchain, ToolchainError};
 use crate::emit::{self, Provenance};
 use crate::plan::{Plan, PlanError};
+use crate::staging::Staging;
 use crate::templates::{self, TEMPLATES};
-use crate::write::{check_output_folder, files_under, OutputError, Staging};
+use crate::write::{check_output_folder, files_under, OutputError};
 use gemm_spec::{SpecErrors, SpecWarning};
 use std::path::{Path, PathBuf};
 use thiserror::Error;

@@ -1,0 +1,132 @@
+//! Conversion kernels (elementwise widening of a half type to f32 or narrowing back): the ABI
+//! struct must carry exactly the fields the runtime fills, the template must be a conversion
+//! template, the block a whole number of warps, and each `from.to` pair built by one conversion
+//! only.
+
+use super::names::known;
+use super::template::check_template;
+use super::Sink;
+use crate::error::{Location, SpecErrorKind};
+use crate::model::*;
+use crate::raw::RawConversion;
+use crate::vocab::Dtype;
+
+pub(super) fn resolve_conversion(
+    sink: &mut Sink,
+    specs: &SpecSet,
+    at: Location,
+    name: &str,
+    raw: &RawConversion,
+) -> Option<Conversion> {
+    let before = sink.errors.len();
+    let problem = |sink: &mut Sink, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::Conversion {
+                name: name.to_string(),
+                problem,
+            },
+        )
+    };
+    match specs.abis.get(&raw.abi) {
+        Some(abi) => {
+            // The runtime fills these fields by name; the template reads them.
+            let want = [
+                ("src", FieldType::ConstPtr),
+                ("dst", FieldType::MutPtr),
+                ("rows", FieldType::I32),
+                ("cols", FieldType::I32),
+                ("ld_src", FieldType::I32),
+                ("ld_dst", FieldType::I32),
+            ];
+            let has = |(name, ty): (&str, FieldType)| {
+                abi.fields.iter().any(|f| f.name == name && f.ty == ty)
+            };
+            if abi.fields.len() != want.len() || !want.iter().all(|&w| has(w)) {
+                problem(
+                    sink,
+                    format!(
+                        "ABI struct {} must have exactly the fields src (const_ptr), dst (mut_ptr), rows, cols, ld_src, ld_dst (i32)",
+                        raw.abi
+                    ),
+                );
+            }
+        }
+        None if sink.is_broken("ABI struct", &raw.abi) => {}
+        None => sink.push(
+            at.clone(),
+            SpecErrorKind::UnknownReference {
+                what: "ABI struct",
+                name: raw.abi.clone(),
+                known: known(specs.abis.keys()),
+            },
+        ),
+    }
+    let built_elsewhere = |pair: &(Dtype, Dtype)| {
+        specs
+            .conversions
+            .values()
+            .find(|c| c.variants.contains(pair))
+            .map(|c| c.name.clone())
+    };
+    check_template(
+        sink,
+        &at,
+        &format!("conversion {name}"),
+        &raw.template,
+        &raw.header,
+        false,
+    );
+    if raw.threads == 0 || !raw.threads.is_multiple_of(32) || raw.threads > 1024 {
+        problem(
+            sink,
+            format!(
+                "runs {} threads a block; it needs a multiple of 32 and at most 1024",
+                raw.threads
+            ),
+        );
+    }
+    let mut variants = Vec::new();
+    for v in &raw.variants {
+        let parsed = v
+            .split_once('.')
+            .and_then(|(f, t)| Some((f.parse::<Dtype>().ok()?, t.parse::<Dtype>().ok()?)));
+        match parsed {
+            Some((from, to)) if ConversionKind::of(from, to).is_none() => problem(
+                sink,
+                format!("variant `{v}` converts {from} to {to}; a conversion widens a half type to f32 or narrows f32 to a half type"),
+            ),
+            Some(pair) if variants.contains(&pair) => {
+                problem(sink, format!("variant `{v}` is listed twice"))
+            }
+            Some(pair) if built_elsewhere(&pair).is_some() => problem(
+                sink,
+                format!(
+                    "variant `{v}` is also built by conversion {}; each pair needs one kernel",
+                    built_elsewhere(&pair).unwrap_or_default()
+                ),
+            ),
+            Some(pair) => variants.push(pair),
+            None => problem(
+                sink,
+                format!("variant `{v}` must read `from.to` with dtypes f32, bf16 or f16, e.g. `bf16.f32`"),
+            ),
+        }
+    }
+    if variants.is_empty() && sink.errors.len() == before {
+        problem(sink, "has no variants: list `from.to` pairs".into());
+    }
+    if sink.errors.len() != before {
+        return None;
+    }
+    Some(Conversion {
+        name: name.to_string(),
+        doc: raw.doc.clone(),
+        template: raw.template.clone(),
+        header: raw.header.clone(),
+        abi: raw.abi.clone(),
+        threads: raw.threads,
+        variants,
+        location: at,
+    })
+}

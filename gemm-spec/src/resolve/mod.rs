@@ -1,0 +1,218 @@
+//! Joins parsed files into a `SpecSet`, checking every per-item rule on the way:
+//! names, references, ABI layout, templates (`templates::KNOWN`: name, header, ops, shared
+//! memory, tile limits), accumulators, compute capabilities and gencode, tier budgets, zero and
+//! empty values, instruction availability, tile shape, threads, shared memory, and each
+//! route's kernel. Route-table and device-coverage rules live in `route_table`.
+//!
+//! This file holds the join itself ([`resolve`]: shared definitions first, since tiers refer to
+//! them from any file; each name defined once) and the `Sink` that collects errors and remembers
+//! broken items; each kind of item is checked in its own file below.
+
+mod abi;
+mod budget;
+mod capability;
+mod contract;
+mod conversion;
+mod family;
+mod instruction;
+mod names;
+mod route;
+mod shared_memory;
+mod template;
+mod tier;
+mod tile;
+mod tile_params;
+mod unaligned;
+
+use crate::error::{Location, SpecError, SpecErrorKind, SpecWarning};
+use crate::load::ParsedFile;
+use crate::model::*;
+use abi::resolve_abi;
+use contract::resolve_contract;
+use conversion::resolve_conversion;
+use family::resolve_family;
+use instruction::resolve_instruction;
+use names::{check_contract_name, check_name, RESERVED_MODULE};
+use std::collections::BTreeMap;
+use tier::{check_tier_ambiguity, resolve_tier};
+
+pub use shared_memory::{shared_bytes, shared_bytes_for};
+
+struct Sink<'e> {
+    errors: &'e mut Vec<SpecError>,
+    /// Items that are defined but failed their own rules: references to them raise no
+    /// second error, so each mistake is reported once.
+    broken: std::collections::BTreeSet<(&'static str, String)>,
+}
+
+impl Sink<'_> {
+    fn is_broken(&self, what: &'static str, name: &str) -> bool {
+        self.broken.contains(&(what, name.to_string()))
+    }
+}
+
+impl Sink<'_> {
+    fn push(&mut self, location: Location, kind: SpecErrorKind) {
+        self.errors.push(SpecError { location, kind });
+    }
+}
+
+pub(crate) fn resolve(
+    files: &[ParsedFile<'_>],
+    parse_failed: bool,
+    errors: &mut Vec<SpecError>,
+) -> Option<(SpecSet, Vec<SpecWarning>)> {
+    let before = errors.len();
+    let mut sink = Sink {
+        errors,
+        broken: Default::default(),
+    };
+    let mut specs = SpecSet {
+        instructions: BTreeMap::new(),
+        contracts: BTreeMap::new(),
+        abis: BTreeMap::new(),
+        families: BTreeMap::new(),
+        conversions: BTreeMap::new(),
+        tiers: Vec::new(),
+    };
+    let mut seen: BTreeMap<(&'static str, String), Location> = BTreeMap::new();
+    let mut define = |sink: &mut Sink, what: &'static str, name: &str, at: &Location| -> bool {
+        if let Some(first) = seen.get(&(what, name.to_string())) {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::Duplicate {
+                    what,
+                    name: name.to_string(),
+                    first: first.clone(),
+                },
+            );
+            return false;
+        }
+        seen.insert((what, name.to_string()), at.clone());
+        true
+    };
+
+    // Shared definitions first: tiers refer to them from any file.
+    for f in files {
+        for (name, raw) in &f.raw.instruction {
+            let at = f.at(raw.span());
+            if !check_name(&mut sink, &at, "instruction", name)
+                || !define(&mut sink, "instruction", name, &at)
+            {
+                continue;
+            }
+            match resolve_instruction(&mut sink, &at, name, raw.get_ref()) {
+                Some(inst) => {
+                    specs.instructions.insert(name.clone(), inst);
+                }
+                None => {
+                    sink.broken.insert(("instruction", name.clone()));
+                }
+            }
+        }
+        for (name, raw) in &f.raw.contract {
+            let at = f.at(raw.span());
+            if check_contract_name(&mut sink, &at, name) && define(&mut sink, "contract", name, &at)
+            {
+                match resolve_contract(&mut sink, &at, name, raw.get_ref()) {
+                    Some(c) => {
+                        specs.contracts.insert(name.clone(), c);
+                    }
+                    None => {
+                        sink.broken.insert(("contract", name.clone()));
+                    }
+                }
+            }
+        }
+        for (name, raw) in &f.raw.abi {
+            let at = f.at(raw.span());
+            if define(&mut sink, "ABI struct", name, &at) {
+                match resolve_abi(&mut sink, &at, name, raw.get_ref()) {
+                    Some(abi) => {
+                        specs.abis.insert(name.clone(), abi);
+                    }
+                    None => {
+                        sink.broken.insert(("ABI struct", name.clone()));
+                    }
+                }
+            }
+        }
+    }
+    for f in files {
+        for (name, raw) in &f.raw.family {
+            let at = f.at(raw.span());
+            if name == RESERVED_MODULE {
+                sink.push(
+                    at.clone(),
+                    SpecErrorKind::ReservedName {
+                        what: "family",
+                        name: name.clone(),
+                        why: "each family compiles to cuda/<tier>/<family>.cu, and conversions.cu holds the conversion kernels",
+                    },
+                );
+                sink.broken.insert(("family", name.clone()));
+                continue;
+            }
+            if check_name(&mut sink, &at, "family", name) && define(&mut sink, "family", name, &at)
+            {
+                match resolve_family(&mut sink, &specs, f, at, name, raw.get_ref()) {
+                    Some(fam) => {
+                        specs.families.insert(name.clone(), fam);
+                    }
+                    None => {
+                        sink.broken.insert(("family", name.clone()));
+                    }
+                }
+            }
+        }
+    }
+    for f in files {
+        for (name, raw) in &f.raw.conversion {
+            let at = f.at(raw.span());
+            if check_name(&mut sink, &at, "conversion", name)
+                && define(&mut sink, "conversion", name, &at)
+            {
+                if let Some(c) = resolve_conversion(&mut sink, &specs, at, name, raw.get_ref()) {
+                    specs.conversions.insert(name.clone(), c);
+                }
+            }
+        }
+    }
+    for f in files {
+        let Some(raw_tier) = &f.raw.tier else {
+            let orphan = if !f.raw.tile.is_empty() {
+                Some(("tiles", f.raw.tile[0].span()))
+            } else if !f.raw.route.is_empty() {
+                Some(("routes", f.raw.route[0].span()))
+            } else {
+                None
+            };
+            if let Some((what, span)) = orphan {
+                sink.push(f.at(span), SpecErrorKind::OrphanItems { what });
+            }
+            continue;
+        };
+        let at = f.at(raw_tier.span());
+        let name = &raw_tier.get_ref().name;
+        if check_name(&mut sink, &at, "tier", name) && define(&mut sink, "tier", name, &at) {
+            if let Some(tier) = resolve_tier(&mut sink, &specs, f, at, raw_tier.get_ref()) {
+                specs.tiers.push(tier);
+            }
+        }
+    }
+    if specs.tiers.is_empty() && sink.errors.len() == before && !parse_failed {
+        let file = files.first().map(|f| f.name.clone()).unwrap_or_default();
+        sink.push(Location { file, line: 0 }, SpecErrorKind::NoTiers);
+    }
+    specs.tiers.sort_by(|a, b| a.name.cmp(&b.name));
+    check_tier_ambiguity(&mut sink, &specs.tiers);
+
+    let mut warnings = Vec::new();
+    if sink.errors.len() == before {
+        for tier in &specs.tiers {
+            crate::route_table::check(tier, &specs, sink.errors, &mut warnings);
+        }
+        crate::route_table::check_coverage(&specs, sink.errors);
+    }
+    (sink.errors.len() == before).then_some((specs, warnings))
+}

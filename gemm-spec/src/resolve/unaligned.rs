@@ -1,0 +1,123 @@
+//! A route's `unaligned` kernel: the plain-load kernel a TMA route falls back to when TMA cannot
+//! take the operands. It must exist on the tier, not load through TMA itself, and share the route
+//! family's policy and contract, so a call gives the same bits whichever kernel runs.
+
+use super::Sink;
+use crate::error::{Location, SpecErrorKind};
+use crate::model::*;
+use crate::raw::RawRoute;
+
+/// A route's `unaligned` kernel: present exactly when the route's family loads through TMA;
+/// a tile of the tier whose family has the route family's contract and policy and does not
+/// use TMA. `Err` after an error; the (op, dtype) variants are checked per expanded route.
+pub(super) fn resolve_unaligned<'s>(
+    sink: &mut Sink,
+    specs: &'s SpecSet,
+    tier: &Tier,
+    rule: u32,
+    at: &Location,
+    family: &Family,
+    raw: &RawRoute,
+) -> Result<Option<(TileRef, &'s Family)>, ()> {
+    let Some(word) = &raw.unaligned else {
+        if family.kind.uses_tma() {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::RouteKernel {
+                    rule,
+                    kernel: raw.kernel.clone(),
+                    problem: format!(
+                        "is a {} kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract {} for operands TMA cannot take",
+                        family.kind.as_str(),
+                        family.contract
+                    ),
+                },
+            );
+            return Err(());
+        }
+        return Ok(None);
+    };
+    let problem = |sink: &mut Sink, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::RouteUnaligned {
+                rule,
+                kernel: word.clone(),
+                problem,
+            },
+        );
+        Err(())
+    };
+    if !family.kind.uses_tma() {
+        return problem(
+            sink,
+            format!(
+                "is given, but the route's kernel {} is a {} kernel, which does not load through TMA: only routes to TMA kernels have an unaligned kernel",
+                raw.kernel,
+                family.kind.as_str()
+            ),
+        );
+    }
+    let Some((fam_name, tile_name)) = word.split_once('.') else {
+        return problem(sink, "must read `family.tile`, e.g. `mma.wide`".into());
+    };
+    if !tier.families.iter().any(|f| f == fam_name) {
+        return problem(
+            sink,
+            format!(
+                "names family {fam_name}, which tier {} does not use (families: {})",
+                tier.name,
+                tier.families.join(", ")
+            ),
+        );
+    }
+    let Some(ufam) = specs.families.get(fam_name) else {
+        return Err(());
+    };
+    if sink.is_broken("tile", word) {
+        return Err(());
+    }
+    if tier.tile(fam_name, tile_name).is_none() {
+        return problem(
+            sink,
+            format!(
+                "names tile {tile_name}, which tier {} does not define for {fam_name}",
+                tier.name
+            ),
+        );
+    }
+    if ufam.kind.uses_tma() {
+        return problem(
+            sink,
+            format!(
+                "is a {} kernel, which loads through TMA too: name a plain-load kernel (e.g. of template mma_gemm)",
+                ufam.kind.as_str()
+            ),
+        );
+    }
+    if ufam.policy != family.policy {
+        return problem(
+            sink,
+            format!(
+                "is family {fam_name} of policy {}, but the route is for policy {}",
+                ufam.policy, family.policy
+            ),
+        );
+    }
+    if ufam.contract != family.contract {
+        return problem(
+            sink,
+            format!(
+                "implements contract {}, but the route's kernel {} implements {}: the same call must give the same bits whether or not TMA can take its operands",
+                ufam.contract, raw.kernel, family.contract
+            ),
+        );
+    }
+    Ok(Some((
+        TileRef {
+            family: fam_name.to_string(),
+            tile: tile_name.to_string(),
+        },
+        ufam,
+    )))
+}
