@@ -14,6 +14,9 @@
 //      (S = sum |a b| + |bias| + |beta c|, K16 = k rounded up to 16, u_out = 2^-8 bf16, 2^-11 f16,
 //      2^-24 f32);
 //  (c) bias and beta (beta = 1 into f32: the tn weight-gradient case; beta = 0.5 into 16-bit);
+//  (c') beta != 0 with the bit on and C TMA-able (the old C comes through TMA loads into the
+//       staging buffer), ragged m / n, full grid and 7 CTAs: +tmaC and mma_gemm bitwise == bit off;
+//       mode "beta" runs (c), (c') and (f'): tn 4096x14336x4096 f32 out, beta = 1, bit off vs on;
 //  (d) row invariance: rows 0..m-1 at m in {1, ..., 1000} equal the first rows at m = 4096;
 //  (e) the persistent wide kernel on half the SMs' worth of CTAs (and 37) equals the full grid;
 //  (f) timing against cuBLAS (cublasGemmEx, default algorithm), nn, bf16 and f16; the wide
@@ -497,6 +500,35 @@ static void check_epilogue(const Combo& cb, int m, int n, int k, long ldc, uint3
     }
 }
 
+// (c') beta != 0 through the TMA-store epilogue's TMA loads of the old C (bit on, n * size % 16
+// == 0): the +tmaC kernels, on the full grid and on 7 CTAs (several tiles per CTA: the staging
+// buffer and its mbarrier reused across tiles), and mma_gemm, bitwise equal to the main wide
+// kernel with the bit off (direct path, old C through global loads); main against float64.
+static void check_beta_tma(const Combo& cb, int m, int n, int k, long ldc, uint32_t seed, double& worst_ref) {
+    Setup S(cb, m, n, k, 8, 0, ldc, seed);
+    const float beta = cb.f32out ? 1.0f : 0.5f;
+    const bool takes = (n * S.es) % 16 == 0 && (ldc * S.es) % 16 == 0;
+    for (unsigned flags : {0u, 1u}) {
+        std::vector<uint8_t> R = S.run(kMain, m, beta, flags);
+        int nan = 0;
+        double w = ref_check(S.L, R, ldc, m, n, k, beta, flags & 1, 300, &nan);
+        worst_ref = std::max(worst_ref, w);
+        char what[200];
+        snprintf(what, sizeof what, "%s %s ldc=%ld bias=%u beta=%g (TMA load of old C: %s)", combo_name(cb).c_str(),
+                 shape_str(m, n, k).c_str(), ldc, flags, beta, takes ? "yes" : "no");
+        verdict(nan == 0 && w <= 1.0, std::string(what) + ": main (bit off) vs float64 (worst " + std::to_string(w) + ")");
+        int bad = 0;
+        std::string which;
+        for (int ki : {kMainT, kC2T, kSmallT, kMma})
+            for (int ctas : {0, 7}) {
+                if (ki == kMma && ctas) continue;
+                std::vector<uint8_t> X = S.run(ki, m, beta, flags, ki == kC2T && ctas ? 8 : ctas);
+                if (!rows_equal(X, R, ldc, m, n, S.es)) { ++bad; which += std::string(" ") + cb.ks[ki].name + (ctas ? "@7" : ""); }
+            }
+        verdict(bad == 0, std::string(what) + ": +tmaC x {full grid, 7 CTAs} and mma_gemm bitwise == main bit off" + which);
+    }
+}
+
 // (a) large + (e) persistent grid size.
 static void check_large(const Combo& cb, int m, int n, int k, uint32_t seed, double& worst_ref) {
     Setup S(cb, m, n, k, 0, 0, n, seed);
@@ -676,12 +708,38 @@ static void time_shape(const Combo& cb, int M, int N, int K, const std::vector<i
     for (int q = 0; q < sets; ++q) { As[q].free_(); Bs[q].free_(); Cs[q].free_(); }
 }
 
+// Timing of the tn weight gradient (dW = X^T dY into f32, beta = 1) at M x N x K: the main wide
+// kernel with the bit off (old C through global loads) and on (TMA loads), and beta = 0 for scale.
+static void time_tn_beta(const Combo& cb, int M, int N, int K) {
+    Mat A, B, C;
+    A.alloc(K, M, M, 2); B.alloc(K, N, N, 2); C.alloc(M, N, N, 4);
+    A.fill(2001, cb.f16); B.fill(2002, cb.f16); C.fill(2003, false);
+    CHECK(cudaDeviceSynchronize());
+    Timer tm;
+    struct V { int ki; float beta; const char* name; } vs[] = {
+        {kMain, 1.f, "wide beta=1 bit off"}, {kMainT, 1.f, "wide beta=1 bit on"}, {kMainT, 0.f, "wide beta=0 bit on"}};
+    std::vector<std::vector<float>> t(3);
+    for (int i = 0; i < 12 + 2; ++i)
+        for (int j = 0; j < 3; ++j) {
+            Problem pr{cb.op, cb.f16, cb.f32out, M, N, K, M, N, N, A.p, B.p, nullptr, C.p, vs[j].beta, 0u};
+            float x = tm.time([&] { cb.ks[vs[j].ki].f(pr, 0); });
+            if (i >= 2) t[j].push_back(x);
+        }
+    for (int j = 0; j < 3; ++j) {
+        const float mo = median(t[j]);
+        printf("  time %-5s tn f32 out %-16s %-22s %9.4f ms  %8.1f TFLOP/s\n", cb.f16 ? "f16" : "bf16", shape_str(M, N, K).c_str(),
+               vs[j].name, mo, 2.0 * M * N * K / mo * 1e-9);
+    }
+    A.free_(); B.free_(); C.free_();
+}
+
 // ------------------------------------------------------------------------------------------
 int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IOLBF, 0);
     const bool small = argc > 1 && strcmp(argv[1], "small") == 0;  // for compute-sanitizer
     const bool no_timing = argc > 1 && strcmp(argv[1], "notime") == 0;
     const bool probe = argc > 1 && strcmp(argv[1], "probe") == 0;  // does this binary run here?
+    const bool beta_only = argc > 1 && strcmp(argv[1], "beta") == 0;  // (c), (c') and the tn beta timing
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
     g_sms = prop.multiProcessorCount;
@@ -715,7 +773,22 @@ int main(int argc, char** argv) {
            WS::kCBytes, WF::kSharedBytes, WS::kSharedBytes);
 
     double worst = 0;
-    if (small) {  // a few launches of every kind, for compute-sanitizer
+    if (beta_only) {
+        uint32_t seed = 500;
+        printf("\n== (c) bias and beta (beta = 1 into f32, 0.5 into 16-bit) ==\n");
+        for (auto& cb : combos) {
+            check_epilogue(cb, 300, 257, 77, 264, seed++, worst);
+            check_epilogue(cb, 1000, 1000, 1000, 1008, seed++, worst);
+        }
+        for (auto& cb : combos)
+            if (cb.op == kOpTN && cb.f32out) check_epilogue(cb, 1024, 1024, 8192, 1024, seed++, worst);  // dW = X^T dY, beta = 1
+        printf("\n== (c') beta != 0 with the TMA-store epilogue (old C through TMA loads), ragged m / n ==\n");
+        for (auto& cb : combos) {
+            check_beta_tma(cb, 300, 264, 77, 264, seed++, worst);    // n past the last box, m past consumer 0 of a tile
+            check_beta_tma(cb, 1000, 1000, 200, 1008, seed++, worst);
+            check_beta_tma(cb, 77, 40, 64, 48, seed++, worst);       // one tile, n < a box
+        }
+    } else if (small) {  // a few launches of every kind, for compute-sanitizer
         for (int ci : {0, 7, 9}) {
             const Combo& cb = combos[ci];
             check_group(cb, 40, 70, 77, 8, 0, 70, 1, {1, 17}, worst);
@@ -754,7 +827,11 @@ int main(int argc, char** argv) {
            "%ld with the bit clear (C not TMA-able: direct stores)\n", g_tmac_on, g_tmac_n, g_tmac_off);
     printf("checks: %d, failed: %d\n", g_checks, g_fail);
 
-    if (!small && !no_timing) {
+    if (beta_only && !g_fail) {
+        printf("\n== (f') tn weight gradient timing: f32 out, beta = 1, bit off vs on ==\n");
+        time_tn_beta(combos[9], 4096, 14336, 4096);
+    }
+    if (!small && !no_timing && !beta_only) {
         g_have_cublas = cublas_open();
         if (!g_have_cublas) printf("cuBLAS not available: its columns are NaN\n");
         printf("\n== (f) timing (nn, out = operand type; medians of events; ratio = cuBLAS time / ours) ==\n");

@@ -93,6 +93,22 @@ __device__ __forceinline__ void tc_epi_pair(const Args& p, int row, int col, flo
     }
 }
 
+// tc_epi_pair with the old C supplied by the caller (o0 at (row, col), o1 at (row, col + 1), as
+// stored), read from the TMA-store epilogue's staging buffer, where a TMA load put the old tile:
+// v = acc; + bias[col]; fma(beta, o, v), the same operations in the same order as tc_epi_pair.
+// The caller calls it only when beta != 0; rows >= m and columns >= n hold TMA's zero fill (or
+// nothing loaded) and are never stored.
+template <typename TC, typename Args>
+__device__ __forceinline__ void tc_epi_pair_old(const Args& p, int col, float& v0, float& v1, TC o0, TC o1) {
+    if (p.flags & kGemmFlagBias) {
+        const TC* bias = static_cast<const TC*>(p.bias);
+        if (col < p.n) v0 = __fadd_rn(v0, to_f32(bias[col]));
+        if (col + 1 < p.n) v1 = __fadd_rn(v1, to_f32(bias[col + 1]));
+    }
+    v0 = fmaf(p.beta, to_f32(o0), v0);
+    v1 = fmaf(p.beta, to_f32(o1), v1);
+}
+
 // The two 16-bit values of a pair, rounded once each (from_f32), as one 32-bit word: (col) in the
 // low half, (col + 1) in the high half, as they lie in memory.
 template <typename TC>

@@ -28,10 +28,17 @@
 //    128B-swizzled, into its own staging buffer (stmatrix for 16-bit C, st.shared.v2 for f32),
 //    fence.proxy.async, then one thread TMA-stores the boxes through p.c_map (encoded with rows =
 //    m, columns = n, ld = ldc), which clips rows >= m and columns >= n. With beta != 0 the old C
-//    is read from global memory (rows < m, columns < n) before the staging, as the direct path
-//    reads it; a tile's stores are issued only after those reads, and tiles are disjoint.
+//    comes into the same staging buffer through TMA loads of the same boxes (p.c_map, one
+//    mbarrier per consumer warpgroup; rows >= m and columns >= n arrive as TMA's zero fill, and
+//    boxes wholly past m or n are not loaded: neither is ever stored): round 0 of a tile is
+//    issued by the warpgroup's thread 0 when the tile starts (before its main loop, so the load
+//    overlaps it), round r + 1 right after round r's stores have read the buffer. Each thread
+//    reads the old value at exactly the address it then overwrites with fma(beta, old, v) (the
+//    16-bit path's stmatrix writes rows of its own warp only, after a __syncwarp); a tile's
+//    stores are issued only after those reads, and tiles are disjoint.
 //    A round waits (cp.async.bulk.wait_group.read) until the previous round's stores have read
-//    the buffer; the kernel's end waits for all of them.
+//    the buffer (with beta != 0, the wait on the round's load implies it); the kernel's end
+//    waits for all of them.
 //
 // Launch (the generator's entry point): __launch_bounds__(kThreads, 1), dynamic shared memory
 // kSharedBytes, cluster (kClusterM, 1, 1), grid.x a multiple of kClusterM (persistent).
@@ -42,6 +49,9 @@
 //                             + 2 * STAGES * 8                        (full + empty mbarriers)
 //                             + 1024                                  (alignment slack: 128B
 //                               swizzle atoms must start at 1024-byte boundaries).
+// The C-load mbarriers (8 bytes per consumer, beta != 0 with the TMA-store epilogue) follow the
+// stage barriers inside the slack: dynamic shared memory is at least 16-byte aligned, so the
+// 1024-byte rounding of the base uses at most 1008 of the slack and 16 bytes remain.
 // 128 x 256 x 64, 4 stages, 2 consumers: 196608 + 32768 + 64 + 1024 = 230464 bytes (any TC);
 // 64 x 128 x 64, 6 stages, 1 consumer: 147456 + 16384 + 96 + 1024 = 164960 bytes.
 #pragma once
@@ -84,6 +94,7 @@ struct wgmma_tma_gemm {
     static constexpr int kCBytes = kConsumers * kCStageBytes;
 
     static constexpr int kSharedBytes = kStages * kStageBytes + kCBytes + kBarrierBytes + 1024;
+    static_assert(8 * kConsumers <= 1024 - 1008, "wgmma_tma_gemm: the C-load mbarriers must fit in the alignment slack");
 
     // Tensor-map boxes (elements of the operand as stored, inner = contiguous) and swizzles (bytes).
     static constexpr int kABoxInner = 64, kABoxOuter = kAKMajor ? BM : 64;
@@ -118,6 +129,7 @@ struct wgmma_tma_gemm {
         const uint32_t bar0 = sC0 + kCBytes;                 // full[s], then empty[s]
         auto full = [&](int s) { return bar0 + 8u * s; };
         auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
+        const uint32_t cbar0 = bar0 + kBarrierBytes;         // C-load barrier of consumer cw: cbar0 + 8 cw
 
         const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
         const uint32_t rank = kClusterM > 1 ? cluster_ctarank() : 0u;
@@ -128,6 +140,7 @@ struct wgmma_tma_gemm {
                 mbar_init(full(s), 1);
                 mbar_init(empty(s), 4 * kConsumers * kClusterM);  // every consumer warp of the cluster
             }
+            for (int c = 0; c < kConsumers; ++c) mbar_init(cbar0 + 8u * c, 1);
             mbar_init_fence();
         }
         if constexpr (kClusterM > 1) cluster_sync_all(); else __syncthreads();
@@ -175,6 +188,9 @@ struct wgmma_tma_gemm {
             const int warp = tid / 32, lane = tid % 32;
             const bool aligned = tc_pairs_aligned<TC>(p);
             const bool tma_c = tc_c_tensor_map<TC>(p);
+            const bool c_load = tma_c && p.beta != 0.0f;  // old C through TMA into the staging buffer
+            const uint32_t cbuf = sC0 + cw * kCStageBytes, cbar = cbar0 + 8u * cw;
+            uint32_t cph = 0;
             float d[BN / 2];
             int s = 0;
             uint32_t ph = 0;
@@ -182,6 +198,10 @@ struct wgmma_tma_gemm {
                 int tm, tn;
                 order.tile(t, tm, tn);
                 const int m0 = (tm * kClusterM + (int)rank) * BM, n0 = tn * BN;
+                if (c_load && tid == 0) {  // round 0's old C, overlapping the main loop
+                    bulk_wait_group_read0();  // the previous tile's stores have read the buffer
+                    load_c_round(p, cbuf, cbar, m0 + cw * 64, n0, 0);
+                }
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
                 int prev = -1;
@@ -210,8 +230,12 @@ struct wgmma_tma_gemm {
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
 
+                if (c_load) {
+                    store_tile_tma<true>(p, d, cbuf, m0 + cw * 64, n0, cw, tid, cbar, cph);
+                    continue;
+                }
                 if (tma_c) {
-                    store_tile_tma(p, d, sC0 + cw * kCStageBytes, m0 + cw * 64, n0, cw, tid);
+                    store_tile_tma<false>(p, d, cbuf, m0 + cw * 64, n0, cw, tid, cbar, cph);
                     continue;
                 }
                 // d[4j + 2h + e] is (row0 + 8h, col0 + 8j + e).
@@ -239,15 +263,23 @@ struct wgmma_tma_gemm {
     // 1024-aligned) and p.c_map. Each box is 64 rows x 128 bytes, 128B-swizzled: the 16-byte
     // chunk ch of row r lies at r * 128 + ((ch ^ (r % 8)) * 16), as TMA reads it.
     // d[4j + 2h + e] is row warp * 16 + lane / 4 + 8h, column 8j + 2 (lane % 4) + e.
-    template <class Args>
+    // LOAD (beta != 0): round rd's old C has been (or is being) loaded into `buf` through p.c_map,
+    // completing on `cbar` (parity cph, flipped per round); each value is read from the staging
+    // address it is then written to.
+    template <bool LOAD, class Args>
     __device__ __forceinline__ static void store_tile_tma(const Args& p, float (&d)[BN / 2], uint32_t buf, int r0, int n0, int cw,
-                                                          int tid) {
+                                                          int tid, uint32_t cbar, uint32_t& cph) {
         const int warp = tid / 32, lane = tid % 32, q = lane % 4;
         const int frow = warp * 16 + lane / 4;  // fragment row (h = 0) within the 64
 #pragma unroll
         for (int rd = 0; rd < kCRounds; ++rd) {
-            if (tid == 0) bulk_wait_group_read0();  // the previous round's stores have read the buffer
-            named_bar_sync(1 + cw, 128);
+            if constexpr (LOAD) {
+                mbar_wait(cbar, cph);  // the load was issued after the previous stores read the buffer
+                cph ^= 1u;
+            } else {
+                if (tid == 0) bulk_wait_group_read0();  // the previous round's stores have read the buffer
+                named_bar_sync(1 + cw, 128);
+            }
             if constexpr (sizeof(TC) == 2) {
                 // stmatrix x4: matrices (j, h = 0), (j, h = 1), (j + 1, h = 0), (j + 1, h = 1); lanes
                 // 8i .. 8i + 7 address the rows of matrix i.
@@ -261,9 +293,23 @@ struct wgmma_tma_gemm {
                     for (int u = 0; u < 4; ++u) {
                         const int jx = j + (u >> 1), h = u & 1;
                         float v0 = d[4 * jx + 2 * h], v1 = d[4 * jx + 2 * h + 1];
-                        tc_epi_pair<TC>(p, r0 + frow + 8 * h, n0 + 8 * jx + 2 * q, v0, v1);
+                        if constexpr (LOAD) {
+                            // (row, col 8 jl + 2q of the round): box jl / 8, chunk jl % 8, bytes 4q..
+                            const int row = frow + 8 * h, jl = jj + (u >> 1);
+                            uint32_t o;
+                            asm volatile("ld.shared.b32 %0, [%1];"
+                                         : "=r"(o)
+                                         : "r"(buf + (jl / 8) * kCBoxBytes + row * 128 + (((jl % 8) ^ (row & 7)) << 4) + 4 * q)
+                                         : "memory");
+                            TcPair<TC> old;
+                            memcpy(&old, &o, sizeof o);
+                            tc_epi_pair_old<TC>(p, n0 + 8 * jx + 2 * q, v0, v1, old.v[0], old.v[1]);
+                        } else {
+                            tc_epi_pair<TC>(p, r0 + frow + 8 * h, n0 + 8 * jx + 2 * q, v0, v1);
+                        }
                         r[u] = tc_pack_pair<TC>(v0, v1);
                     }
+                    if constexpr (LOAD) __syncwarp();  // every lane has read the old chunks stmatrix overwrites
                     const int g = jj + (i4 >> 1);  // 16-byte chunk of the round: box g / 8, chunk g % 8
                     stsm_x4(buf + (g / 8) * kCBoxBytes + srow * 128 + (((g % 8) ^ (srow & 7)) << 4), r[0], r[1], r[2], r[3]);
                 }
@@ -275,10 +321,16 @@ struct wgmma_tma_gemm {
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
                         float v0 = d[4 * j + 2 * h], v1 = d[4 * j + 2 * h + 1];
-                        tc_epi_pair<TC>(p, r0 + frow + 8 * h, n0 + 8 * j + 2 * q, v0, v1);
                         const int srow = frow + 8 * h;
                         const int ch = 2 * (jj % 4) + (q >> 1);
                         const uint32_t a = buf + (jj / 4) * kCBoxBytes + srow * 128 + ((ch ^ (srow & 7)) << 4) + (q & 1) * 8;
+                        if constexpr (LOAD) {  // the old pair at the address this thread writes
+                            float o0, o1;
+                            asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(o0), "=f"(o1) : "r"(a) : "memory");
+                            tc_epi_pair_old<TC>(p, n0 + 8 * j + 2 * q, v0, v1, o0, o1);
+                        } else {
+                            tc_epi_pair<TC>(p, r0 + frow + 8 * h, n0 + 8 * j + 2 * q, v0, v1);
+                        }
                         asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(v0), "f"(v1) : "memory");
                     }
                 }
@@ -292,7 +344,29 @@ struct wgmma_tma_gemm {
                     if (r0 < p.m && c0 < p.n) tma_store_2d(&p.c_map, buf + b * kCBoxBytes, c0, r0);
                 }
                 bulk_commit_group();
+                if constexpr (LOAD) {
+                    if (rd + 1 < kCRounds) {  // the next round's old C, once these stores have read the buffer
+                        bulk_wait_group_read0();
+                        load_c_round(p, buf, cbar, r0, n0, rd + 1);
+                    }
+                }
             }
+        }
+    }
+
+    // Thread 0 of a consumer warpgroup, once the buffer is free: TMA loads of round rd's boxes of
+    // the old C (rows r0.., columns n0 + rd * kCRoundCols..) into `buf`, the layout the stores
+    // read, completing on `bar`. Boxes wholly past m or n are skipped (never stored).
+    template <class Args>
+    __device__ __forceinline__ static void load_c_round(const Args& p, uint32_t buf, uint32_t bar, int r0, int n0, int rd) {
+        int nb = 0;
+#pragma unroll
+        for (int b = 0; b < kCRoundBoxes; ++b) nb += (r0 < p.m && n0 + rd * kCRoundCols + b * kCBoxInner < p.n) ? 1 : 0;
+        mbar_arrive_expect_tx(bar, (uint32_t)(nb * kCBoxBytes));
+#pragma unroll
+        for (int b = 0; b < kCRoundBoxes; ++b) {
+            const int c0 = n0 + rd * kCRoundCols + b * kCBoxInner;
+            if (r0 < p.m && c0 < p.n) tma_load_2d(buf + b * kCBoxBytes, &p.c_map, bar, c0, r0);
         }
     }
 
