@@ -116,6 +116,22 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
         );
         return Ok(s);
     }
+    // The runtime refuses an n its narrowest one-block-a-tile kernel cannot put on grid.y,
+    // for every m alike (GemmError::ColumnsTooMany), so a refusal never depends on the batch.
+    let max_n = plan
+        .tier_kernels(&t.name)
+        .filter(|k| k.grid == gemm_spec::GridKind::Tiles)
+        .map(|k| GRID_YZ_MAX * k.tile.n as u64)
+        .min()
+        .unwrap_or(u64::MAX);
+    if q.n > max_n {
+        let _ = writeln!(
+            s,
+            "refused: n = {} is more than tier {} launches for every batch size (at most {max_n}: {GRID_YZ_MAX} column tiles of its narrowest one-block-a-tile kernel); the runtime returns GemmError::ColumnsTooMany before routing, and launches nothing",
+            q.n, t.name
+        );
+        return Ok(s);
+    }
     if fallback {
         let _ = writeln!(
             s,
@@ -159,8 +175,28 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
         );
         return Ok(s);
     };
+    // k = 0 leaves A and B without elements: TMA has nothing to map, so the route's unaligned
+    // kernel runs (as for any operand TMA cannot take).
+    let mut k = k;
+    let mut k0_unaligned = false;
+    if q.k == 0 {
+        if let Some(uk) = r
+            .unaligned
+            .as_ref()
+            .and_then(|u| plan.kernel_for(&t.name, &u.family, &u.tile, q.op, dtype))
+        {
+            k = uk;
+            k0_unaligned = true;
+        }
+    }
     let (gx, gy, gz) = Plan::grid(k, q.m, q.n);
     let _ = writeln!(s, "kernel {} (id {})", k.name, k.id);
+    if k0_unaligned {
+        let _ = writeln!(
+            s,
+            "  k = 0: no operand for TMA to map, so the route's unaligned kernel runs"
+        );
+    }
     let _ = writeln!(s, "  family {}, contract {}:", k.family, k.contract);
     if let Some(contract) = plan.specs.contracts.get(&k.contract) {
         let _ = writeln!(
@@ -174,7 +210,7 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
         );
     }
     let _ = writeln!(s, "  tile {} {}", k.tile.name, k.tile.describe());
-    if let Some(u) = &r.unaligned {
+    if let Some(u) = r.unaligned.as_ref().filter(|_| !k0_unaligned) {
         match plan.kernel_for(&t.name, &u.family, &u.tile, q.op, dtype) {
             Some(uk) => {
                 let _ = writeln!(

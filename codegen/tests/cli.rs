@@ -355,13 +355,22 @@ fn explain_says_when_the_runtime_refuses_the_shape() {
         "{out}"
     );
 
-    // In i32, but grid.y = ceil(n / tile n) is over 65535.
-    let out = explain(["1", "2147483647", "64"]);
-    assert!(out.contains("-> matches"), "{out}");
-    assert!(out.contains("refused: the grid would be (1, "), "{out}");
-    assert!(out.contains("is over 65535"), "{out}");
-    assert!(out.contains("GemmError::GridTooLarge"), "{out}");
-    assert!(!out.contains("  grid ("), "{out}");
+    // In i32, but more columns than the narrowest one-block-a-tile kernel can put on grid.y
+    // (65535 tiles): refused before routing, for every m alike.
+    for m in ["1", "17", "4096"] {
+        let out = explain([m, "2147483647", "64"]);
+        assert!(
+            out.contains(
+                "refused: n = 2147483647 is more than tier sm90a launches for every batch size"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("GemmError::ColumnsTooMany"), "{out}");
+        assert!(
+            !out.contains("-> matches") && !out.contains("  grid ("),
+            "{out}"
+        );
+    }
 
     // An empty output launches nothing; k = 0 runs the epilogue only.
     let out = explain(["0", "64", "64"]);

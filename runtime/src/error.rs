@@ -112,6 +112,14 @@ pub enum GemmError {
         op: Op,
         dtype: DtypeTriple,
     },
+    /// n is above what every kernel of the tier can launch (`table::max_n`); refused for every
+    /// m alike, so that a refusal never depends on the batch size.
+    #[error("n = {n} is more than tier {tier} launches for every batch size (at most {max})")]
+    ColumnsTooMany {
+        tier: &'static str,
+        n: u64,
+        max: u64,
+    },
     /// The launch grid would exceed the device's limits.
     #[error("grid for m = {m}, n = {n} exceeds the launch limits of kernel {kernel}")]
     GridTooLarge {

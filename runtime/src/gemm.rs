@@ -294,6 +294,14 @@ impl Context {
                 }
             }
         }
+        let max_n = table::max_n(self.tier.id);
+        if n > max_n {
+            return Err(GemmError::ColumnsTooMany {
+                tier: self.tier.name,
+                n,
+                max: max_n,
+            });
+        }
         let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, table::Dtype::F32);
         let policy_from_context = req.policy.is_none();
         let policy = req.policy.unwrap_or_else(|| self.policy());

@@ -16,13 +16,16 @@ use cudarc::driver::{sys, LaunchConfig, PushKernelArg};
 /// A cluster of one block: a launch without clusters.
 pub const NO_CLUSTER: (u32, u32, u32) = (1, 1, 1);
 
-/// 64 bytes, 64-byte aligned: the unit [`ArgBlob`] stores its bytes in.
-#[repr(C, align(64))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Line([u8; 64]);
+/// Bytes of one [`Line`].
+const LINE: usize = 128;
 
-/// Any generated argument struct as its bytes, 64-byte aligned (as a struct holding a
-/// `CUtensorMap` is), with its pointer fields: what a launch of an ABI other than
+/// 128 bytes, 128-byte aligned: the unit [`ArgBlob`] stores its bytes in.
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Line([u8; LINE]);
+
+/// Any generated argument struct as its bytes, 128-byte aligned (as a struct holding a
+/// `CUtensorMap` is under CUDA 13's `cuda.h`), with its pointer fields: what a launch of an ABI other than
 /// [`GemmArgs`] and [`ConvertArgs`] (the tensor-core ABI) carries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArgBlob {
@@ -40,8 +43,8 @@ impl ArgBlob {
         pointer_fields: &'static [(&'static str, usize)],
         bytes: &[u8],
     ) -> Self {
-        let mut lines = vec![Line([0; 64]); bytes.len().div_ceil(64).max(1)];
-        for (line, chunk) in lines.iter_mut().zip(bytes.chunks(64)) {
+        let mut lines = vec![Line([0; LINE]); bytes.len().div_ceil(LINE).max(1)];
+        for (line, chunk) in lines.iter_mut().zip(bytes.chunks(LINE)) {
             line.0[..chunk.len()].copy_from_slice(chunk);
         }
         ArgBlob {
@@ -59,7 +62,7 @@ impl ArgBlob {
 
     /// The struct's bytes.
     pub fn bytes(&self) -> &[u8] {
-        // SAFETY: `lines` is a contiguous array of `[u8; 64]` of at least `len` bytes.
+        // SAFETY: `lines` is a contiguous array of `[u8; LINE]` of at least `len` bytes.
         unsafe { std::slice::from_raw_parts(self.lines.as_ptr() as *const u8, self.len) }
     }
 }

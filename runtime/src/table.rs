@@ -393,6 +393,25 @@ pub fn tier_for_capability(cc: (u32, u32)) -> Option<&'static TierInfo> {
     crate::generated::TIERS.get(id.0 as usize)
 }
 
+/// The largest n every GEMM kernel of `tier` can launch: `65535 * tile.n` of its narrowest
+/// one-block-a-tile kernel (grid.y carries the n tiles and is limited to 65535); persistent
+/// kernels put every tile on grid.x and take any n. The runtime refuses an n above this for
+/// every m alike, so whether a shape is refused never depends on the batch, even though the
+/// routes pick kernels of other tile widths for other m.
+pub fn max_n(tier: TierId) -> u64 {
+    let Some(t) = crate::generated::TIERS.get(tier.0 as usize) else {
+        return 0;
+    };
+    crate::generated::KERNELS
+        .get(t.kernels.start as usize..t.kernels.end as usize)
+        .unwrap_or_default()
+        .iter()
+        .filter(|k| k.grid == GridKind::Tiles)
+        .map(|k| 65535 * k.tile.n as u64)
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
 /// Looks up a tier by name.
 pub fn tier_by_name(name: &str) -> Option<&'static TierInfo> {
     crate::generated::TIERS.iter().find(|t| t.name == name)

@@ -19,7 +19,7 @@ use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-/// The 128 bytes of an encoded `CUtensorMap`, 64-byte aligned, as the kernels' argument
+/// The 128 bytes of an encoded `CUtensorMap`, 128-byte aligned, as the kernels' argument
 /// structs hold it: the generated table types' [`TensorMap`](crate::TensorMap).
 pub type TensorMapBytes = crate::table::TensorMap;
 

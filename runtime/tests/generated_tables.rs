@@ -286,3 +286,22 @@ fn abi_bytes_follow_the_declared_layout() {
     let ptrs: Vec<&str> = GemmArgs::POINTER_FIELDS.iter().map(|p| p.0).collect();
     assert_eq!(ptrs, ["a", "b", "bias", "c"]);
 }
+
+#[test]
+fn the_widest_n_a_tier_takes_is_the_same_for_every_batch_size() {
+    // Routes pick kernels of other tile widths for other m; n above what the narrowest
+    // one-block-a-tile kernel can put on grid.y (65535 tiles) is refused for every m alike.
+    let specs = specs();
+    for (i, tier) in specs.tiers.iter().enumerate() {
+        let want = tier
+            .tiles
+            .iter()
+            .filter(|t| specs.families[&t.family].grid == gemm_spec::GridKind::Tiles)
+            .map(|t| 65535 * t.n as u64)
+            .min()
+            .unwrap_or(u64::MAX);
+        assert_eq!(table::max_n(TierId(i as u16)), want, "{}", tier.name);
+        assert!(want >= 65535 * 32, "{}: {want}", tier.name);
+    }
+    assert_eq!(table::max_n(TierId(u16::MAX)), 0);
+}
