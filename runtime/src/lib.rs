@@ -118,12 +118,12 @@ pub mod generated {
 }
 
 pub use generated::{
-    dispatch, ConvertArgs, GemmArgs, TcGemmArgs, CONTRACTS, CONVERSIONS, CUBINS_PRESENT, KERNELS,
-    RESOURCES, TIERS,
+    bind_abi, dispatch, ConvertArgs, GemmArgs, TcGemmArgs, CONTRACTS, CONVERSIONS, CUBINS_PRESENT,
+    KERNELS, RESOURCES, TIERS,
 };
 pub use table::{
     conversion, conversion_for, kernel, resources, tier_by_name, tier_for_capability, ArgSources,
-    ContractInfo, ConversionId, ConversionInfo, ConversionKind, Dtype, DtypeTriple, GridKind,
-    KernelId, KernelInfo, KernelRef, KernelResources, ModuleInfo, Op, Policy, RouteHit, TensorMap,
-    TensorMapPlan, TierId, TierInfo, TileParams, TileShape,
+    BoundArgs, ContractInfo, ConversionId, ConversionInfo, ConversionKind, Dtype, DtypeTriple,
+    GridKind, KernelId, KernelInfo, KernelRef, KernelResources, ModuleInfo, Op, Policy, RouteHit,
+    TensorMap, TensorMapPlan, TierId, TierInfo, TileParams, TileShape,
 };

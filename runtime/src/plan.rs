@@ -11,7 +11,7 @@ use crate::launch::{ArgBlob, Geometry, LaunchArgs};
 use crate::registry::Span;
 use crate::table::{self, ArgSources, Dtype, KernelId, KernelInfo, KernelRef, RouteHit};
 use crate::tensor_map::{TensorMapBytes, TensorMapKey, TmaProblem};
-use crate::{GemmArgs, TcGemmArgs};
+use crate::GemmArgs;
 use cudarc::driver::LaunchConfig;
 
 /// (field, byte offset, operand) of every tensor-map field of an ABI.
@@ -69,23 +69,21 @@ const FLAG_C_TENSOR_MAP: u32 = 2;
 /// One encoded map: the operand it describes, its key, its span, its bytes.
 type Encoded = (Operand, TensorMapKey, Span, TensorMapBytes);
 
-/// The argument struct of ABI `abi` bound from `s`, with the ABI's tensor-map fields.
+/// The argument struct of ABI `abi` bound from `s`, with the ABI's tensor-map fields. The
+/// scalar GEMM ABI stays typed (the observer-free launch path passes it as a `DeviceRepr`);
+/// every other ABI goes through the generated `bind_abi` as bytes.
 fn bind(abi: &'static str, s: &ArgSources) -> Result<(LaunchArgs, MapFields), GemmError> {
-    match abi {
-        "GemmArgs" => Ok((
+    if abi == "GemmArgs" {
+        return Ok((
             LaunchArgs::Gemm(GemmArgs::bind(s)),
             GemmArgs::TENSOR_MAP_FIELDS,
-        )),
-        "TcGemmArgs" => Ok((
-            LaunchArgs::Blob(ArgBlob::new(
-                "TcGemmArgs",
-                TcGemmArgs::POINTER_FIELDS,
-                &TcGemmArgs::bind(s).to_bytes(),
-            )),
-            TcGemmArgs::TENSOR_MAP_FIELDS,
-        )),
-        _ => Err(GemmError::UnknownAbi { abi }),
+        ));
     }
+    let bound = crate::generated::bind_abi(abi, s).ok_or(GemmError::UnknownAbi { abi })?;
+    Ok((
+        LaunchArgs::Blob(ArgBlob::new(abi, bound.pointer_fields, &bound.bytes)),
+        bound.tensor_map_fields,
+    ))
 }
 
 impl Context {

@@ -412,6 +412,18 @@ pub fn max_n(tier: TierId) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
+/// An argument struct bound by the generated `bind_abi`: its bytes exactly as the kernel
+/// receives them, and where its pointer and tensor-map fields sit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundArgs {
+    /// The struct's bytes (padding zeroed).
+    pub bytes: Vec<u8>,
+    /// (field, byte offset) of every device-pointer field.
+    pub pointer_fields: &'static [(&'static str, usize)],
+    /// (field, byte offset, operand) of every tensor-map field.
+    pub tensor_map_fields: &'static [(&'static str, usize, crate::Operand)],
+}
+
 /// Looks up a tier by name.
 pub fn tier_by_name(name: &str) -> Option<&'static TierInfo> {
     crate::generated::TIERS.iter().find(|t| t.name == name)

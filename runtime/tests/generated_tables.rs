@@ -305,3 +305,26 @@ fn the_widest_n_a_tier_takes_is_the_same_for_every_batch_size() {
     }
     assert_eq!(table::max_n(TierId(u16::MAX)), 0);
 }
+
+#[test]
+fn bind_abi_binds_every_declared_struct_by_name() {
+    let s = ArgSources {
+        a: 0x1000,
+        b: 0x2000,
+        c: 0x3000,
+        m: 7,
+        n: 9,
+        k: 11,
+        ldc: 9,
+        beta: 0.5,
+        flags: 1,
+        ..ArgSources::default()
+    };
+    let tc = bind_abi("TcGemmArgs", &s).unwrap();
+    assert_eq!(tc.bytes, TcGemmArgs::bind(&s).to_bytes().to_vec());
+    assert_eq!(tc.pointer_fields, TcGemmArgs::POINTER_FIELDS);
+    assert_eq!(tc.tensor_map_fields.len(), 3);
+    let g = bind_abi("GemmArgs", &s).unwrap();
+    assert_eq!(g.bytes, GemmArgs::bind(&s).to_bytes().to_vec());
+    assert!(bind_abi("NoSuchArgs", &s).is_none());
+}

@@ -190,6 +190,30 @@ pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
             }
         });
     }
+    // One generated dispatcher from an ABI's name to its bound bytes, so the runtime needs no
+    // case per ABI struct.
+    let arms = specs.abis.values().map(|abi| {
+        let name = ident(&abi.name);
+        let lit_name = abi.name.as_str();
+        quote! {
+            #lit_name => Some(BoundArgs {
+                bytes: #name::bind(s).to_bytes().to_vec(),
+                pointer_fields: #name::POINTER_FIELDS,
+                tensor_map_fields: #name::TENSOR_MAP_FIELDS,
+            }),
+        }
+    });
+    items.extend(quote! {
+        /// The argument struct named `abi` filled from `s` (its generated `bind`), as the bytes
+        /// the kernel receives, with its pointer and tensor-map fields; `None` for a name no
+        /// spec declares.
+        pub fn bind_abi(abi: &str, s: &crate::ArgSources) -> Option<BoundArgs> {
+            match abi {
+                #(#arms)*
+                _ => None,
+            }
+        }
+    });
     format_file(prov, items)
 }
 
