@@ -12,10 +12,12 @@
 //! `--m`/`--nk` run custom rows instead, of the operation `--op nn|nt|tn` (default nn).
 
 mod overhead;
+mod sample;
 mod tensor_core;
 
 use clap::Parser;
 use gemm_runtime::{bf16, Context, DeviceBuffer, Element, GemmRequest, Mode};
+use sample::{median, Rng};
 use std::time::Instant;
 
 #[derive(Parser)]
@@ -75,28 +77,6 @@ struct Sample {
     ours_ms: f64,
     cublas_ms: f64,
     kernel: String,
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
-struct Rng(u64);
-impl Rng {
-    fn value(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let u = ((self.0 >> 40) as f32) / (1u64 << 24) as f32;
-        let v = 2.0 * u - 1.0;
-        if v == 0.0 {
-            0.25
-        } else {
-            v
-        }
-    }
 }
 
 fn time_one<T: Element>(

@@ -4,17 +4,13 @@
 //! validation, no dispatch, no observer: the floor). Each is timed over batches of launches
 //! (the stream drained between batches, untimed), and the median per launch reported.
 
+use crate::sample::median;
 use gemm_runtime::{Context, DeviceBuffer, GemmArgs, GemmRequest, Recorder};
 use std::time::Instant;
 
 const BATCH: usize = 400;
 const BATCHES: usize = 25;
 const SHAPE: (usize, usize, usize) = (1, 256, 256);
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
 
 /// Median microseconds a launch over `BATCHES` batches of `BATCH` launches of `launch`.
 fn per_launch(
@@ -34,7 +30,7 @@ fn per_launch(
         }
     }
     ctx.synchronize()?;
-    Ok(median(samples))
+    Ok(median(&mut samples))
 }
 
 /// The measured request: `y = x · w` at `SHAPE`, all row-major and unpadded.

@@ -18,6 +18,7 @@
 //! at M >= 1024 (0.85). NN and NT write the input type, TN accumulates into an f32 gradient
 //! (beta = 1).
 
+use crate::sample::{median, Rng};
 use gemm_runtime::{
     bf16, f16, kernel, Context, DeviceBuffer, Dtype, Element, GemmError, GemmRequest, Launch, Mode,
     Op, Policy,
@@ -126,29 +127,6 @@ struct Sample {
     sets: usize,
     timed: usize,
     rel_diff: Option<f64>,
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
-/// An LCG (the exact bench's), values in [-1, 1), never zero.
-pub struct Rng(pub u64);
-impl Rng {
-    fn value(&mut self) -> f32 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let u = ((self.0 >> 40) as f32) / (1u64 << 24) as f32;
-        let v = 2.0 * u - 1.0;
-        if v == 0.0 {
-            0.25
-        } else {
-            v
-        }
-    }
 }
 
 /// Input sets of one operand type, kept across rows and grown when a row needs more; a row

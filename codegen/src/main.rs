@@ -110,39 +110,12 @@ fn parse_dtype(s: &str) -> Result<DtypeTriple, String> {
 /// The commands, built in and forwarded.
 const COMMANDS: [&str; 5] = ["build", "explain", "list", "toolchain", "bench"];
 
-/// Edit distance counting a swap of two neighbours as one edit (optimal string alignment).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
-    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    if let Some(first) = d.first_mut() {
-        for (j, cell) in first.iter_mut().enumerate() {
-            *cell = j;
-        }
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[a.len()][b.len()]
-}
-
 /// The command closest to a typo, when one is close (at most a third of its letters off, or
 /// the typo is a prefix of it).
 fn closest_command(typo: &str) -> Option<&'static str> {
     COMMANDS
         .iter()
-        .map(|c| (edit_distance(typo, c), *c))
+        .map(|c| (gemm_spec::spelling::edit_distance(typo, c), *c))
         .filter(|(d, c)| *d <= (c.len() / 3).max(1) || (typo.len() >= 2 && c.starts_with(typo)))
         .min()
         .map(|(_, c)| c)
@@ -365,6 +338,5 @@ mod tests {
         assert_eq!(closest_command("tool"), Some("toolchain"));
         assert_eq!(closest_command("bnech"), Some("bench"));
         assert_eq!(closest_command("frobnicate"), None);
-        assert_eq!(edit_distance("biuld", "build"), 1);
     }
 }

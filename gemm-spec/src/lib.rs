@@ -14,6 +14,7 @@ pub mod model;
 pub mod raw;
 mod resolve;
 mod route_table;
+pub mod spelling;
 pub mod templates;
 pub mod vocab;
 

@@ -558,25 +558,10 @@ pub fn closest(name: &str) -> Option<&'static str> {
     let n = norm(name);
     KNOWN
         .iter()
-        .map(|t| (edit_distance(&n, &norm(t.name)), t.name))
+        .map(|t| (crate::spelling::edit_distance(&n, &norm(t.name)), t.name))
         .filter(|&(d, known)| d <= 2.max(known.len() / 4))
         .min()
         .map(|(_, known)| known)
-}
-
-/// Levenshtein distance over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// `name (header), ...` of every template of one kind, for error messages.
