@@ -13,6 +13,7 @@
 
 mod overhead;
 mod sample;
+mod streams;
 mod tensor_core;
 
 use clap::Parser;
@@ -69,6 +70,10 @@ struct Args {
     /// Measure host launch overhead (plain call, recording observer, bare launch) instead.
     #[arg(long)]
     launch_overhead: bool,
+    /// Measure aggregate decode-GEMM throughput on 1, 2, 4 and 8 streams, one thread each,
+    /// under --policy (see `streams.rs`) instead.
+    #[arg(long)]
+    streams: bool,
 }
 
 const L2_BYTES: usize = 60 << 20;
@@ -210,6 +215,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let path = args.out.join(format!(
             "{date}-{slug}-{}-launch-overhead.json",
             args.commit
+        ));
+        std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
+        println!("wrote {}", path.display());
+        return Ok(());
+    }
+    if args.streams {
+        let policy = if args.policy == "tensor-core" {
+            gemm_runtime::Policy::TensorCore
+        } else {
+            gemm_runtime::Policy::Exact
+        };
+        let mut doc = streams::run(&ctx, policy, &args.commit)?;
+        doc["date"] = date.clone().into();
+        doc["card"] = card.clone().into();
+        let path = args.out.join(format!(
+            "{date}-{slug}-{}-{}-streams.json",
+            args.commit, args.policy
         ));
         std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
         println!("wrote {}", path.display());

@@ -1,15 +1,14 @@
-//! `Context`: one device, one stream, the tier serving the device, its modules (one a compile
-//! unit, each loaded lazily from its embedded cubin), the allocation registry and the mode.
+//! `Context`: one stream of a device, with what the device's streams share (the tier serving
+//! the device, its loaded modules and functions, the allocation registry, encoded tensor maps)
+//! and what is the stream's own (the half fallback's scratch, the cuBLAS handle, the default
+//! mode and policy of calls that name none).
 
-use crate::buffer::{DeviceBuffer, ExternalSpan};
-use crate::element::Element;
 use crate::error::GemmError;
+use crate::modules::ModuleCache;
 use crate::registry::Registry;
 use crate::scratch::Scratch;
 use crate::table::{self, KernelRef, Policy, TierInfo};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DevicePtr};
-use std::collections::HashMap;
-use std::marker::PhantomData;
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Where GEMMs run.
@@ -31,9 +30,8 @@ pub struct Context {
     pub(crate) cuda: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
     pub(crate) tier: &'static TierInfo,
-    /// One slot a module of the tier (`TierInfo::modules`), loaded on first use.
-    modules: Vec<OnceLock<Arc<CudaModule>>>,
-    functions: Mutex<HashMap<KernelRef, CudaFunction>>,
+    /// The device's modules and functions, shared by all its streams.
+    modules: Arc<ModuleCache>,
     pub(crate) registry: Arc<Registry>,
     mode: Mutex<Mode>,
     policy: Mutex<Policy>,
@@ -92,8 +90,7 @@ impl Context {
             cuda,
             stream,
             tier,
-            modules: tier.modules.iter().map(|_| OnceLock::new()).collect(),
-            functions: Mutex::new(HashMap::new()),
+            modules: Arc::new(ModuleCache::new(tier)),
             registry: Arc::new(Registry::new()),
             mode: Mutex::new(Mode::default()),
             policy: Mutex::new(Policy::Exact),
@@ -104,18 +101,19 @@ impl Context {
         })
     }
 
-    /// Another stream on the same device and context. The allocation registry is shared (the
-    /// same buffers are valid on both); mode and policy start as this context's; packages
-    /// remember which stream they were made for. The cap on persistent grids starts as this
-    /// context's; encoded tensor maps are shared.
+    /// Another stream on the same device and context: cheap, one per worker thread. Shared
+    /// with this context: the loaded modules and functions (nothing is loaded again), the
+    /// allocation registry (the same buffers are valid on both), encoded tensor maps. The
+    /// stream's own: the half fallback's scratch, the cuBLAS handle, the default mode and
+    /// policy (starting as this context's), the cap on persistent grids (starting as this
+    /// context's). Packages remember which stream they were made for.
     pub fn new_stream(&self) -> Result<Context, GemmError> {
         Ok(Context {
             ordinal: self.ordinal,
             cuda: self.cuda.clone(),
             stream: self.cuda.new_stream()?,
             tier: self.tier,
-            modules: self.tier.modules.iter().map(|_| OnceLock::new()).collect(),
-            functions: Mutex::new(HashMap::new()),
+            modules: self.modules.clone(),
             registry: self.registry.clone(),
             mode: Mutex::new(self.mode()),
             policy: Mutex::new(self.policy()),
@@ -136,22 +134,26 @@ impl Context {
         &self.stream
     }
 
-    /// The current mode (default `Deterministic`).
+    /// The default mode of calls whose request names none (default `Deterministic`); a
+    /// request's own ([`GemmRequest::with_mode`](crate::GemmRequest::with_mode)) wins.
     pub fn mode(&self) -> Mode {
         *self.mode.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Switches the mode for the calls that follow.
+    /// Switches the default mode for the calls that follow and name none. Another thread
+    /// using this context sees the change too: a server passes the mode per call instead.
     pub fn set_mode(&self, mode: Mode) {
         *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode;
     }
 
-    /// The policy deterministic GEMMs route under (default `Exact`).
+    /// The default policy deterministic GEMMs route under when the request names none
+    /// (default `Exact`).
     pub fn policy(&self) -> Policy {
         *self.policy.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Switches the policy deterministic calls route under.
+    /// Switches the default policy of the calls that follow and name none; per call, use
+    /// [`GemmRequest::with_policy`](crate::GemmRequest::with_policy).
     pub fn set_policy(&self, policy: Policy) {
         *self.policy.lock().unwrap_or_else(|p| p.into_inner()) = policy;
     }
@@ -161,130 +163,16 @@ impl Context {
         Ok(self.stream.synchronize()?)
     }
 
-    /// A zeroed buffer of `len` elements.
-    pub fn alloc<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>, GemmError> {
-        let slice = self.stream.alloc_zeros::<T>(len.max(1))?;
-        Ok(self.wrap(slice, len))
+    /// Modules this device has loaded so far, counted over all its streams (a new stream
+    /// loads none: [`new_stream`](Self::new_stream) shares them).
+    pub fn loaded_modules(&self) -> usize {
+        self.modules.loaded_modules()
     }
 
-    /// A buffer holding a copy of `host`.
-    pub fn upload<T: Element>(&self, host: &[T]) -> Result<DeviceBuffer<T>, GemmError> {
-        let mut slice = self.stream.alloc_zeros::<T>(host.len().max(1))?;
-        if !host.is_empty() {
-            self.stream
-                .memcpy_htod(host, &mut slice.slice_mut(..host.len()))?;
-        }
-        Ok(self.wrap(slice, host.len()))
-    }
-
-    /// Overwrites the whole buffer with `host` (same length).
-    pub fn write<T: Element>(
-        &self,
-        buf: &mut DeviceBuffer<T>,
-        host: &[T],
-    ) -> Result<(), GemmError> {
-        let n = host.len().min(buf.len());
-        self.stream
-            .memcpy_htod(&host[..n], &mut buf.slice.slice_mut(..n))?;
-        Ok(())
-    }
-
-    /// Copies the buffer back (synchronizing the stream).
-    pub fn download<T: Element>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>, GemmError> {
-        let n = buf.len();
-        let mut host = vec![T::default(); n];
-        if n > 0 {
-            self.stream.memcpy_dtoh(&buf.slice.slice(..n), &mut host)?;
-        }
-        self.stream.synchronize()?;
-        Ok(host)
-    }
-
-    /// Registers a fresh allocation; `len` may be below the slice's length (empty buffers
-    /// still allocate one element so they have an address).
-    fn wrap<T: Element>(&self, slice: cudarc::driver::CudaSlice<T>, len: usize) -> DeviceBuffer<T> {
-        let base = {
-            let (ptr, _sync) = slice.device_ptr(&self.stream);
-            ptr
-        };
-        let span = self
-            .registry
-            .register(base, (len * std::mem::size_of::<T>()) as u64);
-        DeviceBuffer {
-            slice,
-            len,
-            span,
-            registry: self.registry.clone(),
-        }
-    }
-
-    /// Registers `len` elements at device address `ptr` from another allocator.
-    pub fn register_external<T: Element>(&self, ptr: u64, len: usize) -> ExternalSpan<T> {
-        ExternalSpan {
-            span: self
-                .registry
-                .register(ptr, (len * std::mem::size_of::<T>()) as u64),
-            _p: PhantomData,
-        }
-    }
-
-    /// How many allocations and external spans are registered and live.
-    pub fn live_allocations(&self) -> usize {
-        self.registry.live_count()
-    }
-
-    /// Ends an external registration: views of it are refused from now on.
-    pub fn unregister<T: Element>(&self, span: ExternalSpan<T>) {
-        self.registry.release(&span.span);
-    }
-
-    /// The loaded function of a kernel of this context's tier (module loaded on first use).
+    /// The loaded function of a kernel of this context's tier (module loaded on first use,
+    /// once for the device).
     pub(crate) fn function(&self, kernel: KernelRef) -> Result<CudaFunction, GemmError> {
-        let mut cache = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = cache.get(&kernel) {
-            return Ok(f.clone());
-        }
-        let (name, shared_bytes, module, cluster) = match kernel {
-            KernelRef::Gemm(id) => {
-                table::kernel(id).map(|k| (k.name, k.shared_bytes, k.module, k.cluster))
-            }
-            KernelRef::Conversion(id) => {
-                table::conversion(id).map(|c| (c.name, 0, c.module, (1, 1, 1)))
-            }
-        }
-        .ok_or(GemmError::UnknownKernel(kernel))?;
-        let (Some(slot), Some(info)) = (
-            self.modules.get(module as usize),
-            self.tier.modules.get(module as usize),
-        ) else {
-            return Err(GemmError::UnknownKernel(kernel));
-        };
-        let module = match slot.get() {
-            Some(m) => m.clone(),
-            None => {
-                let m = self
-                    .cuda
-                    .load_module(cudarc::nvrtc::Ptx::from_binary(info.cubin.to_vec()))?;
-                let _ = slot.set(m.clone());
-                m
-            }
-        };
-        let f = module.load_function(name)?;
-        if shared_bytes > 48 * 1024 {
-            f.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared_bytes as i32,
-            )?;
-        }
-        // Clusters of more than 8 CTAs (the portable limit) must be allowed explicitly.
-        if cluster.0 * cluster.1 * cluster.2 > 8 {
-            f.set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
-                1,
-            )?;
-        }
-        cache.insert(kernel, f.clone());
-        Ok(f)
+        self.modules.function(&self.cuda, kernel)
     }
 
     /// The fallback's scratch, at least `elements` f32 long (grown unless a graph froze it),

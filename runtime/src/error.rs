@@ -29,8 +29,11 @@ impl std::fmt::Display for Operand {
     }
 }
 
-/// Why a call was refused or failed. Each variant's fields are the values its message names.
+/// Why a call was refused or failed. Each variant's fields are the values its message names;
+/// [`kind`](Self::kind) is a stable name for metrics and logs. New refusals may be added
+/// (`#[non_exhaustive]`): match with a wildcard arm.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 #[allow(missing_docs)] // the fields are the values the variant's message names
 pub enum GemmError {
     /// libcuda could not be loaded.
@@ -183,4 +186,256 @@ pub enum GemmError {
     /// The request needs something the cuBLAS modes do not offer.
     #[error("{0} is not supported in the cuBLAS modes")]
     VendorUnsupported(&'static str),
+    /// A whole-buffer write was given a host slice of another length (nothing was copied).
+    #[error("the buffer holds {buffer} elements but the host slice {host}: a whole-buffer write needs equal lengths (write_at writes part of a buffer)")]
+    LengthMismatch { buffer: usize, host: usize },
+    /// A copy's element range leaves its buffer (nothing was copied).
+    #[error("elements {offset}..{offset}+{len} are past the end of a buffer of {buffer}")]
+    RangeOutOfBounds {
+        offset: usize,
+        len: usize,
+        buffer: usize,
+    },
+    /// An external span runs past the allocation the driver reports for its address.
+    #[error("external span [{address:#x}, +{bytes} bytes) runs past its allocation [{allocation_base:#x}, +{allocation_bytes} bytes)")]
+    ExternalOverrun {
+        address: u64,
+        bytes: u64,
+        allocation_base: u64,
+        allocation_bytes: u64,
+    },
+}
+
+impl GemmError {
+    /// A stable snake_case name of the variant, for metrics and logs (`"columns_too_many"`):
+    /// it never changes for a variant, and no two variants share one.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GemmError::NoDriver => "no_driver",
+            GemmError::NoCubins => "no_cubins",
+            GemmError::NoTier { .. } => "no_tier",
+            GemmError::Driver(_) => "driver",
+            GemmError::Cublas(_) => "cublas",
+            GemmError::NullPointer { .. } => "null_pointer",
+            GemmError::Misaligned { .. } => "misaligned",
+            GemmError::OutOfBounds { .. } => "out_of_bounds",
+            GemmError::StaleAllocation { .. } => "stale_allocation",
+            GemmError::ForeignAllocation { .. } => "foreign_allocation",
+            GemmError::Overlap { .. } => "overlap",
+            GemmError::DimensionOverflow { .. } => "dimension_overflow",
+            GemmError::LeadingDimension { .. } => "leading_dimension",
+            GemmError::NoRoute { .. } => "no_route",
+            GemmError::ColumnsTooMany { .. } => "columns_too_many",
+            GemmError::GridTooLarge { .. } => "grid_too_large",
+            GemmError::ObserverFull { .. } => "observer_full",
+            GemmError::ScratchFrozen { .. } => "scratch_frozen",
+            GemmError::ScratchTooLarge { .. } => "scratch_too_large",
+            GemmError::NoConversion { .. } => "no_conversion",
+            GemmError::UnknownKernel(_) => "unknown_kernel",
+            GemmError::Tma { .. } => "tma",
+            GemmError::Unschedulable { .. } => "unschedulable",
+            GemmError::ClusterShape { .. } => "cluster_shape",
+            GemmError::Unsupported { .. } => "unsupported",
+            GemmError::UnknownAbi { .. } => "unknown_abi",
+            GemmError::VendorUnsupported(_) => "vendor_unsupported",
+            GemmError::LengthMismatch { .. } => "length_mismatch",
+            GemmError::RangeOutOfBounds { .. } => "range_out_of_bounds",
+            GemmError::ExternalOverrun { .. } => "external_overrun",
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::table::ConversionId;
+    use cudarc::cublas::sys::cublasStatus_t;
+    use cudarc::driver::sys::CUresult;
+
+    /// One value of every variant. `every_variant_is_listed` fails to compile when a variant
+    /// is added without a value here.
+    pub(crate) fn one_of_each() -> Vec<GemmError> {
+        let triple = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+        vec![
+            GemmError::NoDriver,
+            GemmError::NoCubins,
+            GemmError::NoTier {
+                ordinal: 0,
+                major: 1,
+                minor: 0,
+                tiers: String::new(),
+            },
+            GemmError::Driver(cudarc::driver::DriverError(CUresult::CUDA_ERROR_UNKNOWN)),
+            GemmError::Cublas(cudarc::cublas::result::CublasError(
+                cublasStatus_t::CUBLAS_STATUS_INTERNAL_ERROR,
+            )),
+            GemmError::NullPointer {
+                operand: Operand::A,
+            },
+            GemmError::Misaligned {
+                operand: Operand::A,
+                address: 1,
+                align: 4,
+            },
+            GemmError::OutOfBounds {
+                operand: Operand::B,
+                offset: 0,
+                needed: 8,
+                available: 4,
+            },
+            GemmError::StaleAllocation {
+                operand: Operand::C,
+                id: 1,
+                generation: 1,
+            },
+            GemmError::ForeignAllocation {
+                operand: Operand::Bias,
+            },
+            GemmError::Overlap {
+                operand: Operand::A,
+                c_start: 0,
+                c_end: 8,
+                start: 4,
+                end: 12,
+            },
+            GemmError::DimensionOverflow {
+                what: "m",
+                value: 1 << 40,
+                max: 1 << 31,
+            },
+            GemmError::LeadingDimension {
+                operand: Operand::A,
+                ld: 1,
+                min: 2,
+            },
+            GemmError::NoRoute {
+                tier: "t",
+                policy: Policy::Exact,
+                op: Op::Nn,
+                dtype: triple,
+            },
+            GemmError::ColumnsTooMany {
+                tier: "t",
+                n: 2,
+                max: 1,
+            },
+            GemmError::GridTooLarge {
+                kernel: "k",
+                m: 1,
+                n: 1,
+            },
+            GemmError::ObserverFull {
+                capacity: 1,
+                needed: 2,
+            },
+            GemmError::ScratchFrozen {
+                needed: 2,
+                frozen: 1,
+            },
+            GemmError::ScratchTooLarge { elements: 1 },
+            GemmError::NoConversion {
+                tier: "t",
+                from: Dtype::Bf16,
+                to: Dtype::F32,
+            },
+            GemmError::UnknownKernel(KernelRef::Conversion(ConversionId(9))),
+            GemmError::Tma {
+                operand: Operand::A,
+                problem: TmaProblem::BaseMisaligned { address: 2 },
+            },
+            GemmError::Unschedulable {
+                kernel: "k",
+                threads: 1,
+                shared_bytes: 0,
+                cluster: (1, 1, 1),
+            },
+            GemmError::ClusterShape {
+                kernel: "k",
+                grid: (1, 1, 1),
+                cluster: (2, 1, 1),
+            },
+            GemmError::Unsupported { what: "x" },
+            GemmError::UnknownAbi { abi: "X" },
+            GemmError::VendorUnsupported("x"),
+            GemmError::LengthMismatch { buffer: 2, host: 1 },
+            GemmError::RangeOutOfBounds {
+                offset: 1,
+                len: 2,
+                buffer: 2,
+            },
+            GemmError::ExternalOverrun {
+                address: 0,
+                bytes: 2,
+                allocation_base: 0,
+                allocation_bytes: 1,
+            },
+        ]
+    }
+
+    /// Exhaustive without a wildcard: a new variant must be added here and to `one_of_each`.
+    fn index(e: &GemmError) -> usize {
+        match e {
+            GemmError::NoDriver => 0,
+            GemmError::NoCubins => 1,
+            GemmError::NoTier { .. } => 2,
+            GemmError::Driver(_) => 3,
+            GemmError::Cublas(_) => 4,
+            GemmError::NullPointer { .. } => 5,
+            GemmError::Misaligned { .. } => 6,
+            GemmError::OutOfBounds { .. } => 7,
+            GemmError::StaleAllocation { .. } => 8,
+            GemmError::ForeignAllocation { .. } => 9,
+            GemmError::Overlap { .. } => 10,
+            GemmError::DimensionOverflow { .. } => 11,
+            GemmError::LeadingDimension { .. } => 12,
+            GemmError::NoRoute { .. } => 13,
+            GemmError::ColumnsTooMany { .. } => 14,
+            GemmError::GridTooLarge { .. } => 15,
+            GemmError::ObserverFull { .. } => 16,
+            GemmError::ScratchFrozen { .. } => 17,
+            GemmError::ScratchTooLarge { .. } => 18,
+            GemmError::NoConversion { .. } => 19,
+            GemmError::UnknownKernel(_) => 20,
+            GemmError::Tma { .. } => 21,
+            GemmError::Unschedulable { .. } => 22,
+            GemmError::ClusterShape { .. } => 23,
+            GemmError::Unsupported { .. } => 24,
+            GemmError::UnknownAbi { .. } => 25,
+            GemmError::VendorUnsupported(_) => 26,
+            GemmError::LengthMismatch { .. } => 27,
+            GemmError::RangeOutOfBounds { .. } => 28,
+            GemmError::ExternalOverrun { .. } => 29,
+        }
+    }
+    const VARIANTS: usize = 30;
+
+    #[test]
+    fn every_variant_is_listed_and_has_a_distinct_snake_case_kind() {
+        let all = one_of_each();
+        let mut seen = [false; VARIANTS];
+        for e in &all {
+            seen[index(e)] = true;
+        }
+        assert!(seen.iter().all(|s| *s), "one_of_each misses a variant");
+        assert_eq!(all.len(), VARIANTS);
+        let mut kinds: Vec<&str> = all.iter().map(GemmError::kind).collect();
+        for k in &kinds {
+            assert!(
+                !k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{k}"
+            );
+        }
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert_eq!(kinds.len(), VARIANTS, "two variants share a kind");
+        assert_eq!(
+            GemmError::ColumnsTooMany {
+                tier: "t",
+                n: 2,
+                max: 1
+            }
+            .kind(),
+            "columns_too_many"
+        );
+    }
 }

@@ -20,7 +20,7 @@ pub use gemm_spec::DIM_MAX;
 static VENDOR_CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// The dtype triple the half fallback computes in.
-const F32_TRIPLE: DtypeTriple = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+pub(crate) const F32_TRIPLE: DtypeTriple = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
 
 /// How many calls this process has made across the vendor (cuBLAS) boundary.
 pub fn vendor_calls() -> u64 {
@@ -53,6 +53,9 @@ pub struct GemmRequest<'a, A: Element, C: Element> {
     /// The policy to route under; `None` takes the context's default
     /// ([`Context::policy`]). Launch records carry the effective policy.
     pub policy: Option<Policy>,
+    /// Where the call runs; `None` takes the context's default ([`Context::mode`]). Per
+    /// call, a thread's choice cannot be changed by another thread's `set_mode`.
+    pub mode: Option<Mode>,
 }
 
 impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
@@ -77,6 +80,7 @@ impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
             c,
             beta: 0.0,
             policy: None,
+            mode: None,
         }
     }
 
@@ -94,6 +98,16 @@ impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
     pub fn with_policy(self, policy: Policy) -> Self {
         GemmRequest {
             policy: Some(policy),
+            ..self
+        }
+    }
+
+    /// The same request run in `mode` instead of the context's default. Recording and
+    /// packaging still need `Mode::Deterministic`: a request naming a cuBLAS mode is refused
+    /// by a recording or preparing call (`GemmError::VendorUnsupported`).
+    pub fn with_mode(self, mode: Mode) -> Self {
+        GemmRequest {
+            mode: Some(mode),
             ..self
         }
     }
@@ -119,6 +133,8 @@ pub struct Launch {
     pub half_fallback: bool,
     /// The policy the call routed under (the request's, or the context's default).
     pub policy: Policy,
+    /// The mode the call ran in (the request's, or the context's default).
+    pub mode: Mode,
     /// Thread-block cluster of the launch; (1, 1, 1) without clusters.
     pub cluster: (u32, u32, u32),
     /// Whether `kernel` is the route's unaligned kernel, run because an operand failed TMA's
@@ -127,7 +143,7 @@ pub struct Launch {
 }
 
 impl Launch {
-    fn none(policy: Policy) -> Self {
+    fn none(policy: Policy, mode: Mode) -> Self {
         Launch {
             kernel: None,
             rule: 0,
@@ -137,6 +153,7 @@ impl Launch {
             vendor: false,
             half_fallback: false,
             policy,
+            mode,
             cluster: crate::launch::NO_CLUSTER,
             unaligned: false,
         }
@@ -150,7 +167,7 @@ pub(crate) struct Extent {
     end: u64,
 }
 
-fn dim(what: &'static str, v: usize) -> Result<u64, GemmError> {
+pub(crate) fn dim(what: &'static str, v: usize) -> Result<u64, GemmError> {
     let v = v as u64;
     if v > DIM_MAX {
         return Err(GemmError::DimensionOverflow {
@@ -305,7 +322,7 @@ impl Context {
         let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, table::Dtype::F32);
         let policy_from_context = req.policy.is_none();
         let policy = req.policy.unwrap_or_else(|| self.policy());
-        let mode = self.mode();
+        let mode = req.mode.unwrap_or_else(|| self.mode());
         let no_route = GemmError::NoRoute {
             tier: self.tier.name,
             policy,
@@ -335,7 +352,7 @@ impl Context {
         }
         table::kernel(hit.kernel).ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
         if m == 0 || n == 0 {
-            return Ok(Launch::none(policy));
+            return Ok(Launch::none(policy, mode));
         }
         let at = |e: Option<Extent>, view: (Span, usize), elem: u64| {
             e.map(|e| Placed {
@@ -370,6 +387,7 @@ impl Context {
             vendor: false,
             half_fallback: fallback,
             policy,
+            mode,
             cluster: p.cluster,
             unaligned: p.unaligned,
         };
@@ -447,7 +465,7 @@ impl Context {
             return Err(GemmError::VendorUnsupported("a bias"));
         }
         if m == 0 || n == 0 {
-            return Ok(Launch::none(policy));
+            return Ok(Launch::none(policy, mode));
         }
         let dt = |d: table::Dtype| match d {
             table::Dtype::F32 => Dt::CUDA_R_32F,
@@ -525,7 +543,7 @@ impl Context {
             block: (0, 0, 0),
             shared_bytes: 0,
             vendor: true,
-            ..Launch::none(policy)
+            ..Launch::none(policy, mode)
         })
     }
 

@@ -33,7 +33,72 @@
 //! for the device, or in a build made with `GEMM_AOT_NO_CUBINS=1`, [`Context::new`] returns an
 //! error (it never panics). The other ops are [`Context::weight_grad`],
 //! [`Context::input_grad`], [`Context::lm_head`] and [`Context::gemm`] for any
-//! [`GemmRequest`].
+//! [`GemmRequest`]. Every op's shape tuple is `(batch, out_features, in_features)` (the
+//! head's is `(batch, vocab, hidden)`); [`Context::served`] lists what the device serves and
+//! [`Context::explain`] the route a shape takes.
+//!
+//! ## The serving loop
+//!
+//! Open the device once; give each worker thread its own stream ([`Context::new_stream`]:
+//! the loaded kernels, the allocation registry and the uploaded weights are shared, the
+//! fallback's scratch is the stream's own); upload the weights once; name the policy (and
+//! mode) per call, so no thread depends on another's defaults; record a decode step, package
+//! it, capture it into a CUDA graph and replay it each step; time with the stream's events.
+//! docs/serving.md walks through it.
+//!
+//! ```no_run
+//! use gemm_runtime::{
+//!     bf16, Context, DeviceBuffer, GemmError, GemmRequest, Mat, Observer, PackageError,
+//!     Policy, Request,
+//! };
+//!
+//! /// One decode step of a worker: `y[1, out] = x[1, in] · W[in, out]`.
+//! struct DecodeStep<'a> {
+//!     x: Mat<'a, bf16>,
+//!     w: Mat<'a, bf16>,
+//!     y: &'a mut DeviceBuffer<f32>,
+//!     dims: (usize, usize, usize), // (batch, out_features, in_features)
+//! }
+//!
+//! impl Request for DecodeStep<'_> {
+//!     fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
+//!         let req = GemmRequest::linear(self.x, self.w, None, self.y.mat_mut(self.dims.1), self.dims)
+//!             .with_policy(Policy::TensorCore); // per call: another thread's default cannot move it
+//!         ctx.gemm_observed(req, obs).map(|_| ())
+//!     }
+//! }
+//!
+//! /// A worker: its own stream, its own activations; the device's weights.
+//! fn worker(device: &Context, w: &DeviceBuffer<bf16>, (n, k): (usize, usize)) -> Result<(), PackageError> {
+//!     let ctx = device.new_stream()?; // one stream a worker: cheap, nothing is loaded again
+//!     let mut x = ctx.upload(&vec![bf16::from_f32(1.0); k])?;
+//!     let mut y = ctx.alloc::<f32>(n)?;
+//!     let graph = {
+//!         let mut step = DecodeStep { x: x.mat(k), w: w.mat(n), y: &mut y, dims: (1, n, k) };
+//!         let manifest = ctx.record_manifest(&mut step, 1)?; // runs once, recorded
+//!         let package = ctx.prepare_package(&manifest, &mut step)?; // checked launch for launch
+//!         package.capture(&ctx)? // a CUDA graph, verified node for node
+//!     };
+//!     for token in 0..100 {
+//!         ctx.write(&mut x, &vec![bf16::from_f32(token as f32 / 100.0); k])?;
+//!         // Replay checks first: same stream, same allocations, same mode and policy.
+//!         let ((), gpu_time) = ctx.time(|ctx| graph.replay(ctx))?;
+//!         let logits: Vec<f32> = ctx.download(&y)?;
+//!         let _ = (gpu_time, logits);
+//!     }
+//!     Ok(())
+//! }
+//!
+//! fn main() -> Result<(), PackageError> {
+//!     let (n, k) = (4096, 4096); // out_features, in_features
+//!     let device = Context::new(0)?; // open the device once
+//!     let w = device.upload(&vec![bf16::from_f32(0.01); k * n])?; // upload the weights once
+//!     std::thread::scope(|s| {
+//!         let workers: Vec<_> = (0..4).map(|_| s.spawn(|| worker(&device, &w, (n, k)))).collect();
+//!         workers.into_iter().try_for_each(|h| h.join().expect("a worker panicked"))
+//!     })
+//! }
+//! ```
 //!
 //! This crate is the last stage of the gemm-aot pipeline, linked by downstream code. Its
 //! build script runs the generator on the specs; this crate embeds what it made: the tier
@@ -57,9 +122,12 @@ mod buffer;
 mod context;
 mod element;
 mod error;
+mod external;
 mod fallback;
 mod gemm;
+mod io;
 mod launch;
+mod modules;
 mod observer;
 mod ops;
 mod package;
@@ -68,8 +136,14 @@ mod plan;
 pub mod reference;
 mod registry;
 mod scratch;
+mod served;
 pub mod table;
 mod tensor_map;
+mod timer;
+
+/// The cudarc this crate is built on, so a caller uses the same version (its stream, events,
+/// pinned memory) without pinning its own.
+pub use cudarc;
 
 pub use buffer::{DeviceBuffer, ExternalSpan, Mat, MatMut};
 pub use context::{Context, Mode};
@@ -86,10 +160,12 @@ pub use package::{
     record_difference, CapturedPackage, Manifest, Package, PackageError, PreparedLaunch, Request,
 };
 pub use registry::Span;
+pub use served::{served, RouteChoice, Served};
 pub use tensor_map::{
     check_tma, TensorMapBytes, TensorMapKey, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM,
     TMA_MAX_STRIDE_BYTES,
 };
+pub use timer::Timer;
 
 /// Code generated from the specs at build time (`@generated`; see `build.rs`).
 #[allow(clippy::all)]

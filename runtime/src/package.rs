@@ -70,8 +70,10 @@ impl Manifest {
     }
 }
 
-/// Why a package or graph was refused.
+/// Why a package or graph was refused. [`kind`](Self::kind) is a stable name for metrics and
+/// logs. New refusals may be added (`#[non_exhaustive]`): match with a wildcard arm.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum PackageError {
     /// The package was made with another context.
     #[error("the package was made for another context")]
@@ -146,6 +148,29 @@ pub enum PackageError {
     Driver(#[from] cudarc::driver::DriverError),
 }
 
+impl PackageError {
+    /// A stable snake_case name of the variant, for metrics and logs
+    /// (`"allocation_changed"`). A runtime call's failure ([`PackageError::Gemm`]) gives its
+    /// [`GemmError::kind`], so a refusal counts the same whether it came through a package or
+    /// a plain call; the package's own variants have names no `GemmError` has.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PackageError::WrongContext => "wrong_context",
+            PackageError::WrongStream => "wrong_stream",
+            PackageError::AllocationChanged { .. } => "allocation_changed",
+            PackageError::ModeChanged { .. } => "mode_changed",
+            PackageError::PolicyChanged { .. } => "policy_changed",
+            PackageError::Empty => "empty_request",
+            PackageError::NotDeterministic(_) => "not_deterministic",
+            PackageError::CountMismatch { .. } => "count_mismatch",
+            PackageError::RecordMismatch { .. } => "record_mismatch",
+            PackageError::GraphMismatch { .. } => "graph_mismatch",
+            PackageError::Gemm(e) => e.kind(),
+            PackageError::Driver(_) => "driver",
+        }
+    }
+}
+
 /// Takes launches instead of running them, up to the manifest's count.
 struct Preparer {
     capacity: usize,
@@ -169,6 +194,25 @@ impl Observer for Preparer {
         if self.launches.len() < self.capacity {
             self.launches.push(launch);
         }
+    }
+}
+
+/// Counts a request's launches without running them: the dry run that lets
+/// [`Context::record_manifest`] refuse a request over its capacity before any launch.
+#[derive(Default)]
+struct Counter {
+    launches: usize,
+}
+
+impl Observer for Counter {
+    const ENABLED: bool = true;
+    const DEFERS: bool = true;
+    fn reserve(&mut self, _: usize) -> Result<(), GemmError> {
+        Ok(())
+    }
+    fn record(&mut self, _: LaunchRecord) {}
+    fn defer(&mut self, _: PreparedLaunch) {
+        self.launches += 1;
     }
 }
 
@@ -214,6 +258,11 @@ impl Context {
     }
 
     /// Runs `request` eagerly and records its launches (at most `capacity`).
+    ///
+    /// A request that needs more launches than `capacity` is refused
+    /// (`GemmError::ObserverFull`) before any of its GEMMs runs: the request is first run
+    /// dry (validated, routed and counted, nothing enqueued), then eagerly. `run` is
+    /// therefore called twice and must make the same calls each time (as [`Request`] asks).
     pub fn record_manifest<R: Request>(
         &self,
         request: &mut R,
@@ -221,6 +270,18 @@ impl Context {
     ) -> Result<Manifest, PackageError> {
         if self.mode() != Mode::Deterministic {
             return Err(PackageError::NotDeterministic(self.mode()));
+        }
+        let mut counter = Counter::default();
+        request.run(self, &mut counter)?;
+        if counter.launches > capacity {
+            return Err(GemmError::ObserverFull {
+                capacity,
+                needed: counter.launches,
+            }
+            .into());
+        }
+        if counter.launches == 0 {
+            return Err(PackageError::Empty);
         }
         let mut recorder = Recorder::with_capacity(capacity);
         request.run(self, &mut recorder)?;
@@ -605,6 +666,89 @@ mod tests {
             shared_bytes: 8192,
             cluster: (1, 1, 1),
             args_digest: 77,
+        }
+    }
+
+    /// One value of every variant but `Gemm` (whose kind is the `GemmError`'s).
+    /// Exhaustive without a wildcard: a new variant fails to compile here until listed.
+    fn own_variants() -> Vec<PackageError> {
+        let all = vec![
+            PackageError::WrongContext,
+            PackageError::WrongStream,
+            PackageError::AllocationChanged {
+                launch: 0,
+                id: 1,
+                generation: 1,
+            },
+            PackageError::ModeChanged {
+                then: Mode::Deterministic,
+                now: Mode::CublasFast,
+            },
+            PackageError::PolicyChanged {
+                then: Policy::Exact,
+                now: Policy::TensorCore,
+            },
+            PackageError::Empty,
+            PackageError::NotDeterministic(Mode::CublasFast),
+            PackageError::CountMismatch {
+                recorded: 1,
+                prepared: 2,
+            },
+            PackageError::RecordMismatch {
+                launch: 0,
+                what: "the kernel",
+            },
+            PackageError::GraphMismatch {
+                node: 0,
+                what: String::new(),
+            },
+            PackageError::Driver(cudarc::driver::DriverError(
+                sys::CUresult::CUDA_ERROR_UNKNOWN,
+            )),
+        ];
+        for e in &all {
+            match e {
+                PackageError::WrongContext
+                | PackageError::WrongStream
+                | PackageError::AllocationChanged { .. }
+                | PackageError::ModeChanged { .. }
+                | PackageError::PolicyChanged { .. }
+                | PackageError::Empty
+                | PackageError::NotDeterministic(_)
+                | PackageError::CountMismatch { .. }
+                | PackageError::RecordMismatch { .. }
+                | PackageError::GraphMismatch { .. }
+                | PackageError::Driver(_) => {}
+                PackageError::Gemm(_) => unreachable!("listed through GemmError"),
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn package_kinds_are_distinct_and_a_gemm_failure_keeps_its_kind() {
+        let own: Vec<&str> = own_variants().iter().map(PackageError::kind).collect();
+        assert_eq!(own.len(), 11);
+        let mut distinct = own.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(
+            distinct.len(),
+            own.len(),
+            "two variants share a kind: {own:?}"
+        );
+        // The package's own names say something no GemmError says (a driver failure is the
+        // same failure either way).
+        let gemm: Vec<&str> = crate::error::tests::one_of_each()
+            .iter()
+            .map(GemmError::kind)
+            .collect();
+        for k in own.iter().filter(|k| **k != "driver") {
+            assert!(!gemm.contains(k), "{k} is also a GemmError kind");
+        }
+        for e in crate::error::tests::one_of_each() {
+            let kind = e.kind();
+            assert_eq!(PackageError::Gemm(e).kind(), kind);
         }
     }
 

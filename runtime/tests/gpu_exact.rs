@@ -301,9 +301,9 @@ fn convenience_ops_map_onto_the_gemm_view() {
     assert_eq!(ctx.download(&dx).unwrap(), want);
     // weight_grad accumulates: dW += X^T dY, twice.
     let mut dw = ctx.alloc::<f32>(k * n).unwrap();
-    ctx.weight_grad(dx_.mat(k), dy_.mat(n), dw.mat_mut(n), (m, k, n))
+    ctx.weight_grad(dx_.mat(k), dy_.mat(n), dw.mat_mut(n), (m, n, k))
         .unwrap();
-    ctx.weight_grad(dx_.mat(k), dy_.mat(n), dw.mat_mut(n), (m, k, n))
+    ctx.weight_grad(dx_.mat(k), dy_.mat(n), dw.mat_mut(n), (m, n, k))
         .unwrap();
     let mut want = vec![0.0f32; k * n];
     let g = HostGemm {

@@ -324,7 +324,9 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
     });
 
     // An allocation freed, and one freed and registered again at the same address.
-    let ext = ctx.register_external::<f32>(x.span().base(), M * K);
+    let ext = ctx
+        .register_external::<f32>(x.span().base(), M * K)
+        .unwrap();
     let mut via_ext = Single {
         x: ext.mat_at(0, K),
         w: w1.mat(H),
@@ -338,7 +340,9 @@ fn every_refusal_is_its_own_error_and_the_stream_stays_usable() {
     refused("freed", graph_ext.replay(&ctx), |e| {
         matches!(e, PackageError::AllocationChanged { .. })
     });
-    let again = ctx.register_external::<f32>(x.span().base(), M * K);
+    let again = ctx
+        .register_external::<f32>(x.span().base(), M * K)
+        .unwrap();
     assert_eq!(again.span().base(), ext.span().base());
     refused(
         "replaced at the same address",

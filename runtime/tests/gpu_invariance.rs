@@ -134,7 +134,7 @@ fn tn_sweep<A: Element>() {
     let mut dw = ctx.alloc::<f32>(k_in * n).unwrap();
     for batch in batch_sizes() {
         ctx.write(&mut dw, &start).unwrap();
-        ctx.weight_grad(dx.mat(k_in), ddy.mat(n), dw.mat_mut(n), (batch, k_in, n))
+        ctx.weight_grad(dx.mat(k_in), ddy.mat(n), dw.mat_mut(n), (batch, n, k_in))
             .unwrap();
         let got = ctx.download(&dw).unwrap();
         let mut want = start.clone();

@@ -32,7 +32,7 @@ fn bad_calls_are_refused_and_write_nothing() {
     };
 
     // Null pointer (an external span at address 0).
-    let null = ctx.register_external::<f32>(0, m * k);
+    let null = ctx.register_external::<f32>(0, m * k).unwrap();
     expect(
         "null A",
         nn(null.mat_at(0, k), b.mat(n), c.mat_mut(n), (m, n, k)),
@@ -46,7 +46,9 @@ fn bad_calls_are_refused_and_write_nothing() {
         },
     );
     // Misaligned pointer (one byte into an f32 allocation).
-    let mis = ctx.register_external::<f32>(b.span().base() + 1, k * n - 1);
+    let mis = ctx
+        .register_external::<f32>(b.span().base() + 1, k * n - 1)
+        .unwrap();
     expect(
         "misaligned B",
         nn(a.mat(k), mis.mat_at(0, n), c.mat_mut(n), (m, n - 1, k)),
@@ -105,11 +107,14 @@ fn bad_calls_are_refused_and_write_nothing() {
             )
         },
     );
-    // Output overlapping an input: C inside A's allocation.
-    let alias = ctx.register_external::<f32>(a.span().base(), m * n);
+    // Output overlapping an input: C inside A's allocation (12 rows of C fill A's m * k).
+    let alias = ctx
+        .register_external::<f32>(a.span().base(), m * k)
+        .unwrap();
+    let m_alias = m * k / n;
     expect(
         "overlap",
-        nn(a.mat(k), b.mat(n), alias.mat_mut_at(0, n), (m, n, k)),
+        nn(a.mat(k), b.mat(n), alias.mat_mut_at(0, n), (m_alias, n, k)),
         |e| {
             matches!(
                 e,
@@ -136,7 +141,9 @@ fn bad_calls_are_refused_and_write_nothing() {
         },
     );
     // A freed allocation (external span unregistered), and one replaced at the same address.
-    let ext = ctx.register_external::<f32>(a.span().base(), m * k);
+    let ext = ctx
+        .register_external::<f32>(a.span().base(), m * k)
+        .unwrap();
     let stale = ext;
     ctx.unregister(ext);
     expect(
@@ -152,7 +159,9 @@ fn bad_calls_are_refused_and_write_nothing() {
             )
         },
     );
-    let again = ctx.register_external::<f32>(a.span().base(), m * k);
+    let again = ctx
+        .register_external::<f32>(a.span().base(), m * k)
+        .unwrap();
     assert_eq!(again.span().base(), stale.span().base());
     assert!(again.span().generation() > stale.span().generation());
     expect(
