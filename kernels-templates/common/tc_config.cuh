@@ -30,6 +30,8 @@ struct MmaDecodeConfig {
 
 // mma_gemm: a CTA computes M x N, K per shared-memory step, WARPS_M x WARPS_N warps,
 // STAGES = 1 (load, then compute) or 2 (the next step's global loads in flight during compute).
+// mma_async_gemm takes the same numbers: STAGES cp.async stages (STAGES - 1 in flight while
+// one is computed).
 template <int M_, int N_, int K_, int WARPS_M_, int WARPS_N_, int STAGES_>
 struct MmaConfig {
     static constexpr int M = M_;

@@ -1,0 +1,195 @@
+// Kind `mma_async_gemm` (portable, sm_80 and later) of the tensor-core policy, contract tc-k16
+// (docs/tensor-core.md §1): mma.sync m16n8k16 from ldmatrix, fed by a STAGES-deep cp.async
+// pipeline. No TMA, no wgmma, so one source serves sm_80, sm_89, sm_90, sm_100 and sm_120.
+//
+// A CTA computes Cfg::M x Cfg::N of C (grid (ceil(m / M), ceil(n / N))). Each stage holds K
+// consecutive k of A and B exactly as they are stored (A [M][K] for nn / nt, [K][M] for tn;
+// B [K][N] for nn / tn, [N][K] for nt), rows XOR-swizzled in 16-byte chunks (tc/cp_async.cuh) so
+// ldmatrix (transposed for the m- or n-contiguous operand) reads without bank conflicts.
+// cp.async copies 16-byte chunks and zero-fills past m, n and k, so the padded last k16 step adds
+// nothing. WARPS_M x WARPS_N warps each own (M / WARPS_M) x (N / WARPS_N) of C as m16n8
+// fragments and run the stage's k16 steps in ascending order: every output element is one f32
+// accumulator from +0 over ascending k16 steps; k = 0 leaves it +0 and runs the epilogue alone.
+// Same bits as wgmma_tma_gemm, mma_decode_tma and mma_gemm.
+//
+// Alignment: cp.async needs 16-byte aligned chunks, i.e. A and B 16-byte aligned and
+// lda * 2, ldb * 2 multiples of 16. The runtime sends other operands to the route's `unaligned`
+// kernel; should such operands arrive here anyway, the kernel copies element by element into the
+// same layout (a choice from addresses and leading dimensions, uniform over the grid, never from
+// m), which changes the speed, never a bit.
+//
+// Launch: kThreads = 32 * WARPS_M * WARPS_N threads, dynamic shared memory
+//   kSharedBytes = STAGES * (M * K + K * N) * sizeof(TAB).
+#pragma once
+#include <cstdint>
+#include "common/element.cuh"
+#include "common/epilogue.cuh"
+#include "common/operand_layout.cuh"
+#include "common/tc_config.cuh"
+#include "tc/cp_async.cuh"
+#include "tc/mma_sync.cuh"
+#include "tc/tc_epilogue.cuh"
+
+template <typename TAB, typename TC, int OP, typename Cfg>
+struct mma_async_gemm {
+    static constexpr int BM = Cfg::M, BN = Cfg::N, BK = Cfg::K, kStages = Cfg::STAGES;
+    static constexpr int kWarpsM = Cfg::WARPS_M, kWarpsN = Cfg::WARPS_N;
+    static constexpr int WM = BM / kWarpsM, WN = BN / kWarpsN;  // per-warp block
+    static constexpr int MI = WM / 16, NI = WN / 8;              // m16 / n8 fragments per warp
+    static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+    static constexpr int kClusterM = 1;
+    static constexpr bool kAKMajor = OperandLayout<OP>::kAContiguousK;
+    static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;
+    // A stage of each operand as stored: (rows, elements a row).
+    using ATile = SwizzledRows<kAKMajor ? BM : BK, kAKMajor ? BK : BM>;
+    using BTile = SwizzledRows<kBKMajor ? BN : BK, kBKMajor ? BK : BN>;
+    static constexpr int kStageBytes = ATile::kBytes + BTile::kBytes;
+    static constexpr int kSharedBytes = kStages * kStageBytes;
+
+    static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half),
+                  "mma_async_gemm: TAB must be __nv_bfloat16 or __half (tf32 has its own contract)");
+    static_assert(__is_same(TC, __nv_bfloat16) || __is_same(TC, __half) || __is_same(TC, float),
+                  "mma_async_gemm: TC must be __nv_bfloat16, __half or float");
+    static_assert(OP == kOpNN || OP == kOpNT || OP == kOpTN, "mma_async_gemm: OP must be kOpNN, kOpNT or kOpTN");
+    static_assert(BK == 16 || BK == 32 || BK % 64 == 0,
+                  "mma_async_gemm: tile k must be 16, 32 or a multiple of 64 (whole k16 steps in a swizzled row)");
+    static_assert(BM == 16 || BM == 32 || BM % 64 == 0,
+                  "mma_async_gemm: tile m must be 16, 32 or a multiple of 64 (tn stages A's rows of m)");
+    static_assert(BN == 16 || BN == 32 || BN % 64 == 0,
+                  "mma_async_gemm: tile n must be 16, 32 or a multiple of 64 (nn and tn stage B's rows of n)");
+    static_assert(BM % kWarpsM == 0 && WM % 16 == 0, "mma_async_gemm: tile m / warps_m must be a multiple of 16");
+    static_assert(BN % kWarpsN == 0 && WN % 16 == 0,
+                  "mma_async_gemm: tile n / warps_n must be a multiple of 16 (B fragments load in n8 pairs)");
+    static_assert(kThreads <= 1024, "mma_async_gemm: at most 1024 threads (warps_m * warps_n <= 32)");
+    static_assert(kStages >= 2 && kStages <= 8, "mma_async_gemm: stages must be 2..8");
+    static_assert(kSharedBytes <= 232448, "mma_async_gemm: shared memory exceeds the 227 KiB a CTA can have");
+
+    // Copies a stage of one operand: rows `outer0 ..` (< outer_lim) by elements `inner0 ..`
+    // (< inner_lim) of `g` (leading dimension ld) into the swizzled tile at `dst`; zeros outside.
+    template <typename Tile>
+    __device__ __forceinline__ static void copy_stage(uint32_t dst, const uint16_t* g, int ld, int outer0,
+                                                      int outer_lim, int inner0, int inner_lim, bool aligned) {
+        constexpr int kTotal = Tile::kBytes / 16;
+#pragma unroll
+        for (int l = 0; l < (kTotal + kThreads - 1) / kThreads; ++l) {
+            const int c = threadIdx.x + l * kThreads;
+            if (kTotal % kThreads != 0 && c >= kTotal) break;
+            const int r = c / Tile::kChunks, ch = c % Tile::kChunks;
+            const int go = outer0 + r, gi = inner0 + ch * 8;
+            const int left = inner_lim - gi;
+            const int valid = go < outer_lim ? (left < 0 ? 0 : left > 8 ? 8 : left) : 0;
+            const uint16_t* src = g + (size_t)(valid > 0 ? go : 0) * ld + (valid > 0 ? gi : 0);
+            const uint32_t d = dst + Tile::offset(r, ch);
+            if (aligned) {
+                cp_async16_zfill(d, src, valid * 2);
+            } else {
+                uint32_t w[4];
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const uint32_t lo = 2 * e < valid ? src[2 * e] : 0u;
+                    const uint32_t hi = 2 * e + 1 < valid ? src[2 * e + 1] : 0u;
+                    w[e] = lo | (hi << 16);
+                }
+                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(d), "r"(w[0]), "r"(w[1]), "r"(w[2]),
+                             "r"(w[3])
+                             : "memory");
+            }
+        }
+    }
+
+    template <class Args>
+    __device__ __forceinline__ static void issue_stage(const Args& p, uint32_t stage, int m0, int n0, int k0,
+                                                       bool aligned) {
+        const uint16_t* a = static_cast<const uint16_t*>(p.a);
+        const uint16_t* b = static_cast<const uint16_t*>(p.b);
+        if constexpr (kAKMajor) copy_stage<ATile>(stage, a, p.lda, m0, p.m, k0, p.k, aligned);
+        else copy_stage<ATile>(stage, a, p.lda, k0, p.k, m0, p.m, aligned);
+        if constexpr (kBKMajor) copy_stage<BTile>(stage + ATile::kBytes, b, p.ldb, n0, p.n, k0, p.k, aligned);
+        else copy_stage<BTile>(stage + ATile::kBytes, b, p.ldb, k0, p.k, n0, p.n, aligned);
+    }
+
+    // One k16 step `kk` of a stage for this warp: fragments by ldmatrix, then MI x NI mma.sync.
+    __device__ __forceinline__ static void step(float (&acc)[MI][NI][4], uint32_t sa, uint32_t sb, int kk, int wm,
+                                                int wn, int lane) {
+        uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+            const int mb = wm * WM + i * 16;
+            if constexpr (kAKMajor) {  // matrices (m 0-7 | 8-15) x (k 0-7 | 8-15)
+                const int row = mb + (lane & 7) + ((lane >> 3) & 1) * 8, ch = kk * 2 + (lane >> 4);
+                ldsm_x4(sa + ATile::offset(row, ch), af[i][0], af[i][1], af[i][2], af[i][3]);
+            } else {  // k rows of m: matrices (k 0-7 | 8-15) x (m 0-7 | 8-15), transposed
+                const int krow = kk * 16 + (lane & 7) + (lane >> 4) * 8, ch = mb / 8 + ((lane >> 3) & 1);
+                ldsm_x4_trans(sa + ATile::offset(krow, ch), af[i][0], af[i][1], af[i][2], af[i][3]);
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < NI; j += 2) {  // two n8 fragments a load
+            const int nb = wn * WN + j * 8;
+            if constexpr (kBKMajor) {  // n rows of k: (n 0-7, k 0-7 | 8-15), (n 8-15, ...)
+                const int nrow = nb + (lane & 7) + (lane >> 4) * 8, ch = kk * 2 + ((lane >> 3) & 1);
+                ldsm_x4(sb + BTile::offset(nrow, ch), bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1]);
+            } else {  // k rows of n, transposed: (k 0-7 | 8-15) of n 0-7, then of n 8-15
+                const int krow = kk * 16 + (lane & 15), ch = nb / 8 + (lane >> 4);
+                ldsm_x4_trans(sb + BTile::offset(krow, ch), bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+                mma_m16n8k16<TAB>(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j][0], bf[j][1]);
+    }
+
+    template <class Args>
+    __device__ static void run(const Args& p) {
+        extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
+        const uint32_t s0 = (uint32_t)__cvta_generic_to_shared(tc_smem_raw);
+        const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+        const int wm = warp / kWarpsN, wn = warp % kWarpsN;
+        const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
+        const int nk = (p.k + BK - 1) / BK;
+        // cp.async's 16-byte chunks: both bases and both row pitches on 16 bytes.
+        const bool aligned = (((uintptr_t)p.a | (uintptr_t)p.b) % 16) == 0 && (p.lda * 2) % 16 == 0 &&
+                             (p.ldb * 2) % 16 == 0;
+
+        float acc[MI][NI][4];
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+
+        // Prologue: stages 0 .. STAGES - 2 in flight, one commit group each (empty past K).
+#pragma unroll
+        for (int s = 0; s < kStages - 1; ++s) {
+            if (s < nk) issue_stage(p, s0 + s * kStageBytes, m0, n0, s * BK, aligned);
+            cp_async_commit_group();
+        }
+        for (int kb = 0; kb < nk; ++kb) {
+            cp_async_wait_group<kStages - 2>();  // stage kb has landed (for this thread)
+            __syncthreads();                     // ... for every thread; stage kb - 1 is free
+            const int next = kb + kStages - 1;
+            if (next < nk) issue_stage(p, s0 + (next % kStages) * kStageBytes, m0, n0, next * BK, aligned);
+            cp_async_commit_group();
+            const uint32_t sa = s0 + (kb % kStages) * kStageBytes, sb = sa + ATile::kBytes;
+#pragma unroll
+            for (int kk = 0; kk < BK / 16; ++kk) step(acc, sa, sb, kk, wm, wn, lane);  // ascending k16
+        }
+        cp_async_wait_group<0>();
+
+        const int g = lane / 4, q = lane % 4;
+        const bool vec = tc_pairs_aligned<TC>(p) && n0 + BN <= p.n;
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+            const int row = m0 + wm * WM + i * 16 + g;
+#pragma unroll
+            for (int j = 0; j < NI; ++j) {
+                const int col = n0 + wn * WN + j * 8 + 2 * q;
+                tc_store_pair<TC>(p, row, col, acc[i][j][0], acc[i][j][1], vec);
+                tc_store_pair<TC>(p, row + 8, col, acc[i][j][2], acc[i][j][3], vec);
+            }
+        }
+    }
+};
