@@ -402,6 +402,9 @@ fn tile_json(t: &gemm_spec::Tile) -> serde_json::Value {
         P::MmaGemm(p) => {
             serde_json::json!({ "kind": "mma_gemm", "warps_m": p.warps_m, "warps_n": p.warps_n })
         }
+        P::MmaAsync(p) => {
+            serde_json::json!({ "kind": "mma_async", "warps_m": p.warps_m, "warps_n": p.warps_n })
+        }
     };
     if let (Some(o), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
         o.extend(e);

@@ -361,6 +361,8 @@ pub enum TileKind {
     MmaDecodeTma,
     /// `mma_gemm`: mma.sync m16n8k16 from plain predicated loads (no TMA).
     MmaGemm,
+    /// `mma_async_gemm`: mma.sync m16n8k16 from ldmatrix, a cp.async pipeline (sm_80 and later).
+    MmaAsync,
 }
 
 impl TileKind {
@@ -370,6 +372,7 @@ impl TileKind {
             TileKind::WgmmaTma => "wgmma_tma",
             TileKind::MmaDecodeTma => "mma_decode_tma",
             TileKind::MmaGemm => "mma_gemm",
+            TileKind::MmaAsync => "mma_async",
         }
     }
 
@@ -380,6 +383,7 @@ impl TileKind {
             TileKind::WgmmaTma => &["stages", "consumers", "cluster_m", "scheduler"],
             TileKind::MmaDecodeTma => &["stages"],
             TileKind::MmaGemm => &["stages", "warps_m", "warps_n"],
+            TileKind::MmaAsync => &["stages", "warps_m", "warps_n", "min_blocks"],
         }
     }
 
@@ -387,6 +391,17 @@ impl TileKind {
     /// kernel for operands TMA cannot take).
     pub fn uses_tma(self) -> bool {
         matches!(self, TileKind::WgmmaTma | TileKind::MmaDecodeTma)
+    }
+
+    /// How its kernels read A and B when they need 16-byte aligned operands (base addresses
+    /// and leading dimensions in bytes multiples of 16), so a route to them needs an
+    /// `unaligned` kernel; `None` when any alignment runs at full speed.
+    pub fn operand_alignment(self) -> Option<&'static str> {
+        match self {
+            TileKind::WgmmaTma | TileKind::MmaDecodeTma => Some("loads A and B through TMA"),
+            TileKind::MmaAsync => Some("copies A and B in 16-byte cp.async chunks"),
+            TileKind::Scalar | TileKind::MmaGemm => None,
+        }
     }
 
     /// Whether its kernels walk tiles persistently (`grid = "persistent"`).
@@ -491,6 +506,7 @@ pub enum TileParams {
     WgmmaTma(WgmmaTmaParams),
     MmaDecodeTma(MmaDecodeTmaParams),
     MmaGemm(MmaGemmParams),
+    MmaAsync(MmaAsyncParams),
 }
 
 /// Scalar FMA tiles: keys `stages`, `thread_m`, `thread_n`, `k_split` (each 1 when omitted)
@@ -545,6 +561,19 @@ pub struct MmaGemmParams {
     pub warps_n: u32,
 }
 
+/// `mma_async_gemm` tiles: keys `stages` (cp.async stages, all given), `warps_m`, `warps_n`,
+/// `min_blocks` (optional).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaAsyncParams {
+    pub stages: u32,
+    /// Warps along M; each covers m / warps_m rows.
+    pub warps_m: u32,
+    /// Warps along N; each covers n / warps_n columns.
+    pub warps_n: u32,
+    /// Occupancy the compiler must allow (mma.sync hides its latency with warps of other blocks).
+    pub min_blocks: Option<u32>,
+}
+
 impl TileParams {
     pub fn kind(&self) -> TileKind {
         match self {
@@ -552,6 +581,7 @@ impl TileParams {
             TileParams::WgmmaTma(_) => TileKind::WgmmaTma,
             TileParams::MmaDecodeTma(_) => TileKind::MmaDecodeTma,
             TileParams::MmaGemm(_) => TileKind::MmaGemm,
+            TileParams::MmaAsync(_) => TileKind::MmaAsync,
         }
     }
 }
@@ -559,8 +589,8 @@ impl TileParams {
 impl Tile {
     /// Threads per block, by kind: scalar, one per `thread_m x thread_n` micro-tile and
     /// parallel K chunk; wgmma_tma, 128 per warpgroup (one producer and `consumers`);
-    /// mma_decode_tma, one warp per 8 columns and a producer warp; mma_gemm, `32 * warps_m *
-    /// warps_n`.
+    /// mma_decode_tma, one warp per 8 columns and a producer warp; mma_gemm and mma_async,
+    /// `32 * warps_m * warps_n`.
     pub fn threads(&self) -> u32 {
         match &self.params {
             TileParams::Scalar(p) => (self.m / p.thread_m.max(1))
@@ -569,6 +599,7 @@ impl Tile {
             TileParams::WgmmaTma(p) => 128u32.saturating_mul(p.consumers.saturating_add(1)),
             TileParams::MmaDecodeTma(_) => 32u32.saturating_mul(self.n / 8).saturating_add(32),
             TileParams::MmaGemm(p) => 32u32.saturating_mul(p.warps_m).saturating_mul(p.warps_n),
+            TileParams::MmaAsync(p) => 32u32.saturating_mul(p.warps_m).saturating_mul(p.warps_n),
         }
     }
 
@@ -583,6 +614,7 @@ impl Tile {
             TileParams::WgmmaTma(p) => p.stages,
             TileParams::MmaDecodeTma(p) => p.stages,
             TileParams::MmaGemm(p) => p.stages,
+            TileParams::MmaAsync(p) => p.stages,
         }
     }
 
@@ -594,11 +626,12 @@ impl Tile {
         }
     }
 
-    /// `__launch_bounds__`'s second value: the spec's `min_blocks` (scalar), 1 for the
+    /// `__launch_bounds__`'s second value: the spec's `min_blocks` (scalar, mma_async), 1 for the
     /// persistent wgmma kernels (one CTA an SM), none otherwise.
     pub fn min_blocks(&self) -> Option<u32> {
         match &self.params {
             TileParams::Scalar(p) => p.min_blocks,
+            TileParams::MmaAsync(p) => p.min_blocks,
             TileParams::WgmmaTma(_) => Some(1),
             _ => None,
         }
@@ -636,6 +669,10 @@ impl Tile {
             ),
             TileParams::MmaGemm(p) => format!(
                 "{shape}, {} stage(s), {}x{} warps",
+                p.stages, p.warps_m, p.warps_n
+            ),
+            TileParams::MmaAsync(p) => format!(
+                "{shape}, {} cp.async stage(s), {}x{} warps",
                 p.stages, p.warps_m, p.warps_n
             ),
         }
@@ -697,8 +734,9 @@ pub struct Route {
     pub k: DimRange,
     pub family: String,
     pub tile: String,
-    /// The kernel used when TMA cannot take an operand (routes to TMA kinds only): a plain-load
-    /// tile of the same contract.
+    /// The kernel used when the route's kernel cannot take the operands (routes to kinds that
+    /// need 16-byte aligned operands only: TMA, cp.async): a plain-load tile of the same
+    /// contract.
     pub unaligned: Option<TileRef>,
     pub location: Location,
 }

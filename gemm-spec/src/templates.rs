@@ -31,26 +31,29 @@
 //! - `wgmma_tma_gemm<TAB, TC, OP, WgmmaConfig<M, N, K, STAGES, CONSUMERS, CLUSTER_M>>`
 //! - `mma_decode_tma<TAB, TC, OP, MmaDecodeConfig<M, N, K, STAGES>>`
 //! - `mma_gemm<TAB, TC, OP, MmaConfig<M, N, K, WARPS_M, WARPS_N, STAGES>>`
+//! - `mma_async_gemm<TAB, TC, OP, MmaConfig<M, N, K, WARPS_M, WARPS_N, STAGES>>`
 //!
-//! (all three in common/tc_config.cuh).
+//! (all in common/tc_config.cuh).
 //!
 //! Their numbers, which the templates must compute the same way:
 //!
 //! - `kThreads`: wgmma_tma_gemm `128 * (1 + CONSUMERS)`; mma_decode_tma `32 * (N / 8) + 32`;
-//!   mma_gemm `32 * WARPS_M * WARPS_N`.
+//!   mma_gemm and mma_async_gemm `32 * WARPS_M * WARPS_N`.
 //! - `kSharedBytes` (16-bit operands, 2 bytes an element): the TMA kinds
 //!   `STAGES * (M * K + K * N) * 2 + 1024 + STAGES * 16` (the stages, slack to align the first
 //!   stage to 1024 bytes for the 128-byte swizzle, and a full and an empty 8-byte mbarrier a
 //!   stage: shared terms `operands`, `alignment`, `barriers`); mma_gemm
 //!   `(M + N) * (K + 8) * 2` (one k-step of A and B, k-contiguous rows padded by 8 elements:
 //!   shared term `padded_step`; its STAGES = 2 keeps the next step in registers).
+//!   mma_async_gemm `STAGES * (M * K + K * N) * 2` (the stages, rows XOR-swizzled rather than
+//!   padded: shared term `operands`).
 //! - `kClusterM`: `CLUSTER_M` for wgmma_tma_gemm, 1 for the others.
 //! - Boxes (elements of the operand as stored, inner = the contiguous dimension) and swizzle
 //!   bytes: see [`tensor_map_box`].
 
 use crate::model::{
-    MapOperand, MmaDecodeTmaParams, MmaGemmParams, ScalarParams, SharedTerm, Staging, Tile,
-    TileKind, WgmmaTmaParams,
+    MapOperand, MmaAsyncParams, MmaDecodeTmaParams, MmaGemmParams, ScalarParams, SharedTerm,
+    Staging, Tile, TileKind, WgmmaTmaParams,
 };
 use crate::vocab::Op;
 
@@ -104,6 +107,7 @@ pub enum KindRules {
     WgmmaTma(&'static [TileLimit<WgmmaTmaParams>]),
     MmaDecodeTma(&'static [TileLimit<MmaDecodeTmaParams>]),
     MmaGemm(&'static [TileLimit<MmaGemmParams>]),
+    MmaAsync(&'static [TileLimit<MmaAsyncParams>]),
 }
 
 impl KindRules {
@@ -113,6 +117,7 @@ impl KindRules {
             KindRules::WgmmaTma(_) => TileKind::WgmmaTma,
             KindRules::MmaDecodeTma(_) => TileKind::MmaDecodeTma,
             KindRules::MmaGemm(_) => TileKind::MmaGemm,
+            KindRules::MmaAsync(_) => TileKind::MmaAsync,
         }
     }
 }
@@ -137,6 +142,7 @@ impl KindRules {
             (KindRules::WgmmaTma(l), P::WgmmaTma(p)) => run(l, tile, p),
             (KindRules::MmaDecodeTma(l), P::MmaDecodeTma(p)) => run(l, tile, p),
             (KindRules::MmaGemm(l), P::MmaGemm(p)) => run(l, tile, p),
+            (KindRules::MmaAsync(l), P::MmaAsync(p)) => run(l, tile, p),
             _ => Vec::new(),
         }
     }
@@ -421,6 +427,56 @@ const MMA_GEMM_LIMITS: &[TileLimit<MmaGemmParams>] = &[
     },
 ];
 
+/// A dimension mma_async_gemm stages as the contiguous rows of an operand (k always; m for tn's
+/// A, n for nn's and tn's B): 16 or 32, or a multiple of 64, so a row is 32 or 64 bytes or whole
+/// 128-byte lines and the XOR swizzle (tc/cp_async.cuh) keeps ldmatrix conflict-free.
+fn swizzled_row(v: u32) -> bool {
+    v == 16 || v == 32 || v.is_multiple_of(64)
+}
+
+/// The limit `swizzled_row` puts on tile dimension `$d`, with why the template stages it so.
+macro_rules! swizzled_row_limit {
+    ($d:ident, $why:literal) => {
+        TileLimit {
+            key: stringify!($d),
+            rule: concat!(stringify!($d), " = 16, 32 or a multiple of 64"),
+            why: concat!(
+                $why,
+                ", which the chunk swizzle needs to be 32 or 64 bytes or whole 128-byte lines"
+            ),
+            value: |t, _| t.$d as u64,
+            holds: |t, _| swizzled_row(t.$d),
+        }
+    };
+}
+
+const MMA_ASYNC_LIMITS: &[TileLimit<MmaAsyncParams>] = &[
+    swizzled_row_limit!(k, "a stage holds k-contiguous rows of A or B"),
+    swizzled_row_limit!(m, "tn stages A as rows of m elements"),
+    swizzled_row_limit!(n, "nn and tn stage B as rows of n elements"),
+    TileLimit {
+        key: "m",
+        rule: "m % (16 * warps_m) = 0",
+        why: "each warp covers whole 16-row mma.sync fragments",
+        value: |t, _| t.m as u64,
+        holds: |t, p| (t.m as u64).is_multiple_of(16 * p.warps_m as u64),
+    },
+    TileLimit {
+        key: "n",
+        rule: "n % (16 * warps_n) = 0",
+        why: "each warp loads B's fragments in pairs of 8 columns (one ldmatrix.x4)",
+        value: |t, _| t.n as u64,
+        holds: |t, p| (t.n as u64).is_multiple_of(16 * p.warps_n as u64),
+    },
+    TileLimit {
+        key: "stages",
+        rule: "2 <= stages <= 8",
+        why: "the cp.async pipeline keeps stages - 1 stages in flight while one is computed",
+        value: |_, p| p.stages as u64,
+        holds: |_, p| (2..=8).contains(&p.stages),
+    },
+];
+
 /// The box of the tensor map of `operand` for a kernel of `kind`, op `op` and tile `tile`:
 /// `(inner, outer, swizzle bytes)`, in elements of the operand as stored (inner = the
 /// contiguous dimension); `None` when the kind reads no map of that operand.
@@ -533,6 +589,22 @@ pub const KNOWN: &[KernelTemplate] = &[
             staging: Staging::Operand,
             shared: &[SharedTerm::PaddedStep],
             min_cc: Some(((8, 0), "it uses mma.sync m16n8k16 on bf16 and f16")),
+            arch_specific: None,
+            operand_bytes: Some(2),
+        }),
+    },
+    KernelTemplate {
+        name: "mma_async_gemm",
+        header: "mma/mma_async_gemm.cuh",
+        kind: TemplateKind::Gemm(GemmTemplate {
+            rules: KindRules::MmaAsync(MMA_ASYNC_LIMITS),
+            ops: &[Op::Nn, Op::Nt, Op::Tn],
+            staging: Staging::Operand,
+            shared: &[SharedTerm::Operands],
+            min_cc: Some((
+                (8, 0),
+                "it uses cp.async, ldmatrix and mma.sync m16n8k16 on bf16 and f16",
+            )),
             arch_specific: None,
             operand_bytes: Some(2),
         }),

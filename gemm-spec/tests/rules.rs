@@ -825,7 +825,7 @@ fn fma_gemm_tiles_keep_its_limits() {
 fn a_family_names_a_known_template() {
     assert_one(
         errors_with(true, "template = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"", "template = \"fma_gem\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\""),
-        "families.toml:26: family fma: template `fma_gem` is not a known kernel template (did you mean `fma_gemm`?); known: fma_gemm (fma/fma_gemm.cuh), fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh)",
+        "families.toml:26: family fma: template `fma_gem` is not a known kernel template (did you mean `fma_gemm`?); known: fma_gemm (fma/fma_gemm.cuh), fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh), mma_async_gemm (mma/mma_async_gemm.cuh)",
     );
     assert_one(
         errors_with(true, "template = \"ConvertMatrix\"\nheader = \"convert/convert_matrix.cuh\"\nabi = \"ConvertArgs\"\nthreads = 256", "template = \"convert_matrix\"\nheader = \"convert/convert_matrix.cuh\"\nabi = \"ConvertArgs\"\nthreads = 256"),
@@ -833,7 +833,7 @@ fn a_family_names_a_known_template() {
     );
     assert_one(
         errors_with(true, "template = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"", "template = \"ConvertMatrix\"\nheader = \"convert/convert_matrix.cuh\"\ncontract = \"fma-seq\""),
-        "families.toml:26: family fma: template ConvertMatrix is an elementwise conversion template; a family needs a GEMM template: fma_gemm (fma/fma_gemm.cuh), fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh)",
+        "families.toml:26: family fma: template ConvertMatrix is an elementwise conversion template; a family needs a GEMM template: fma_gemm (fma/fma_gemm.cuh), fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh), mma_async_gemm (mma/mma_async_gemm.cuh)",
     );
 }
 
@@ -1193,9 +1193,26 @@ fn a_tier_that_takes_devices_serves_what_they_had() {
     assert_eq!(e.len(), 1, "{e:?}");
     let start = format!("{file}:4: tier {name} takes devices of compute capability 8.{minor}");
     assert!(e[0].starts_with(&start), "{e:?}");
+    // Every tn it no longer routes is listed, under each policy the copied tier routes tn in.
+    let copied = shipped_with(&file, text.clone()).expect("the copy validates");
+    let lost: Vec<String> = copied
+        .specs
+        .tier(&name)
+        .unwrap()
+        .routes
+        .iter()
+        .filter(|r| r.op == gemm_spec::Op::Tn)
+        .map(|r| format!("{} tn {}", r.policy, r.dtype))
+        .fold(Vec::new(), |mut v, x| {
+            if !v.contains(&x) {
+                v.push(x);
+            }
+            v
+        });
+    assert!(lost.len() >= 3, "{lost:?}");
     assert!(
-        e[0].contains(" but does not serve exact tn f32.f32.f32, exact tn bf16.f32.f32, exact tn f16.f32.f32, which "),
-        "{e:?}"
+        e[0].contains(&format!(" but does not serve {}, which ", lost.join(", "))),
+        "{e:?} {lost:?}"
     );
     // With the shipped sm80 and sm89 and a new 8.6: it takes 8.6 to 8.8 from sm80.
     if minor == 6
@@ -1205,7 +1222,7 @@ fn a_tier_that_takes_devices_serves_what_they_had() {
     {
         assert_eq!(
             e[0],
-            "sm86.toml:4: tier sm86 takes devices of compute capability 8.6 to 8.8 from tier sm80 but does not serve exact tn f32.f32.f32, exact tn bf16.f32.f32, exact tn f16.f32.f32, which sm80 serves: route them in sm86 too, or those devices lose them"
+            format!("sm86.toml:4: tier sm86 takes devices of compute capability 8.6 to 8.8 from tier sm80 but does not serve {}, which sm80 serves: route them in sm86 too, or those devices lose them", lost.join(", "))
         );
     }
 }
@@ -1618,14 +1635,14 @@ fn abi_fields_bind_known_sources_of_their_type_once() {
 
 #[test]
 fn unaligned_kernels_are_checked() {
-    assert_one(tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\n"), "sm90a.toml:46: route 1: kernel `dec.d` is a mma_decode_tma kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract tc-k16 for operands TMA cannot take");
+    assert_one(tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\n"), "sm90a.toml:46: route 1: kernel `dec.d` is a mma_decode_tma kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract tc-k16 for operands off 16 bytes");
     assert_one(
         tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"plain.p\"\nunaligned = \"plain.p\"\n"),
-        "sm90a.toml:46: route 1: unaligned kernel `plain.p` is given, but the route's kernel plain.p is a mma_gemm kernel, which does not load through TMA: only routes to TMA kernels have an unaligned kernel",
+        "sm90a.toml:46: route 1: unaligned kernel `plain.p` is given, but the route's kernel plain.p is a mma_gemm kernel, which takes operands of any alignment: only routes to kernels that need aligned operands (TMA, cp.async) have an unaligned kernel",
     );
     assert_one(
         tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\nunaligned = \"wide.w\"\n"),
-        "sm90a.toml:46: route 1: unaligned kernel `wide.w` is a wgmma_tma kernel, which loads through TMA too: name a plain-load kernel (e.g. of template mma_gemm)",
+        "sm90a.toml:46: route 1: unaligned kernel `wide.w` is a wgmma_tma kernel, which loads A and B through TMA too: name a plain-load kernel (e.g. of template mma_gemm)",
     );
     assert_one(
         tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\nunaligned = \"other.o\"\n"),

@@ -36,6 +36,10 @@ fn config(k: &PlannedKernel) -> String {
             "MmaConfig<{}, {}, {}, {}, {}, {}>",
             t.m, t.n, t.k, p.warps_m, p.warps_n, p.stages
         ),
+        TileParams::MmaAsync(p) => format!(
+            "MmaConfig<{}, {}, {}, {}, {}, {}>",
+            t.m, t.n, t.k, p.warps_m, p.warps_n, p.stages
+        ),
     }
 }
 

@@ -88,16 +88,18 @@ pub(super) fn resolve_tile(
             ("cluster_m", p.cluster_m, "a cluster holds at least one CTA"),
         ]),
         TileParams::MmaDecodeTma(_) => {}
-        TileParams::MmaGemm(p) => zeros.extend([
+        TileParams::MmaGemm(MmaGemmParams {
+            warps_m, warps_n, ..
+        })
+        | TileParams::MmaAsync(MmaAsyncParams {
+            warps_m, warps_n, ..
+        }) => zeros.extend([
+            ("warps_m", *warps_m, "a block has at least one warp along M"),
+            ("warps_n", *warps_n, "a block has at least one warp along N"),
             (
-                "warps_m",
-                p.warps_m,
-                "a block has at least one warp along M",
-            ),
-            (
-                "warps_n",
-                p.warps_n,
-                "a block has at least one warp along N",
+                "min_blocks",
+                tile.min_blocks().unwrap_or(1),
+                "an SM holds at least one block (leave min_blocks out for no occupancy bound)",
             ),
         ]),
     }

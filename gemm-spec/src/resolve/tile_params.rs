@@ -1,4 +1,4 @@
-//! A tile's kind parameters (scalar, wgmma_tma, mma_decode_tma, mma_gemm, by the family's
+//! A tile's kind parameters (scalar, wgmma_tma, mma_decode_tma, mma_gemm, mma_async, by the family's
 //! template): which keys the kind takes, the defaults of those it may omit, and that each value is
 //! a whole number (`scheduler` a word). Errors point at the key's own line.
 
@@ -127,6 +127,22 @@ pub(super) fn tile_params(
                 stages: stages?,
                 warps_m: warps_m?,
                 warps_n: warps_n?,
+            })
+        }
+        TileKind::MmaAsync => {
+            // No default stage count: it is the pipeline's depth, chosen per tier.
+            let stages = int(sink, "stages", None);
+            let warps_m = int(sink, "warps_m", None);
+            let warps_n = int(sink, "warps_n", None);
+            let min_blocks = match raw.params.get("min_blocks") {
+                None => None,
+                Some(_) => Some(int(sink, "min_blocks", None)?),
+            };
+            TileParams::MmaAsync(MmaAsyncParams {
+                stages: stages?,
+                warps_m: warps_m?,
+                warps_n: warps_n?,
+                min_blocks,
             })
         }
     };

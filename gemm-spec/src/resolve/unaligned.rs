@@ -1,15 +1,17 @@
-//! A route's `unaligned` kernel: the plain-load kernel a TMA route falls back to when TMA cannot
-//! take the operands. It must exist on the tier, not load through TMA itself, and share the route
-//! family's policy and contract, so a call gives the same bits whichever kernel runs.
+//! A route's `unaligned` kernel: the plain-load kernel a route falls back to when its kernel
+//! cannot take the operands (TMA kinds, and cp.async kinds copying 16-byte chunks, need 16-byte
+//! aligned bases and leading dimensions). It must exist on the tier, need no alignment itself,
+//! and share the route family's policy and contract, so a call gives the same bits whichever
+//! kernel runs.
 
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
 use crate::model::*;
 use crate::raw::RawRoute;
 
-/// A route's `unaligned` kernel: present exactly when the route's family loads through TMA;
-/// a tile of the tier whose family has the route family's contract and policy and does not
-/// use TMA. `Err` after an error; the (op, dtype) variants are checked per expanded route.
+/// A route's `unaligned` kernel: present exactly when the route's family needs aligned
+/// operands (`TileKind::operand_alignment`); a tile of the tier whose family has the route
+/// family's contract and policy and needs no alignment. `Err` after an error; the (op, dtype) variants are checked per expanded route.
 pub(super) fn resolve_unaligned<'s>(
     sink: &mut Sink,
     specs: &'s SpecSet,
@@ -20,14 +22,14 @@ pub(super) fn resolve_unaligned<'s>(
     raw: &RawRoute,
 ) -> Result<Option<(TileRef, &'s Family)>, ()> {
     let Some(word) = &raw.unaligned else {
-        if family.kind.uses_tma() {
+        if let Some(how) = family.kind.operand_alignment() {
             sink.push(
                 at.clone(),
                 SpecErrorKind::RouteKernel {
                     rule,
                     kernel: raw.kernel.clone(),
                     problem: format!(
-                        "is a {} kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract {} for operands TMA cannot take",
+                        "is a {} kernel, which {how}: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract {} for operands off 16 bytes",
                         family.kind.as_str(),
                         family.contract
                     ),
@@ -48,11 +50,11 @@ pub(super) fn resolve_unaligned<'s>(
         );
         Err(())
     };
-    if !family.kind.uses_tma() {
+    if family.kind.operand_alignment().is_none() {
         return problem(
             sink,
             format!(
-                "is given, but the route's kernel {} is a {} kernel, which does not load through TMA: only routes to TMA kernels have an unaligned kernel",
+                "is given, but the route's kernel {} is a {} kernel, which takes operands of any alignment: only routes to kernels that need aligned operands (TMA, cp.async) have an unaligned kernel",
                 raw.kernel,
                 family.kind.as_str()
             ),
@@ -86,11 +88,11 @@ pub(super) fn resolve_unaligned<'s>(
             ),
         );
     }
-    if ufam.kind.uses_tma() {
+    if let Some(how) = ufam.kind.operand_alignment() {
         return problem(
             sink,
             format!(
-                "is a {} kernel, which loads through TMA too: name a plain-load kernel (e.g. of template mma_gemm)",
+                "is a {} kernel, which {how} too: name a plain-load kernel (e.g. of template mma_gemm)",
                 ufam.kind.as_str()
             ),
         );
