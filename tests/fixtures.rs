@@ -49,9 +49,10 @@ fn tiny_spec_generates_the_expected_files() {
     let resources =
         gemm_codegen::emit::rust::resources(&plan, None, &Provenance::new("fixture test"));
     check(&root.join("expected/rust/resources.rs"), &resources);
-    // The header, one compile unit per family of the tier, and the three Rust tables.
+    // The header, one compile unit per family of the tier, and the four Rust tables (ABI,
+    // kernels, dispatch, PTX).
     let units = plan.specs.tiers[0].families.len();
-    assert_eq!(compared, 1 + units + 3, "{names:?}");
+    assert_eq!(compared, 1 + units + 4, "{names:?}");
 }
 
 #[test]
@@ -59,12 +60,13 @@ fn several_tiers_generate_the_expected_tables() {
     // Three tiers (portable 8.0 and 8.6, arch-specific 9.0) with a conversion: kernel and
     // conversion ids run on across tiers, and the device match puts 8.6 before 8.0. The
     // shipped specs' tables are snapshotted per tier (shipped_snapshots.rs); this pins the
-    // whole-table output.
+    // whole-table output, and which tiers embed PTX (every tier here: none uses an
+    // arch-specific instruction, so the 9.0a tier's PTX is compute_90's).
     let root = Path::new("fixtures/tiers");
     let (plan, warnings) = plan(&root.join("specs"), &[]).expect("fixture validates");
     assert!(warnings.is_empty(), "{warnings:?}");
     let generated = generate(&plan, &Provenance::new("fixture test"));
-    for name in ["kernels.rs", "dispatch.rs"] {
+    for name in ["kernels.rs", "dispatch.rs", "ptx.rs"] {
         let (_, text) = generated
             .files
             .iter()

@@ -6,7 +6,8 @@
 //! 2. [`emit`]: per-tier CUDA sources instantiating `kernels-templates/`, the ABI header, and
 //!    the Rust (ABI structs, kernel table, dispatch `match`, resources);
 //! 3. [`compile`]: nvcc per tier in parallel through a content cache, the ptxas report parsed
-//!    and checked against each tier's budgets, nvcc itself found or bootstrapped;
+//!    and checked against each tier's budgets, nvcc itself found or bootstrapped; portable
+//!    tiers also keep each unit's PTX ([`ptx`]);
 //! 4. [`pipeline`]: all of the above as one call, used by `gemm-aot build` and by the
 //!    runtime's `build.rs`.
 
@@ -15,6 +16,7 @@ pub mod emit;
 pub mod explain;
 pub mod pipeline;
 pub mod plan;
+pub mod ptx;
 pub mod staging;
 pub mod templates;
 pub mod write;

@@ -236,6 +236,10 @@ pub fn generate(plan: &Plan, prov: &Provenance) -> Generated {
         PathBuf::from("rust/dispatch.rs"),
         emit::rust::dispatch(plan, prov),
     ));
+    files.push((
+        PathBuf::from("rust/ptx.rs"),
+        emit::ptx_table::ptx(plan, prov),
+    ));
     Generated { files }
 }
 
@@ -529,6 +533,7 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
                     ],
                     workdir: Some(stage.dir().to_path_buf()),
                     inputs,
+                    ptx: crate::ptx::ptx_target(&plan.specs, t),
                 });
             }
         }
@@ -590,6 +595,9 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         }
         for c in compiled {
             stage.put(&unit_cubin_path(&c.tier, &c.module), &c.cubin)?;
+            if let Some(ptx) = &c.ptx {
+                stage.put(&crate::ptx::unit_ptx_path(&c.tier, &c.module), ptx)?;
+            }
         }
         Some(res)
     } else {
@@ -607,11 +615,17 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         let mut placeholders = Vec::new();
         for t in &plan.specs.tiers {
             let mut units = Vec::new();
+            let ptx = crate::ptx::ptx_target(&plan.specs, t).is_some();
             for m in plan.tier_modules(&t.name) {
                 let rel = PathBuf::from(format!("{}/{m}.cubin", t.name));
                 if !kept.contains(&rel) {
                     stage.put(&Path::new("cubins").join(&rel), &[])?;
                     placeholders.push(format!("{}/{m}", t.name));
+                }
+                // rust/ptx.rs embeds it, so it must exist (empty: no PTX in this build).
+                let ptx_rel = PathBuf::from(format!("{}/{m}.ptx", t.name));
+                if ptx && !kept.contains(&ptx_rel) {
+                    stage.put(&Path::new("cubins").join(&ptx_rel), &[])?;
                 }
                 units.push(UnitOutcome {
                     module: m.clone(),

@@ -79,10 +79,12 @@ fn fake_nvcc(dir: &Path) -> PathBuf {
         &path,
         r#"#!/bin/sh
 if [ "$1" = "--version" ]; then echo "Cuda compilation tools, release 0.0, fake nvcc for tests"; exit 0; fi
-out=""; src=""
+out=""; src=""; keep=""
 while [ $# -gt 0 ]; do
   case "$1" in
     -o) out="$2"; shift ;;
+    -keep-dir) keep="$2"; shift ;;
+    -arch) shift ;;
     -I|-gencode|-Xptxas) shift ;;
     *.cu) src="$1" ;;
   esac
@@ -104,6 +106,8 @@ for k in $(sed -n 's/.*__launch_bounds__([^)]*) \([A-Za-z0-9_]*\)(.*/\1/p' "$src
   echo "ptxas info    : Used 32 registers, used 1 barriers, 360 bytes cmem[0]"
 done
 printf 'fake cubin of %s\n' "$src" > "$out"
+# -keep leaves the unit's PTX in the keep folder, as nvcc does (`<stem>.ptx`).
+if [ -n "$keep" ]; then printf 'fake ptx of %s\n' "$src" > "$keep/$(basename "$src" .cu).ptx"; fi
 "#,
     )
     .unwrap();
@@ -552,6 +556,11 @@ fn a_failed_nvcc_leaves_the_old_output_and_a_removed_tier_disappears() {
         .any(|w| w["tier"] == "sm80" && w["kernel"].is_string()));
     let good = snapshot(&out);
     assert!(good.contains_key(Path::new("cubins/sm80/fma.cubin")));
+    // sm80 embeds PTX beside each cubin; sm90a (wgmma, arch-specific) has none.
+    assert!(good.contains_key(Path::new("cubins/sm80/fma.ptx")));
+    assert!(!good
+        .keys()
+        .any(|p| p.starts_with("cubins/sm90a") && p.extension().is_some_and(|e| e == "ptx")));
 
     // A no-change rebuild writes nothing and keeps every file's time.
     let (ok, stdout, err) = gemm_aot_env(&args, &env);

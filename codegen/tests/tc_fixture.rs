@@ -78,6 +78,7 @@ fn the_fixture_generates_the_expected_files() {
             "dispatch.rs",
             "gemm_abi.h",
             "kernels.rs",
+            "ptx.rs",
             "sm90a/conversions.cu",
             "sm90a/tcdec.cu",
             "sm90a/tcmma.cu",

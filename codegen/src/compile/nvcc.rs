@@ -1,5 +1,6 @@
 //! Runs nvcc once per compile unit (a tier's family, or its conversions: one `.cu` and one
-//! cubin each), in parallel, through the content cache.
+//! cubin each, and for tiers that embed PTX the unit's PTX too), in parallel, through the
+//! content cache.
 
 use super::cache::{content_key, CubinCache};
 use super::toolchain::Toolchain;
@@ -25,6 +26,9 @@ pub struct CompileJob {
     pub workdir: Option<PathBuf>,
     /// The source and everything it includes, for the cache key (path and text of each file).
     pub inputs: Vec<String>,
+    /// The virtual architecture (`compute_80`) to also emit PTX for, so a driver can JIT the
+    /// unit on devices newer than the tier's target; `None` for no PTX.
+    pub ptx: Option<String>,
 }
 
 /// A compiled unit.
@@ -33,6 +37,8 @@ pub struct CompiledUnit {
     pub tier: String,
     pub module: String,
     pub cubin: Vec<u8>,
+    /// The unit's PTX, when the job asked for it.
+    pub ptx: Option<Vec<u8>>,
     pub ptxas_log: String,
     /// Seconds nvcc ran; `None` when the cubin came from the cache.
     pub seconds: Option<f64>,
@@ -76,6 +82,8 @@ fn compile_one(
 ) -> Result<CompiledUnit, CompileError> {
     let flags = flags(&job.gencode);
     let mut parts: Vec<&[u8]> = vec![tc.version.as_bytes()];
+    let ptx_part = format!("ptx {}", job.ptx.as_deref().unwrap_or("none"));
+    parts.push(ptx_part.as_bytes());
     let flag_text = flags.join(" ");
     parts.push(flag_text.as_bytes());
     // The `@generated` line names the command that wrote a file; it does not change the code,
@@ -94,11 +102,12 @@ fn compile_one(
         parts.push(i.as_bytes());
     }
     let key = content_key(&parts);
-    if let Some((cubin, ptxas_log)) = cache.get(&key) {
+    if let Some((cubin, ptx, ptxas_log)) = cache.get(&key, job.ptx.is_some()) {
         return Ok(CompiledUnit {
             tier: job.tier.clone(),
             module: job.module.clone(),
             cubin,
+            ptx,
             ptxas_log,
             seconds: None,
         });
@@ -112,41 +121,109 @@ fn compile_one(
         std::process::id()
     ));
     let start = Instant::now();
-    let mut cmd = Command::new(&tc.nvcc);
-    if let Some(dir) = &job.workdir {
-        cmd.current_dir(dir);
-    }
-    cmd.args(&flags);
-    for d in job.include_dirs.iter().chain(&tc.include_dirs) {
-        cmd.arg("-I").arg(d);
-    }
-    cmd.arg("-o").arg(&out).arg(&job.source);
-    let result = cmd.output().map_err(|e| CompileError::Spawn {
-        nvcc: tc.nvcc.display().to_string(),
-        detail: e.to_string(),
-    })?;
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&result.stdout),
-        String::from_utf8_lossy(&result.stderr)
-    );
-    let cubin = std::fs::read(&out).ok().filter(|_| result.status.success());
-    let _ = std::fs::remove_file(&out);
-    let Some(cubin) = cubin else {
-        return Err(CompileError::Nvcc {
-            tier: job.tier.clone(),
-            source_file: job.source.display().to_string(),
-            output: log,
-        });
+    let nvcc = |extra: &[String], out: &Path| -> Result<(bool, String), CompileError> {
+        let mut cmd = Command::new(&tc.nvcc);
+        if let Some(dir) = &job.workdir {
+            cmd.current_dir(dir);
+        }
+        cmd.args(extra);
+        for d in job.include_dirs.iter().chain(&tc.include_dirs) {
+            cmd.arg("-I").arg(d);
+        }
+        cmd.arg("-o").arg(out).arg(&job.source);
+        let result = cmd.output().map_err(|e| CompileError::Spawn {
+            nvcc: tc.nvcc.display().to_string(),
+            detail: e.to_string(),
+        })?;
+        let log = format!(
+            "{}{}",
+            String::from_utf8_lossy(&result.stdout),
+            String::from_utf8_lossy(&result.stderr)
+        );
+        Ok((result.status.success(), log))
     };
-    cache.put(&key, &cubin, &log);
+    let failed = |output: String| CompileError::Nvcc {
+        tier: job.tier.clone(),
+        source_file: job.source.display().to_string(),
+        output,
+    };
+    // The PTX of the tier's own virtual architecture is an intermediate of the cubin's
+    // compile: nvcc keeps it (-keep) instead of running the front end twice. Another one
+    // (compute_100 for an sm_100a tier) needs a compile of its own.
+    let keep_dir = scratch.join(format!(
+        "{}.{}.{}.keep",
+        job.tier,
+        job.module,
+        std::process::id()
+    ));
+    let kept = job
+        .ptx
+        .as_deref()
+        .filter(|arch| gencode_arch(&job.gencode) == Some(*arch));
+    let mut cubin_flags = flags.clone();
+    if kept.is_some() {
+        let _ = std::fs::create_dir_all(&keep_dir);
+        cubin_flags.extend(["-keep".to_string(), "-keep-dir".to_string()]);
+        cubin_flags.push(keep_dir.display().to_string());
+    }
+    let (ok, log) = nvcc(&cubin_flags, &out)?;
+    let cubin = std::fs::read(&out).ok().filter(|_| ok);
+    let _ = std::fs::remove_file(&out);
+    let kept_ptx = job
+        .source
+        .file_stem()
+        .map(|s| keep_dir.join(format!("{}.ptx", s.to_string_lossy())));
+    let ptx = match (&job.ptx, kept, &kept_ptx) {
+        (None, _, _) => None,
+        (Some(_), Some(_), Some(path)) => std::fs::read(path).ok(),
+        (Some(arch), _, _) => {
+            let ptx_out = scratch.join(format!(
+                "{}.{}.{}.ptx",
+                job.tier,
+                job.module,
+                std::process::id()
+            ));
+            let ptx_flags = ptx_flags(arch);
+            let (ok, ptx_log) = nvcc(&ptx_flags, &ptx_out)?;
+            let ptx = std::fs::read(&ptx_out).ok().filter(|_| ok);
+            let _ = std::fs::remove_file(&ptx_out);
+            if ptx.is_none() {
+                return Err(failed(ptx_log));
+            }
+            ptx
+        }
+    };
+    let _ = std::fs::remove_dir_all(&keep_dir);
+    let Some(cubin) = cubin else {
+        return Err(failed(log));
+    };
+    if job.ptx.is_some() && ptx.is_none() {
+        return Err(failed(format!("{log}\nnvcc wrote no PTX")));
+    }
+    cache.put(&key, &cubin, ptx.as_deref(), &log);
     Ok(CompiledUnit {
         tier: job.tier.clone(),
         module: job.module.clone(),
         cubin,
+        ptx,
         ptxas_log: log,
         seconds: Some(start.elapsed().as_secs_f64()),
     })
+}
+
+/// `compute_80` from `arch=compute_80,code=sm_80`.
+fn gencode_arch(gencode: &str) -> Option<&str> {
+    gencode
+        .split(',')
+        .find_map(|part| part.trim().strip_prefix("arch="))
+}
+
+/// The nvcc flags that emit a unit's PTX for virtual architecture `arch` alone.
+pub fn ptx_flags(arch: &str) -> Vec<String> {
+    ["-ptx", "-O3", "-std=c++17", "-arch", arch]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
 }
 
 /// Compiles every job on up to `jobs` threads; `done` is told each unit as it finishes.

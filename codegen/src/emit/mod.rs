@@ -1,8 +1,9 @@
 //! Emitters: text out of the plan. CUDA (per-tier sources, the ABI header) and Rust (ABI
-//! structs, kernel table, dispatch, resources). Every file starts with an `@generated` line.
+//! structs, kernel table, dispatch, resources, the PTX table). Every file starts with an `@generated` line.
 
 pub mod cuda;
 pub mod header;
+pub mod ptx_table;
 pub mod rust;
 
 /// Who made a generated file; goes into its `@generated` line.

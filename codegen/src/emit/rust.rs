@@ -36,7 +36,7 @@ fn ident(s: &str) -> Ident {
     Ident::new(s, Span::call_site())
 }
 
-fn format_file(prov: &Provenance, tokens: TokenStream) -> String {
+pub(crate) fn format_file(prov: &Provenance, tokens: TokenStream) -> String {
     // The tokens come from quote! and always parse; should they not, the unformatted text
     // still compiles or fails with rustc's own message.
     let body = match syn::parse2::<syn::File>(tokens.clone()) {

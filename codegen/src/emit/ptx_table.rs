@@ -1,0 +1,71 @@
+//! `ptx.rs`: per tier that embeds PTX (`crate::ptx::ptx_target`), the PTX of each of its
+//! compile units, for a runtime to JIT on a device newer than any tier's cubin target.
+//!
+//! Self-contained: it defines its own `TierPtx` and `PtxModule` and needs from the including
+//! crate only a `ptx!(tier, module)` macro yielding the `&'static str` of
+//! `cubins/<tier>/<module>.ptx` (like `cubin!`, so the file does not depend on where it is
+//! written). A tier's `modules` are in the order of its `TierInfo::modules` in `kernels.rs`, so
+//! `KernelInfo::module` indexes both.
+
+use super::rust::format_file;
+use super::Provenance;
+use crate::plan::Plan;
+use crate::ptx::ptx_target;
+use proc_macro2::Literal;
+use quote::quote;
+
+pub fn ptx(plan: &Plan, prov: &Provenance) -> String {
+    let tiers: Vec<_> = plan
+        .specs
+        .tiers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| ptx_target(&plan.specs, t).map(|target| (i, t, target)))
+        .map(|(i, t, target)| {
+            let name = &t.name;
+            let index = Literal::usize_unsuffixed(i);
+            let modules = plan.tier_modules(&t.name).iter().map(|m| {
+                quote! { PtxModule { name: #m, ptx: ptx!(#name, #m) } }
+            });
+            quote! {
+                TierPtx { tier: #name, tier_index: #index, target: #target, modules: &[#(#modules),*] }
+            }
+        })
+        .collect();
+    let n = Literal::usize_unsuffixed(tiers.len());
+    format_file(
+        prov,
+        quote! {
+            /// The PTX of one compile unit (empty when the build carries no cubins).
+            #[derive(Debug)]
+            pub struct PtxModule {
+                /// The unit's name: its family, or `conversions`.
+                pub name: &'static str,
+                /// Its PTX text, for `cuModuleLoadData` / `cuModuleLoadDataEx` to JIT.
+                pub ptx: &'static str,
+            }
+
+            /// A tier that embeds PTX: none of its families uses an arch-specific instruction.
+            #[derive(Debug)]
+            pub struct TierPtx {
+                /// The tier's name, as in `TIERS`.
+                pub tier: &'static str,
+                /// Its index in `TIERS`.
+                pub tier_index: usize,
+                /// The virtual architecture of the PTX (`compute_80`): it JITs on devices of
+                /// this compute capability and later.
+                pub target: &'static str,
+                /// Its compile units, in the order of `TIERS[tier_index].modules`.
+                pub modules: &'static [PtxModule],
+            }
+
+            /// Every tier that embeds PTX, in `TIERS` order.
+            pub static TIER_PTX: [TierPtx; #n] = [#(#tiers),*];
+
+            /// The PTX of tier `name`, when it embeds PTX.
+            pub fn tier_ptx(name: &str) -> Option<&'static TierPtx> {
+                TIER_PTX.iter().find(|t| t.tier == name)
+            }
+        },
+    )
+}
