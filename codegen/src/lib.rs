@@ -9,8 +9,11 @@
 //!    and checked against each tier's budgets, nvcc itself found or bootstrapped; portable
 //!    tiers also keep each unit's PTX ([`ptx`]);
 //! 4. [`pipeline`]: all of the above as one call, used by `gemm-aot build` and by the
-//!    runtime's `build.rs`.
+//!    runtime's `build.rs`;
+//! 5. [`builder`]: [`Builder`], the same pipeline from a downstream crate's `build.rs`, for a
+//!    kernel set of its own specs and tiers.
 
+pub mod builder;
 pub mod compile;
 pub mod emit;
 pub mod explain;
@@ -21,6 +24,7 @@ pub mod staging;
 pub mod templates;
 pub mod write;
 
+pub use builder::{Builder, BuilderError, Built};
 pub use emit::Provenance;
 pub use pipeline::{build, BuildError, BuildOptions, BuildReport, CompileMode};
 pub use plan::{Plan, PlannedKernel};

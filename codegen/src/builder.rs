@@ -1,0 +1,488 @@
+//! [`Builder`]: a downstream crate's own kernel set, built from its build script.
+//!
+//! In the spirit of `prost-build`: the crate keeps its own specs (only its model's shapes and
+//! tiers), its `build.rs` runs the same pipeline as gemm-runtime's (validation, generation,
+//! nvcc through the content cache, bootstrapping the pinned compiler when none is found) into
+//! `OUT_DIR`, and the crate includes one generated file that defines a
+//! `gemm_runtime::KernelSet`:
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     gemm_codegen::Builder::new().specs("specs").tiers(["sm90a"]).build()?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! ```ignore
+//! // src/main.rs
+//! include!(concat!(env!("OUT_DIR"), "/gemm_kernels.rs")); // pub static KERNELS: KernelSet
+//!
+//! fn main() -> Result<(), gemm_runtime::GemmError> {
+//!     let ctx = gemm_runtime::Context::with_kernels(0, &KERNELS)?;
+//!     // ... ctx.linear(..), ctx.gemm(..) as with Context::new
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The generated file names `::gemm_runtime`, so the including crate depends on gemm-runtime
+//! (with `default-features = false` it leaves out the runtime's own cubins). Launches bind
+//! their arguments through the runtime's argument structs: the set's specs must declare every
+//! `[abi.*]` its kernels take as the runtime's specs do (`KernelSet::check`, run by
+//! `Context::with_kernels`, compares the layouts [`abi_layouts`] writes). docs/downstream.md
+//! walks through it.
+
+use crate::pipeline::{build, BuildError, BuildOptions, BuildReport, CompileMode};
+use gemm_spec::SpecSet;
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Why [`Builder::build`] failed.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum BuilderError {
+    /// No output folder: neither [`Builder::out_dir`] nor `OUT_DIR` (set by cargo for build
+    /// scripts) names one.
+    #[error(
+        "no output folder: call Builder::out_dir or run from a build script (OUT_DIR is unset)"
+    )]
+    NoOutDir,
+    /// The static's name is not a Rust identifier.
+    #[error("{0:?} is not a Rust identifier for the generated static")]
+    StaticName(String),
+    /// The pipeline failed: the specs, the kernels, the compiler or the output folder.
+    #[error("gemm-aot could not build the kernels of {specs}:\n{source}")]
+    Build {
+        specs: String,
+        #[source]
+        source: BuildError,
+    },
+    /// The generated include file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+impl BuilderError {
+    /// Whether the build failed for want of a working CUDA compiler (see
+    /// [`BuildError::is_toolchain`]): building without cubins gets around only this.
+    pub fn is_toolchain(&self) -> bool {
+        matches!(self, BuilderError::Build { source, .. } if source.is_toolchain())
+    }
+}
+
+/// What [`Builder::build`] made.
+#[derive(Debug)]
+pub struct Built {
+    /// The file to `include!`: it defines `pub static <NAME>: gemm_runtime::KernelSet`.
+    pub file: PathBuf,
+    /// The pipeline's output folder (sources, cubins, generated Rust, `report.json`).
+    pub out: PathBuf,
+    /// The pipeline's report: the plan (tiers, kernels), warnings, compile outcomes.
+    pub report: BuildReport,
+}
+
+/// Builds a kernel set from a spec folder into `OUT_DIR`; see the [module docs](self).
+///
+/// Defaults: specs `specs` (relative to the crate, as cargo runs build scripts there), every
+/// tier of them, output `$OUT_DIR`, file `gemm_kernels.rs`, static `KERNELS`, cubins compiled
+/// (the pinned nvcc bootstrapped when none is found) unless `GEMM_AOT_NO_CUBINS` or `DOCS_RS`
+/// is set, and `cargo:` lines printed (rerun when the specs or those variables change;
+/// warnings).
+#[derive(Clone, Debug)]
+pub struct Builder {
+    specs: PathBuf,
+    tiers: Vec<String>,
+    out_dir: Option<PathBuf>,
+    file_name: String,
+    static_name: String,
+    compile: Option<CompileMode>,
+    cargo: bool,
+    cache: Option<PathBuf>,
+    jobs: Option<usize>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+/// The environment a build reads (`cargo:rerun-if-env-changed` for each).
+const ENV: [&str; 5] = [
+    "GEMM_AOT_NO_CUBINS",
+    "GEMM_AOT_CACHE",
+    "NVCC",
+    "CUDA_HOME",
+    "DOCS_RS",
+];
+
+impl Builder {
+    /// A builder with the defaults above.
+    pub fn new() -> Builder {
+        Builder {
+            specs: PathBuf::from("specs"),
+            tiers: Vec::new(),
+            out_dir: None,
+            file_name: "gemm_kernels.rs".into(),
+            static_name: "KERNELS".into(),
+            compile: None,
+            cargo: true,
+            cache: None,
+            jobs: None,
+        }
+    }
+
+    /// The spec folder (tier files and the shared definitions, as `specs/` of gemm-aot).
+    pub fn specs(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.specs = dir.into();
+        self
+    }
+
+    /// Only these tiers of the specs (by name); by default every tier. A binary leaves out
+    /// the tiers it will never run, and with them their cubins.
+    pub fn tiers<I, S>(mut self, tiers: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tiers = tiers.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Where to write (default `OUT_DIR`): the include file, and the pipeline's output in
+    /// `gemm-aot-<file stem>/`.
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// The include file's name (default `gemm_kernels.rs`); two sets in one crate need two.
+    pub fn file_name(mut self, name: impl Into<String>) -> Self {
+        self.file_name = name.into();
+        self
+    }
+
+    /// The generated static's name (default `KERNELS`).
+    pub fn static_name(mut self, name: impl Into<String>) -> Self {
+        self.static_name = name.into();
+        self
+    }
+
+    /// Whether to compile cubins (overrides `GEMM_AOT_NO_CUBINS` and `DOCS_RS`). Without
+    /// them the tables are generated and the set's `cubins_present()` is false: a context
+    /// refuses to open on it (docs, lints).
+    pub fn compile(mut self, mode: CompileMode) -> Self {
+        self.compile = Some(mode);
+        self
+    }
+
+    /// Whether to print `cargo:rerun-if-changed`, `cargo:rerun-if-env-changed` and
+    /// `cargo:warning` lines (default true; off outside build scripts).
+    pub fn cargo_metadata(mut self, on: bool) -> Self {
+        self.cargo = on;
+        self
+    }
+
+    /// The toolchain and cubin cache (default: gemm-aot's, `GEMM_AOT_CACHE` or the user
+    /// cache folder), shared with gemm-runtime's own build.
+    pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache = Some(dir.into());
+        self
+    }
+
+    /// Parallel nvcc processes (default: the available parallelism).
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.jobs = Some(jobs.max(1));
+        self
+    }
+
+    /// Validates the specs, generates the tables and the CUDA, compiles the cubins (through
+    /// the content cache: an unchanged rebuild compiles nothing) and writes the include file.
+    /// Nothing of the previous output is replaced unless every step succeeded.
+    pub fn build(self) -> Result<Built, BuilderError> {
+        if !is_identifier(&self.static_name) {
+            return Err(BuilderError::StaticName(self.static_name));
+        }
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(BuilderError::NoOutDir)?,
+        };
+        let env_set = |v: &str| std::env::var_os(v).is_some_and(|v| !v.is_empty() && v != "0");
+        let compile = self.compile.unwrap_or(
+            if env_set("GEMM_AOT_NO_CUBINS") || std::env::var_os("DOCS_RS").is_some() {
+                CompileMode::NoCubins
+            } else {
+                CompileMode::Cubins { bootstrap: true }
+            },
+        );
+        if self.cargo {
+            println!("cargo:rerun-if-changed={}", self.specs.display());
+            if self.compile.is_none() {
+                for var in ENV {
+                    println!("cargo:rerun-if-env-changed={var}");
+                }
+            }
+        }
+        let stem = Path::new(&self.file_name).file_stem().map_or_else(
+            || "gemm_kernels".into(),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        let out = out_dir.join(format!("gemm-aot-{stem}"));
+        let mut opts = BuildOptions::new(&self.specs, &out, "gemm_codegen::Builder");
+        opts.tiers = self.tiers.clone();
+        opts.compile = compile;
+        opts.cache = self.cache.clone();
+        if let Some(j) = self.jobs {
+            opts.jobs = j;
+        }
+        let cargo = self.cargo;
+        let say = move |m: &str| {
+            if cargo {
+                println!("cargo:warning=gemm-aot: {m}");
+            }
+        };
+        let report = build(&opts, &say).map_err(|source| BuilderError::Build {
+            specs: self.specs.display().to_string(),
+            source,
+        })?;
+        if self.cargo {
+            for w in &report.warnings {
+                println!("cargo:warning={w}");
+            }
+            for w in &report.compile_warnings {
+                println!("cargo:warning=gemm-aot: {w}");
+            }
+        }
+        let text = include_file(&self.static_name, &out, &report.plan.specs, &self.tiers);
+        let file = out_dir.join(&self.file_name);
+        crate::write::write_if_changed(&file, text.as_bytes()).map_err(|source| {
+            BuilderError::Io {
+                path: file.display().to_string(),
+                source,
+            }
+        })?;
+        Ok(Built { file, out, report })
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && s != "_"
+}
+
+/// (ABI struct name, layout) of every argument struct of `specs`, sorted by name: its size,
+/// alignment and each field's name, type, offset and bound source. gemm-runtime's build
+/// script writes its own, each generated set carries its specs', and `KernelSet::check`
+/// compares them for every struct a kernel takes.
+pub fn abi_layouts(specs: &SpecSet) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = specs
+        .abis
+        .values()
+        .map(|abi| {
+            let fields: Vec<String> = abi
+                .fields
+                .iter()
+                .map(|f| format!("{} {:?} @{} <- {:?}", f.name, f.ty, f.offset, f.bind))
+                .collect();
+            (
+                abi.name.clone(),
+                format!(
+                    "size {}, align {}; {}",
+                    abi.size,
+                    abi.align,
+                    fields.join("; ")
+                ),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `pub static <name>: [(&str, &str); N]` of [`abi_layouts`], as Rust source.
+pub fn abi_layouts_rust(name: &str, specs: &SpecSet) -> String {
+    let rows: Vec<String> = abi_layouts(specs)
+        .iter()
+        .map(|(n, l)| format!("    ({n:?}, {l:?}),\n"))
+        .collect();
+    format!(
+        "/// (ABI struct, layout) of every argument struct of the specs.\npub static {name}: [(&str, &str); {}] = [\n{}];\n",
+        rows.len(),
+        rows.concat()
+    )
+}
+
+/// A path as a Rust string literal.
+fn literal(p: &Path) -> String {
+    format!("{:?}", p.display().to_string())
+}
+
+/// The include file: the static, and a private module holding the generated tables.
+fn include_file(name: &str, out: &Path, specs: &SpecSet, tiers: &[String]) -> String {
+    let module = format!("__gemm_kernels_{}", name.to_ascii_lowercase());
+    let cubins = literal(&out.join("cubins"));
+    let rust = |f: &str| literal(&out.join("rust").join(f));
+    let label = format!(
+        "gemm_codegen::Builder ({} tier(s): {})",
+        specs.tiers.len(),
+        specs
+            .tiers
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let picked = if tiers.is_empty() {
+        "every tier".to_string()
+    } else {
+        format!("tiers {}", tiers.join(", "))
+    };
+    format!(
+        "// @generated by gemm_codegen::Builder (gemm-codegen {version}). Do not edit: change the specs and rebuild.\n\
+\n\
+/// The kernel set built from the crate's specs ({picked}) by `gemm_codegen::Builder`: open a\n\
+/// context on it with `gemm_runtime::Context::with_kernels(ordinal, &{name})`.\n\
+pub static {name}: ::gemm_runtime::KernelSet =\n\
+    ::gemm_runtime::KernelSet::from_parts(::gemm_runtime::KernelSetParts {{\n\
+        name: {label:?},\n\
+        tiers: &{module}::TIERS,\n\
+        contracts: &{module}::CONTRACTS,\n\
+        kernels: &{module}::KERNELS,\n\
+        conversions: &{module}::CONVERSIONS,\n\
+        resources: &{module}::RESOURCES,\n\
+        cubins_present: {module}::CUBINS_PRESENT,\n\
+        abi_layouts: &{module}::ABI_LAYOUTS,\n\
+        dispatch: {module}::dispatch,\n\
+        tier_for_capability: {module}::tier_for_capability,\n\
+    }});\n\
+\n\
+/// The generated tables of [`{name}`].\n\
+#[doc(hidden)]\n\
+#[allow(clippy::all, missing_docs, unused_imports, dead_code, non_snake_case)]\n\
+mod {module} {{\n\
+    use ::gemm_runtime::table::*;\n\
+\n\
+    macro_rules! cubin {{\n\
+        ($tier:literal, $module:literal) => {{\n\
+            include_bytes!(concat!({cubins}, \"/\", $tier, \"/\", $module, \".cubin\"))\n\
+        }};\n\
+    }}\n\
+\n\
+    include!({kernels});\n\
+    include!({dispatch});\n\
+    include!({resources});\n\
+{abi}}}\n",
+        version = env!("CARGO_PKG_VERSION"),
+        kernels = rust("kernels.rs"),
+        dispatch = rust("dispatch.rs"),
+        resources = rust("resources.rs"),
+        abi = abi_layouts_rust("ABI_LAYOUTS", specs)
+            .lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/tiny/specs")
+    }
+
+    #[test]
+    fn builds_the_tables_and_an_include_file_naming_the_runtime() {
+        let dir = tempfile::tempdir().unwrap();
+        let built = Builder::new()
+            .specs(tiny())
+            .tiers(["sm80"])
+            .out_dir(dir.path())
+            .static_name("TINY")
+            .compile(CompileMode::NoCubins)
+            .cargo_metadata(false)
+            .build()
+            .unwrap();
+        assert_eq!(built.file, dir.path().join("gemm_kernels.rs"));
+        let text = std::fs::read_to_string(&built.file).unwrap();
+        assert!(
+            text.contains("pub static TINY: ::gemm_runtime::KernelSet"),
+            "{text}"
+        );
+        assert!(text.contains("mod __gemm_kernels_tiny"), "{text}");
+        // Nothing in it or in the tables it includes names the including crate's root.
+        for f in ["kernels.rs", "dispatch.rs", "resources.rs"] {
+            let t = std::fs::read_to_string(built.out.join("rust").join(f)).unwrap();
+            assert!(!t.contains("crate::"), "{f} names crate::");
+        }
+        assert!(!text.contains("crate::"));
+        assert!(text.contains("(\"TinyArgs\", \"size "), "{text}");
+        assert_eq!(built.report.plan.specs.tiers.len(), 1);
+        assert!(built.out.join("cubins/sm80").is_dir());
+    }
+
+    #[test]
+    fn refuses_unknown_tiers_bad_names_and_a_missing_out_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let b = || {
+            Builder::new()
+                .specs(tiny())
+                .out_dir(dir.path())
+                .compile(CompileMode::NoCubins)
+                .cargo_metadata(false)
+        };
+        let err = b().tiers(["sm99"]).build().unwrap_err();
+        assert!(
+            matches!(
+                err,
+                BuilderError::Build {
+                    source: BuildError::UnknownTier(_),
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(!err.is_toolchain());
+        let err = b().static_name("1x").build().unwrap_err();
+        assert!(matches!(err, BuilderError::StaticName(_)), "{err}");
+        assert!(!dir.path().join("gemm_kernels.rs").exists());
+        if std::env::var_os("OUT_DIR").is_none() {
+            let err = Builder::new()
+                .specs(tiny())
+                .compile(CompileMode::NoCubins)
+                .cargo_metadata(false)
+                .build()
+                .unwrap_err();
+            assert!(matches!(err, BuilderError::NoOutDir), "{err}");
+        }
+    }
+
+    #[test]
+    fn abi_layouts_change_with_a_field_and_not_with_a_doc() {
+        let specs = gemm_spec::load_dir(&tiny()).unwrap().specs;
+        let base = abi_layouts(&specs);
+        assert_eq!(base.len(), 1);
+        let mut redoc = specs.clone();
+        for abi in redoc.abis.values_mut() {
+            abi.doc = "another doc".into();
+            for f in &mut abi.fields {
+                f.doc = "x".into();
+            }
+        }
+        assert_eq!(abi_layouts(&redoc), base);
+        let mut moved = specs.clone();
+        if let Some(abi) = moved.abis.values_mut().next() {
+            abi.fields[1].offset += 8;
+        }
+        assert_ne!(abi_layouts(&moved), base);
+    }
+}
