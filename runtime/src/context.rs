@@ -1,13 +1,15 @@
-//! `Context`: one stream of a device, with what the device's streams share (the tier serving
-//! the device, its loaded modules and functions, the allocation registry, encoded tensor maps)
+//! `Context`: one stream of a device, with what the device's streams share (the kernel set and
+//! the tier of it serving the device, its loaded modules and functions, the allocation
+//! registry, encoded tensor maps)
 //! and what is the stream's own (the half fallback's scratch, the cuBLAS handle, the default
 //! mode and policy of calls that name none).
 
 use crate::error::GemmError;
+use crate::kernel_set::KernelSet;
 use crate::modules::ModuleCache;
 use crate::registry::Registry;
 use crate::scratch::Scratch;
-use crate::table::{self, KernelRef, Policy, TierInfo};
+use crate::table::{KernelRef, Policy, TierInfo};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -29,6 +31,9 @@ pub struct Context {
     pub(crate) ordinal: usize,
     pub(crate) cuda: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
+    /// The tables every lookup of this context goes through.
+    pub(crate) kernels: &'static KernelSet,
+    /// The tier of `kernels` serving the device.
     pub(crate) tier: &'static TierInfo,
     /// The device's modules and functions, shared by all its streams.
     modules: Arc<ModuleCache>,
@@ -48,6 +53,7 @@ impl std::fmt::Debug for Context {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Context")
             .field("ordinal", &self.ordinal)
+            .field("kernels", &self.kernels.name())
             .field("tier", &self.tier.name)
             .field("mode", &self.mode())
             .field("policy", &self.policy())
@@ -56,9 +62,26 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
-    /// Opens device `ordinal` with a new stream. Errors (never panics) when no driver is
-    /// present, no tier serves the device, or the build carries no cubins.
+    /// Opens device `ordinal` with a new stream, serving the runtime's own kernels
+    /// ([`KernelSet::shipped`]). Errors (never panics) when no driver is present, no tier
+    /// serves the device, or the build carries no cubins.
     pub fn new(ordinal: usize) -> Result<Context, GemmError> {
+        Context::with_kernels(ordinal, KernelSet::shipped())
+    }
+
+    /// Opens device `ordinal` with a new stream, serving `kernels`: a set a downstream crate
+    /// built from its own specs with `gemm_codegen::Builder` and included from its `OUT_DIR`
+    /// (docs/downstream.md). Every route, kernel id and cubin of the context (and of its
+    /// [`new_stream`](Self::new_stream)s) comes from that set. Errors (never panics) when the
+    /// runtime cannot serve the set ([`KernelSet::check`]), no driver is present, no tier of
+    /// the set serves the device, or the set carries no cubins.
+    ///
+    /// ```ignore
+    /// include!(concat!(env!("OUT_DIR"), "/gemm_kernels.rs")); // pub static KERNELS: KernelSet
+    /// let ctx = gemm_runtime::Context::with_kernels(0, &KERNELS)?;
+    /// ```
+    pub fn with_kernels(ordinal: usize, kernels: &'static KernelSet) -> Result<Context, GemmError> {
+        kernels.check()?;
         // SAFETY: only probes whether the driver library can be opened.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(GemmError::NoDriver);
@@ -66,22 +89,26 @@ impl Context {
         let cuda = CudaContext::new(ordinal)?;
         let (major, minor) = cuda.compute_capability()?;
         let (major, minor) = (major as u32, minor as u32);
-        let tier = table::tier_for_capability((major, minor)).ok_or_else(|| GemmError::NoTier {
-            ordinal,
-            major,
-            minor,
-            tiers: crate::TIERS
-                .iter()
-                .map(|t| {
-                    format!(
-                        "{} ({}.{})",
-                        t.name, t.compute_capability.0, t.compute_capability.1
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
-        })?;
-        if !crate::CUBINS_PRESENT || !tier.has_cubins() {
+        let tier =
+            kernels
+                .tier_for_capability((major, minor))
+                .ok_or_else(|| GemmError::NoTier {
+                    ordinal,
+                    major,
+                    minor,
+                    tiers: kernels
+                        .tiers()
+                        .iter()
+                        .map(|t| {
+                            format!(
+                                "{} ({}.{})",
+                                t.name, t.compute_capability.0, t.compute_capability.1
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?;
+        if !kernels.cubins_present() || !tier.has_cubins() {
             return Err(GemmError::NoCubins);
         }
         let stream = cuda.new_stream()?;
@@ -89,8 +116,9 @@ impl Context {
             ordinal,
             cuda,
             stream,
+            kernels,
             tier,
-            modules: Arc::new(ModuleCache::new(tier)),
+            modules: Arc::new(ModuleCache::new(kernels, tier)),
             registry: Arc::new(Registry::new()),
             mode: Mutex::new(Mode::default()),
             policy: Mutex::new(Policy::Exact),
@@ -112,6 +140,7 @@ impl Context {
             ordinal: self.ordinal,
             cuda: self.cuda.clone(),
             stream: self.cuda.new_stream()?,
+            kernels: self.kernels,
             tier: self.tier,
             modules: self.modules.clone(),
             registry: self.registry.clone(),
@@ -124,9 +153,15 @@ impl Context {
         })
     }
 
-    /// The tier serving this device.
+    /// The tier serving this device (a tier of [`kernels`](Self::kernels)).
     pub fn tier(&self) -> &'static TierInfo {
         self.tier
+    }
+
+    /// The kernel set this context serves: its routes, and the tables its kernel ids index
+    /// (a [`Launch`](crate::Launch)'s kernel is `ctx.kernels().kernel(id)`).
+    pub fn kernels(&self) -> &'static KernelSet {
+        self.kernels
     }
 
     /// The stream every call of this context is enqueued on.

@@ -39,9 +39,13 @@ pub enum GemmError {
     /// libcuda could not be loaded.
     #[error("no CUDA driver found (libcuda could not be loaded): gemm-runtime needs an NVIDIA driver to launch kernels")]
     NoDriver,
-    /// The crate was built with `GEMM_AOT_NO_CUBINS`.
-    #[error("this build of gemm-runtime carries no cubins (it was built with GEMM_AOT_NO_CUBINS): rebuild without it to launch kernels")]
+    /// The kernel set carries no cubins: it was built with `GEMM_AOT_NO_CUBINS`, or it is the
+    /// shipped set of a runtime built without its `shipped-kernels` feature.
+    #[error("this kernel set carries no cubins (built with GEMM_AOT_NO_CUBINS, or the shipped set of a gemm-runtime without its `shipped-kernels` feature): rebuild without the variable, enable the feature, or open the context on a set with cubins")]
     NoCubins,
+    /// The runtime cannot serve the kernel set given to `Context::with_kernels`.
+    #[error(transparent)]
+    KernelSet(#[from] crate::kernel_set::KernelSetError),
     /// No tier of the specs serves the device.
     #[error("no tier serves device {ordinal} of compute capability {major}.{minor}; the specs define {tiers}")]
     NoTier {
@@ -241,6 +245,7 @@ impl GemmError {
             GemmError::LengthMismatch { .. } => "length_mismatch",
             GemmError::RangeOutOfBounds { .. } => "range_out_of_bounds",
             GemmError::ExternalOverrun { .. } => "external_overrun",
+            GemmError::KernelSet(_) => "kernel_set",
         }
     }
 }
@@ -369,6 +374,11 @@ pub(crate) mod tests {
                 allocation_base: 0,
                 allocation_bytes: 1,
             },
+            GemmError::KernelSet(crate::KernelSetError::Resources {
+                set: "s",
+                resources: 0,
+                kernels: 1,
+            }),
         ]
     }
 
@@ -405,9 +415,10 @@ pub(crate) mod tests {
             GemmError::LengthMismatch { .. } => 27,
             GemmError::RangeOutOfBounds { .. } => 28,
             GemmError::ExternalOverrun { .. } => 29,
+            GemmError::KernelSet(_) => 30,
         }
     }
-    const VARIANTS: usize = 30;
+    const VARIANTS: usize = 31;
 
     #[test]
     fn every_variant_is_listed_and_has_a_distinct_snake_case_kind() {

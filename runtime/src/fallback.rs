@@ -83,11 +83,13 @@ impl Context {
         from: Dtype,
         to: Dtype,
     ) -> Result<&'static table::ConversionInfo, GemmError> {
-        table::conversion_for(self.tier.id, from, to).ok_or(GemmError::NoConversion {
-            tier: self.tier.name,
-            from,
-            to,
-        })
+        self.kernels
+            .conversion_for(self.tier.id, from, to)
+            .ok_or(GemmError::NoConversion {
+                tier: self.tier.name,
+                from,
+                to,
+            })
     }
 
     /// Runs (or hands to `observer`) the fallback launches of a validated request whose f32

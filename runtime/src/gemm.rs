@@ -311,7 +311,7 @@ impl Context {
                 }
             }
         }
-        let max_n = table::max_n(self.tier.id);
+        let max_n = self.kernels.max_n(self.tier.id);
         if n > max_n {
             return Err(GemmError::ColumnsTooMany {
                 tier: self.tier.name,
@@ -332,10 +332,10 @@ impl Context {
         // Route first, so a combination without a route fails the same way in every mode. A
         // half combination no route serves takes the f32 route through the half fallback
         // (decided by dtype and op alone, so batch invariance holds).
-        let (hit, fallback) = match crate::dispatch(self.tier.id, policy, req.op, dtype, m, n, k) {
+        let (hit, fallback) = match self.route(policy, req.op, dtype, m, n, k) {
             Some(hit) => (hit, false),
             None if dtype != F32_TRIPLE => (
-                crate::dispatch(self.tier.id, policy, req.op, F32_TRIPLE, m, n, k)
+                self.route(policy, req.op, F32_TRIPLE, m, n, k)
                     .ok_or(no_route)?,
                 true,
             ),
@@ -350,7 +350,9 @@ impl Context {
             }
             return self.vendor_gemm(&req, mode, m, n, k, policy);
         }
-        table::kernel(hit.kernel).ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
+        self.kernels
+            .kernel(hit.kernel)
+            .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
         if m == 0 || n == 0 {
             return Ok(Launch::none(policy, mode));
         }
@@ -547,7 +549,8 @@ impl Context {
         })
     }
 
-    /// The route the generated dispatch picks on this context's tier.
+    /// The route the generated dispatch of this context's [`KernelSet`](crate::KernelSet)
+    /// picks on its tier.
     pub fn route(
         &self,
         policy: Policy,
@@ -557,6 +560,7 @@ impl Context {
         n: u64,
         k: u64,
     ) -> Option<crate::RouteHit> {
-        crate::dispatch(self.tier.id, policy, op, dtype, m, n, k)
+        self.kernels
+            .dispatch(self.tier.id, policy, op, dtype, m, n, k)
     }
 }

@@ -104,7 +104,8 @@
 //! build script runs the generator on the specs; this crate embeds what it made: the tier
 //! table with each tier's cubin, the kernel table, the contract table, the argument-ABI
 //! structs and the dispatch `match`. Everything it knows about kernels comes from that
-//! generated code.
+//! generated code. The free lookups below ([`dispatch`], [`kernel`], [`TIERS`], ...) are this
+//! build's tables, [`KernelSet::shipped`].
 //!
 //! ```
 //! use gemm_runtime::{dispatch, kernel, tier_for_capability, Dtype, DtypeTriple, Op, Policy};
@@ -114,6 +115,21 @@
 //! let k = kernel(hit.kernel).unwrap();
 //! assert_eq!(k.contract, "fma-k256");
 //! assert_eq!(k.op, Op::Nn);
+//! ```
+
+//! ## A kernel set of your own
+//!
+//! A downstream crate can build its own [`KernelSet`] (only its model's shapes and tiers)
+//! from its build script with `gemm_codegen::Builder`, include the generated file and open
+//! contexts on it; turning this crate's default `shipped-kernels` feature off leaves the
+//! shipped cubins out of its binary. docs/downstream.md walks through it.
+//!
+//! ```ignore
+//! // build.rs
+//! gemm_codegen::Builder::new().specs("specs").tiers(["sm90a"]).build()?;
+//! // src/lib.rs
+//! include!(concat!(env!("OUT_DIR"), "/gemm_kernels.rs")); // pub static KERNELS: KernelSet
+//! let ctx = gemm_runtime::Context::with_kernels(0, &KERNELS)?;
 //! ```
 
 #![warn(missing_docs)]
@@ -126,6 +142,7 @@ mod external;
 mod fallback;
 mod gemm;
 mod io;
+mod kernel_set;
 mod launch;
 mod modules;
 mod observer;
@@ -151,6 +168,7 @@ pub use element::Element;
 pub use error::{GemmError, Operand};
 pub use gemm::{vendor_calls, GemmRequest, Launch, DIM_MAX};
 pub use half::{bf16, f16};
+pub use kernel_set::{DispatchFn, KernelSet, KernelSetError, KernelSetParts, TierSelectFn};
 pub use launch::{ArgBlob, LaunchArgs};
 pub use observer::{
     argument_digest, argument_digest_with_maps, LaunchKind, LaunchRecord, NoObserver, Observer,
@@ -191,6 +209,22 @@ pub mod generated {
     include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/kernels.rs"));
     include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/dispatch.rs"));
     include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/resources.rs"));
+    // (ABI struct, layout) of every argument struct this runtime binds (see `build.rs`).
+    include!(concat!(env!("OUT_DIR"), "/abi_layouts.rs"));
+
+    /// The tables above as one set: [`KernelSet::shipped`](crate::KernelSet::shipped).
+    pub static SHIPPED: crate::KernelSet = crate::KernelSet::from_parts(crate::KernelSetParts {
+        name: "gemm-runtime (shipped specs)",
+        tiers: &TIERS,
+        contracts: &CONTRACTS,
+        kernels: &KERNELS,
+        conversions: &CONVERSIONS,
+        resources: &RESOURCES,
+        cubins_present: CUBINS_PRESENT,
+        abi_layouts: &ABI_LAYOUTS,
+        dispatch,
+        tier_for_capability,
+    });
 }
 
 pub use generated::{

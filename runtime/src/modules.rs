@@ -4,12 +4,15 @@
 //! new stream loads nothing and a server's workers do not each hold a copy of every cubin.
 
 use crate::error::GemmError;
-use crate::table::{self, KernelRef, TierInfo};
+use crate::kernel_set::KernelSet;
+use crate::table::{KernelRef, TierInfo};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 pub(crate) struct ModuleCache {
+    /// The set the tier and every kernel id belong to.
+    set: &'static KernelSet,
     tier: &'static TierInfo,
     /// One slot a module of the tier (`TierInfo::modules`), loaded on first use.
     modules: Vec<OnceLock<Arc<CudaModule>>>,
@@ -22,8 +25,9 @@ pub(crate) struct ModuleCache {
 }
 
 impl ModuleCache {
-    pub(crate) fn new(tier: &'static TierInfo) -> Self {
+    pub(crate) fn new(set: &'static KernelSet, tier: &'static TierInfo) -> Self {
         ModuleCache {
+            set,
             tier,
             modules: tier.modules.iter().map(|_| OnceLock::new()).collect(),
             functions: RwLock::new(HashMap::new()),
@@ -52,12 +56,14 @@ impl ModuleCache {
             return Ok(f.clone());
         }
         let (name, shared_bytes, module, cluster) = match kernel {
-            KernelRef::Gemm(id) => {
-                table::kernel(id).map(|k| (k.name, k.shared_bytes, k.module, k.cluster))
-            }
-            KernelRef::Conversion(id) => {
-                table::conversion(id).map(|c| (c.name, 0, c.module, (1, 1, 1)))
-            }
+            KernelRef::Gemm(id) => self
+                .set
+                .kernel(id)
+                .map(|k| (k.name, k.shared_bytes, k.module, k.cluster)),
+            KernelRef::Conversion(id) => self
+                .set
+                .conversion(id)
+                .map(|c| (c.name, 0, c.module, (1, 1, 1))),
         }
         .ok_or(GemmError::UnknownKernel(kernel))?;
         let (Some(slot), Some(info)) = (

@@ -9,7 +9,7 @@
 use crate::context::Context;
 use crate::error::GemmError;
 use crate::launch::{cluster_attribute, NO_CLUSTER};
-use crate::table::{self, GridKind, KernelId, KernelInfo, KernelRef};
+use crate::table::{GridKind, KernelId, KernelInfo, KernelRef};
 use cudarc::driver::sys;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -78,8 +78,10 @@ impl Context {
     /// an SM with its threads and dynamic shared memory, or, with clusters, the co-resident
     /// clusters x the cluster size. Cached per kernel.
     pub fn coresident_ctas(&self, kernel: KernelId) -> Result<u32, GemmError> {
-        let info =
-            table::kernel(kernel).ok_or(GemmError::UnknownKernel(KernelRef::Gemm(kernel)))?;
+        let info = self
+            .kernels
+            .kernel(kernel)
+            .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(kernel)))?;
         self.coresident(info)
     }
 

@@ -9,7 +9,7 @@ use crate::error::{GemmError, Operand};
 use crate::fallback::{Operands, Placed};
 use crate::launch::{ArgBlob, Geometry, LaunchArgs};
 use crate::registry::Span;
-use crate::table::{self, ArgSources, Dtype, KernelId, KernelInfo, KernelRef, RouteHit};
+use crate::table::{ArgSources, Dtype, KernelId, KernelInfo, KernelRef, RouteHit};
 use crate::tensor_map::{TensorMapBytes, TensorMapKey, TmaProblem};
 use crate::GemmArgs;
 use cudarc::driver::LaunchConfig;
@@ -96,7 +96,9 @@ impl Context {
         stored: Stored,
         beta: f32,
     ) -> Result<GemmPlan, GemmError> {
-        let primary = table::kernel(hit.kernel)
+        let primary = self
+            .kernels
+            .kernel(hit.kernel)
             .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
         let (kernel, maps, unaligned) = match self.encode_maps(primary, ops, stored, (m, n)) {
             Ok(maps) => (primary, maps, false),
@@ -104,8 +106,10 @@ impl Context {
             // and B without elements): the route's unaligned kernel, of the same contract.
             Err(GemmError::Tma { operand, problem }) if problem.is_operand() => {
                 let id = hit.unaligned.ok_or(GemmError::Tma { operand, problem })?;
-                let kernel =
-                    table::kernel(id).ok_or(GemmError::UnknownKernel(KernelRef::Gemm(id)))?;
+                let kernel = self
+                    .kernels
+                    .kernel(id)
+                    .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(id)))?;
                 (kernel, self.encode_maps(kernel, ops, stored, (m, n))?, true)
             }
             Err(e) => return Err(e),

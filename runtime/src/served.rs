@@ -5,6 +5,7 @@
 use crate::context::Context;
 use crate::error::GemmError;
 use crate::gemm::{dim, F32_TRIPLE};
+use crate::kernel_set::KernelSet;
 use crate::table::{self, ContractInfo, Dtype, DtypeTriple, KernelInfo, Op, Policy, TierInfo};
 
 /// One combination a tier serves.
@@ -24,8 +25,16 @@ pub struct Served {
 /// Every (policy, op, dtype) tier `tier` serves, natively or through the half fallback. Each
 /// routed combination has a catch-all route (the specs refuse one without), so one probe a
 /// combination is exact.
+///
+/// `tier` is a tier of the shipped set ([`KernelSet::shipped`]); [`Context::served`] lists
+/// its own set's.
 pub fn served(tier: &TierInfo) -> Vec<Served> {
-    let routed = |policy, op, dtype| crate::dispatch(tier.id, policy, op, dtype, 1, 1, 1).is_some();
+    served_by(KernelSet::shipped(), tier)
+}
+
+/// [`served`] for a tier of `set`.
+fn served_by(set: &KernelSet, tier: &TierInfo) -> Vec<Served> {
+    let routed = |policy, op, dtype| set.dispatch(tier.id, policy, op, dtype, 1, 1, 1).is_some();
     let mut out = Vec::new();
     for policy in Policy::ALL {
         for op in Op::ALL {
@@ -129,7 +138,7 @@ impl std::fmt::Display for RouteChoice {
 impl Context {
     /// Every (policy, op, dtype) this context's tier serves: [`served`].
     pub fn served(&self) -> Vec<Served> {
-        served(self.tier)
+        served_by(self.kernels, self.tier)
     }
 
     /// The route a GEMM of `(m, n, k)` (the GEMM view) takes here, with its kernel, contract
@@ -145,7 +154,7 @@ impl Context {
         (m, n, k): (usize, usize, usize),
     ) -> Result<RouteChoice, GemmError> {
         let (m, n, k) = (dim("m", m)?, dim("n", n)?, dim("k", k)?);
-        let max_n = table::max_n(self.tier.id);
+        let max_n = self.kernels.max_n(self.tier.id);
         if n > max_n {
             return Err(GemmError::ColumnsTooMany {
                 tier: self.tier.name,
@@ -159,15 +168,18 @@ impl Context {
             op,
             dtype,
         };
-        let (hit, half_fallback) = match crate::dispatch(self.tier.id, policy, op, dtype, m, n, k) {
+        let (hit, half_fallback) = match self.route(policy, op, dtype, m, n, k) {
             Some(hit) => (hit, false),
             None if dtype != F32_TRIPLE => (
-                crate::dispatch(self.tier.id, policy, op, F32_TRIPLE, m, n, k).ok_or(no_route)?,
+                self.route(policy, op, F32_TRIPLE, m, n, k)
+                    .ok_or(no_route)?,
                 true,
             ),
             None => return Err(no_route),
         };
-        let kernel = table::kernel(hit.kernel)
+        let kernel = self
+            .kernels
+            .kernel(hit.kernel)
             .ok_or(GemmError::UnknownKernel(table::KernelRef::Gemm(hit.kernel)))?;
         let grid = if m == 0 || n == 0 {
             None
@@ -182,8 +194,8 @@ impl Context {
             shape: (m, n, k),
             rule: hit.rule,
             kernel,
-            contract: crate::CONTRACTS.iter().find(|c| c.name == kernel.contract),
-            unaligned: hit.unaligned.and_then(table::kernel),
+            contract: self.kernels.contract_of(kernel.id),
+            unaligned: hit.unaligned.and_then(|id| self.kernels.kernel(id)),
             half_fallback,
             grid,
         })

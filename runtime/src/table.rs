@@ -1,5 +1,10 @@
 //! The types the generated tables are made of, and lookups over them. The tables themselves
 //! (tiers, contracts, kernels, dispatch, resources) come from the specs at build time.
+//!
+//! The free functions here look up the runtime's own set,
+//! [`KernelSet::shipped`](crate::KernelSet::shipped); a context's lookups go through its set
+//! ([`Context::kernels`](crate::Context::kernels)), which may be a downstream crate's own
+//! (docs/downstream.md).
 
 pub use crate::error::Operand;
 pub use gemm_spec::vocab::{Dtype, DtypeTriple, Op, Policy};
@@ -389,8 +394,7 @@ pub struct RouteHit {
 /// The tier that serves a device of compute capability `cc` (see the generated
 /// `tier_for_capability` for the rule), with its table entry.
 pub fn tier_for_capability(cc: (u32, u32)) -> Option<&'static TierInfo> {
-    let id = crate::generated::tier_for_capability(cc.0, cc.1)?;
-    crate::generated::TIERS.get(id.0 as usize)
+    crate::KernelSet::shipped().tier_for_capability(cc)
 }
 
 /// The largest n every GEMM kernel of `tier` can launch: `65535 * tile.n` of its narrowest
@@ -399,17 +403,7 @@ pub fn tier_for_capability(cc: (u32, u32)) -> Option<&'static TierInfo> {
 /// every m alike, so whether a shape is refused never depends on the batch, even though the
 /// routes pick kernels of other tile widths for other m.
 pub fn max_n(tier: TierId) -> u64 {
-    let Some(t) = crate::generated::TIERS.get(tier.0 as usize) else {
-        return 0;
-    };
-    crate::generated::KERNELS
-        .get(t.kernels.start as usize..t.kernels.end as usize)
-        .unwrap_or_default()
-        .iter()
-        .filter(|k| k.grid == GridKind::Tiles)
-        .map(|k| 65535 * k.tile.n as u64)
-        .min()
-        .unwrap_or(u64::MAX)
+    crate::KernelSet::shipped().max_n(tier)
 }
 
 /// An argument struct bound by the generated `bind_abi`: its bytes exactly as the kernel
@@ -446,9 +440,5 @@ pub fn conversion(id: ConversionId) -> Option<&'static ConversionInfo> {
 
 /// The conversion kernel of `tier` from `from` to `to`, if the specs build one.
 pub fn conversion_for(tier: TierId, from: Dtype, to: Dtype) -> Option<&'static ConversionInfo> {
-    let t = crate::generated::TIERS.get(tier.0 as usize)?;
-    crate::generated::CONVERSIONS
-        .get(t.conversions.start as usize..t.conversions.end as usize)?
-        .iter()
-        .find(|c| c.from == from && c.to == to)
+    crate::KernelSet::shipped().conversion_for(tier, from, to)
 }
