@@ -11,6 +11,7 @@
 # tc-bench: the tensor-core kernels against cuBLAS's default bf16/f16 GEMM (issue rows and
 #   targets); TC_BENCH_ARGS="--quick" (or "--dtype bf16", ...) is passed on.
 # Writes logs and bench JSON to $OUT (or ./gpu-out) and prints a short summary last.
+# DEVICE_DIR=.devX reads the executables from another device-pack folder (default .device).
 set -u
 commit=${1:-unknown}
 shift || true
@@ -18,9 +19,10 @@ steps=${*:-tests sanitizer example launch bench}
 root=$(pwd)
 out=${OUT:-$root/gpu-out}
 mkdir -p "$out"
+dev=${DEVICE_DIR:-.device}
 # device-pack ships the executables packed; unpack them once.
-[ -d "$root/.device/bin" ] || { [ -f "$root/.device/unpack" ] && bash "$root/.device/unpack"; }
-bin() { ls "$root"/.device/bin/$1-* 2>/dev/null | head -1; }
+[ -d "$root/$dev/bin" ] || { [ -f "$root/$dev/unpack" ] && bash "$root/$dev/unpack"; }
+bin() { ls "$root"/$dev/bin/$1-* 2>/dev/null | head -1; }
 summary=()
 # One test executable (from runtime/), all its tests or those matching the filters given.
 run_tests() {
@@ -74,23 +76,23 @@ for step in $steps; do
       ) > "$out/compute_sanitizer.log" 2>&1
       summary+=("sanitizer: $(grep -E 'rc=|ERROR SUMMARY' "$out/compute_sanitizer.log" | tr '\n' ' ')") ;;
     launch)
-      "$root"/.device/bin/gemm-aot-bench --commit "$commit" --launch-overhead --out "$out" > "$out/launch_overhead.log" 2>&1
+      "$root"/$dev/bin/gemm-aot-bench --commit "$commit" --launch-overhead --out "$out" > "$out/launch_overhead.log" 2>&1
       summary+=("launch overhead: $(grep -E 'NoObserver|Recorder|bare' "$out/launch_overhead.log" | tr -s ' ' | tr '\n' ';' || true) $(grep -i error "$out/launch_overhead.log" || true)") ;;
     example)
-      "$root"/.device/bin/gemm-mlp-example > "$out/mlp_example.log" 2>&1
+      "$root"/$dev/bin/gemm-mlp-example > "$out/mlp_example.log" 2>&1
       summary+=("example: $(tail -1 "$out/mlp_example.log")") ;;
     ncu)
       for m in 1 4096; do
         ncu --clock-control none --section SpeedOfLight --section WarpStateStats --section MemoryWorkloadAnalysis \
-          -k regex:gemm_ -c 1 "$root"/.device/bin/gemm-aot-bench --m $m --nk 4096x4096 --dtype f32 --reps 1 --out "$out/ncu-bench"
+          -k regex:gemm_ -c 1 "$root"/$dev/bin/gemm-aot-bench --m $m --nk 4096x4096 --dtype f32 --reps 1 --out "$out/ncu-bench"
       done > "$out/ncu.log" 2>&1
       summary+=("ncu: $(grep -c 'Section' "$out/ncu.log") sections") ;;
     bench)
-      "$root"/.device/bin/gemm-aot-bench --commit "$commit" --dtype f32,bf16 --out "$out" > "$out/bench.log" 2>&1
+      "$root"/$dev/bin/gemm-aot-bench --commit "$commit" --dtype f32,bf16 --out "$out" > "$out/bench.log" 2>&1
       summary+=("bench: $(tail -1 "$out/bench.log")") ;;
     tc-bench)
       # shellcheck disable=SC2086
-      "$root"/.device/bin/gemm-aot-bench --commit "$commit" --policy tensor-core ${TC_BENCH_ARGS:-} --out "$out" > "$out/tc_bench.log" 2>&1
+      "$root"/$dev/bin/gemm-aot-bench --commit "$commit" --policy tensor-core ${TC_BENCH_ARGS:-} --out "$out" > "$out/tc_bench.log" 2>&1
       summary+=("tc-bench: $(grep -E '^tensor-core bench:|rror' "$out/tc_bench.log" | tail -2 | tr '\n' ' ') $(tail -1 "$out/tc_bench.log")") ;;
     *)
       summary+=("unknown step $step (steps: tests sanitizer example launch bench ncu tc-tests tc-sanitizer tc-bench)") ;;

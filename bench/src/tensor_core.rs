@@ -16,7 +16,8 @@
 //! cuBLAS time / ours): NN at M = 4096 and 8192 (>= 0.95), 1024 (0.90), 64 and 256 (0.80) at
 //! four (N, K); decode M = 1, 8, 16 (1.0, reporting GB/s of the weight streamed); NT and TN
 //! at M >= 1024 (0.85). NN and NT write the input type, TN accumulates into an f32 gradient
-//! (beta = 1).
+//! (beta = 1). `--dtype f32` runs the same rows as TF32 (contract tc-tf32-k8) against cuBLAS
+//! with `CUBLAS_COMPUTE_32F_FAST_TF32`, target 0.80 wherever the half row has a target.
 
 use crate::sample::{median, Rng};
 use gemm_runtime::{
@@ -355,13 +356,16 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
     );
     let mut pool_bf16 = Pool::<bf16>::new();
     let mut pool_f16 = Pool::<f16>::new();
+    let mut pool_f32 = Pool::<f32>::new();
     for dtype in &opts.dtypes {
         let ab = match dtype.as_str() {
             "bf16" => Dtype::Bf16,
             "f16" => Dtype::F16,
+            // f32 inputs run as TF32 (contract tc-tf32-k8), against cuBLAS with TF32.
+            "f32" => Dtype::F32,
             other => {
                 return Err(format!(
-                    "unknown dtype {other} for the tensor-core bench; use bf16 or f16"
+                    "unknown dtype {other} for the tensor-core bench; use bf16, f16 or f32 (TF32)"
                 )
                 .into())
             }
@@ -384,7 +388,19 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
                 skipped += 1;
                 continue;
             }
+            // TF32's own target: 0.80 of cuBLAS with TF32 wherever the half row has one.
+            let s = &Shape {
+                target: if ab == Dtype::F32 {
+                    s.target.map(|_| 0.80)
+                } else {
+                    s.target
+                },
+                ..*s
+            };
             let sample = match (ab, c_dtype) {
+                (Dtype::F32, _) => {
+                    bench_row::<f32, f32>(ctx, &mut rng, &mut pool_f32, s, opts.reps, opts.check)?
+                }
                 (Dtype::Bf16, Dtype::F32) => {
                     bench_row::<bf16, f32>(ctx, &mut rng, &mut pool_bf16, s, opts.reps, opts.check)?
                 }
@@ -406,8 +422,9 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
             let flops = 2.0 * m as f64 * n as f64 * k as f64;
             // Each operand read once, C written once (and read once more when beta != 0).
             let c_passes = if s.beta != 0.0 { 2 } else { 1 };
-            let bytes = ((m * k + k * n) * 2 + m * n * c_size * c_passes) as f64;
-            let weight = (k * n * 2) as f64;
+            let ab_size = if ab == Dtype::F32 { 4 } else { 2 };
+            let bytes = ((m * k + k * n) * ab_size + m * n * c_size * c_passes) as f64;
+            let weight = (k * n * ab_size) as f64;
             let tf = |ms: f64| flops / (ms * 1e-3) / 1e12;
             let gb = |b: f64, ms: f64| b / (ms * 1e-3) / 1e9;
             let ratio = sample.cublas_ms / sample.ours_ms;
@@ -470,7 +487,12 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
                 "cluster": [sample.launch.cluster.0, sample.launch.cluster.1, sample.launch.cluster.2],
                 "input_sets": sample.sets, "timed_pairs": sample.timed,
                 "rel_diff_vs_cublas": sample.rel_diff,
-                "beta": s.beta, "cublas_mode": "default (cublasGemmEx, f32 compute, CUBLAS_GEMM_DEFAULT)",
+                "beta": s.beta,
+                "cublas_mode": if ab == Dtype::F32 {
+                    "cublasGemmEx, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT"
+                } else {
+                    "default (cublasGemmEx, f32 compute, CUBLAS_GEMM_DEFAULT)"
+                },
             }));
         }
     }

@@ -76,7 +76,16 @@ pub fn explain(plan: &Plan, tier: &str, q: &Query) -> Result<String, ExplainErro
     // between conversions (see the runtime's `fallback` module).
     let f32 = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
     let native = t.routes_for(q.policy, q.op, q.dtype);
-    let fallback = native.is_empty() && q.dtype != f32 && !plan.specs.conversions.is_empty();
+    // It widens only into kernels whose contract is defined for the half inputs (fma-k256's
+    // `inputs` list them; TF32's tc-tf32-k8 does not).
+    let widens = t.routes_for(q.policy, q.op, f32).iter().all(|r| {
+        plan.specs
+            .family(&r.family)
+            .and_then(|f| plan.specs.contracts.get(&f.contract))
+            .is_some_and(|c| c.inputs.contains(&q.dtype.ab))
+    });
+    let fallback =
+        native.is_empty() && q.dtype != f32 && !plan.specs.conversions.is_empty() && widens;
     let routes = if fallback {
         t.routes_for(q.policy, q.op, f32)
     } else {

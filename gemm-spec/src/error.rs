@@ -228,6 +228,16 @@ pub enum SpecErrorKind {
         contract: String,
         contract_acc: String,
     },
+    #[error("family {family}: variant {op} {dtype} takes {dtype} inputs, but its contract {contract} is defined for {inputs} inputs only (its `inputs`): give the variant a family of a contract for those inputs")]
+    VariantInputs {
+        family: String,
+        op: String,
+        dtype: String,
+        contract: String,
+        inputs: String,
+    },
+    #[error("contract {contract}: `inputs` is empty; list the operand dtypes the contract is defined for, or leave the key out for all")]
+    ContractInputsEmpty { contract: String },
     #[error("tier {tier} has no routes: add [[route]] blocks, or no request reaches its kernels")]
     NoRoutes { tier: String },
     #[error("tier {taker} takes devices of compute capability {devices} from tier {from} but does not serve {missing}, which {from} serves: route them in {taker} too, or those devices lose them")]

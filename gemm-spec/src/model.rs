@@ -32,6 +32,10 @@ pub struct Contract {
     pub doc: String,
     /// What every kernel of the contract accumulates in (the `acc` of its dtype triples).
     pub accumulator: Dtype,
+    /// The operand dtypes it is defined for (every dtype when the spec leaves `inputs` out): a
+    /// family's variants must take one of them, and the half fallback may widen half inputs
+    /// into an f32 kernel only when its contract lists them.
+    pub inputs: Vec<Dtype>,
 }
 
 /// Scalar type of an ABI field. Pointers are device addresses (`u64` on the Rust side).

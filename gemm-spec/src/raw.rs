@@ -55,6 +55,8 @@ pub struct RawContract {
     pub doc: String,
     /// The accumulator type every kernel of the contract reduces in; `f32` when omitted.
     pub accumulator: Option<String>,
+    /// The operand (A and B) dtypes the contract is defined for; all when omitted.
+    pub inputs: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -43,8 +43,9 @@
 //!   `STAGES * (M * K + K * N) * 2 + 1024 + STAGES * 16` (the stages, slack to align the first
 //!   stage to 1024 bytes for the 128-byte swizzle, and a full and an empty 8-byte mbarrier a
 //!   stage: shared terms `operands`, `alignment`, `barriers`); mma_gemm
-//!   `(M + N) * (K + 8) * 2` (one k-step of A and B, k-contiguous rows padded by 8 elements:
-//!   shared term `padded_step`; its STAGES = 2 keeps the next step in registers).
+//!   `(M + N) * (K * E + 16)` with E the operand's bytes (one k-step of A and B, k-contiguous
+//!   rows padded by 16 bytes: shared term `padded_step`; its STAGES = 2 keeps the next step in
+//!   registers).
 //!   mma_async_gemm `STAGES * (M * K + K * N) * 2` (the stages, rows XOR-swizzled rather than
 //!   padded: shared term `operands`).
 //! - `kClusterM`: `CLUSTER_M` for wgmma_tma_gemm, 1 for the others.
@@ -95,8 +96,9 @@ pub struct GemmTemplate {
     /// Only on an arch-specific target (`sm_90a`), and why: the family's instruction must be
     /// an arch-specific one.
     pub arch_specific: Option<&'static str>,
-    /// Bytes an operand element must have (the tensor-core templates take 16-bit A and B).
-    pub operand_bytes: Option<u64>,
+    /// Bytes an operand element may have (the tensor-core templates take 16-bit A and B, and
+    /// mma_gemm also 32-bit as tf32); empty for any.
+    pub operand_bytes: &'static [u64],
 }
 
 /// A template's kind and the limits it puts on a tile of that kind, beyond the rules every
@@ -524,7 +526,7 @@ pub const KNOWN: &[KernelTemplate] = &[
             shared: &[SharedTerm::Operands, SharedTerm::Totals],
             min_cc: None,
             arch_specific: None,
-            operand_bytes: None,
+            operand_bytes: &[],
         }),
     },
     KernelTemplate {
@@ -537,7 +539,7 @@ pub const KNOWN: &[KernelTemplate] = &[
             shared: &[SharedTerm::Partials],
             min_cc: None,
             arch_specific: None,
-            operand_bytes: None,
+            operand_bytes: &[],
         }),
     },
     KernelTemplate {
@@ -551,7 +553,7 @@ pub const KNOWN: &[KernelTemplate] = &[
             shared: &[SharedTerm::Slices, SharedTerm::Partials],
             min_cc: Some(((8, 0), "it copies operands with cp.async")),
             arch_specific: None,
-            operand_bytes: None,
+            operand_bytes: &[],
         }),
     },
     KernelTemplate {
@@ -564,7 +566,7 @@ pub const KNOWN: &[KernelTemplate] = &[
             shared: WGMMA_SHARED,
             min_cc: Some(((9, 0), "it uses wgmma, TMA, mbarriers and clusters")),
             arch_specific: Some("wgmma exists only on arch-specific sm_90a targets"),
-            operand_bytes: Some(2),
+            operand_bytes: &[2],
         }),
     },
     KernelTemplate {
@@ -577,7 +579,7 @@ pub const KNOWN: &[KernelTemplate] = &[
             shared: TMA_SHARED,
             min_cc: Some(((9, 0), "it loads operands with TMA")),
             arch_specific: None,
-            operand_bytes: Some(2),
+            operand_bytes: &[2],
         }),
     },
     KernelTemplate {
@@ -588,9 +590,13 @@ pub const KNOWN: &[KernelTemplate] = &[
             ops: &[Op::Nn, Op::Nt, Op::Tn],
             staging: Staging::Operand,
             shared: &[SharedTerm::PaddedStep],
-            min_cc: Some(((8, 0), "it uses mma.sync m16n8k16 on bf16 and f16")),
+            min_cc: Some((
+                (8, 0),
+                "it uses mma.sync (m16n8k16 on bf16 and f16, m16n8k8 on tf32)",
+            )),
             arch_specific: None,
-            operand_bytes: Some(2),
+            // f32 operands run as tf32 (contract tc-tf32-k8).
+            operand_bytes: &[2, 4],
         }),
     },
     KernelTemplate {
@@ -606,7 +612,7 @@ pub const KNOWN: &[KernelTemplate] = &[
                 "it uses cp.async, ldmatrix and mma.sync m16n8k16 on bf16 and f16",
             )),
             arch_specific: None,
-            operand_bytes: Some(2),
+            operand_bytes: &[2],
         }),
     },
     KernelTemplate {

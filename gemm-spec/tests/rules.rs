@@ -1114,6 +1114,49 @@ fn a_variant_accumulates_in_its_contracts_type() {
     );
 }
 
+// ---------------------------------------------------------------------------------------------
+// Inputs: a contract may be defined for some operand dtypes only (TF32's tc-tf32-k8 for f32).
+
+#[test]
+fn a_variant_takes_inputs_its_contract_is_defined_for() {
+    assert_one(
+        errors_with(
+            true,
+            "doc = \"one f32 fma chain over ascending k\"",
+            "doc = \"one f32 fma chain over ascending k\"\ninputs = [\"f32\"]",
+        ),
+        "families.toml:36: family fma: variant nn bf16.bf16.f32 takes bf16.bf16.f32 inputs, but its contract fma-seq is defined for f32 inputs only (its `inputs`): give the variant a family of a contract for those inputs",
+    );
+}
+
+#[test]
+fn contract_inputs_are_known_dtypes_listed_once() {
+    assert_one(
+        errors_with(
+            true,
+            "doc = \"one f32 fma chain over ascending k\"",
+            "doc = \"one f32 fma chain over ascending k\"\ninputs = []",
+        ),
+        "families.toml:12: contract fma-seq: `inputs` is empty; list the operand dtypes the contract is defined for, or leave the key out for all",
+    );
+    assert_one(
+        errors_with(
+            true,
+            "doc = \"one f32 fma chain over ascending k\"",
+            "doc = \"one f32 fma chain over ascending k\"\ninputs = [\"f32\", \"tf32\"]",
+        ),
+        "families.toml:12: contract fma-seq: inputs: unknown dtype `tf32`; expected one of f32, bf16, f16",
+    );
+    assert_one(
+        errors_with(
+            true,
+            "doc = \"one f32 fma chain over ascending k\"",
+            "doc = \"one f32 fma chain over ascending k\"\ninputs = [\"f32\", \"bf16\", \"f32\"]",
+        ),
+        "families.toml:12: contract fma-seq: input `f32` is listed twice",
+    );
+}
+
 #[test]
 fn a_contract_accumulates_in_f32() {
     assert_one(

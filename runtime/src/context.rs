@@ -9,7 +9,7 @@ use crate::kernel_set::KernelSet;
 use crate::modules::ModuleCache;
 use crate::registry::Registry;
 use crate::scratch::Scratch;
-use crate::table::{KernelRef, Policy, TierInfo};
+use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy, TierInfo};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -23,6 +23,38 @@ pub enum Mode {
     CublasFast,
     /// cuBLAS with pedantic f32 compute (no TF32, no reduced precision). Not batch-invariant.
     CublasPedantic,
+}
+
+/// What a call that names no policy routes under (`Context::set_policy`).
+///
+/// The default, [`ByDtype`](Self::ByDtype), is decided by the call's (op, dtype) alone, never by
+/// its shape, so it keeps every row independent of the batch like any fixed policy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum DefaultPolicy {
+    /// bf16 and f16 inputs: `TensorCore` where the context's tier routes that (op, dtype)
+    /// under it natively, else `Exact`. f32 inputs: `Exact` (TF32 only when a call or
+    /// `set_policy` asks for it).
+    #[default]
+    ByDtype,
+    /// This policy for every call that names none.
+    Always(Policy),
+}
+
+impl From<Policy> for DefaultPolicy {
+    fn from(p: Policy) -> Self {
+        DefaultPolicy::Always(p)
+    }
+}
+
+impl std::fmt::Display for DefaultPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DefaultPolicy::ByDtype => {
+                f.write_str("by dtype (tensor-core for half inputs where routed, exact otherwise)")
+            }
+            DefaultPolicy::Always(p) => write!(f, "{p}"),
+        }
+    }
 }
 
 /// One device and stream. Every GEMM entry point validates its arguments against this
@@ -39,7 +71,7 @@ pub struct Context {
     modules: Arc<ModuleCache>,
     pub(crate) registry: Arc<Registry>,
     mode: Mutex<Mode>,
-    policy: Mutex<Policy>,
+    policy: Mutex<DefaultPolicy>,
     pub(crate) blas: OnceLock<cudarc::cublas::CudaBlas>,
     /// f32 scratch of the half fallback, per stream (its users are stream-ordered).
     pub(crate) scratch: Scratch,
@@ -121,7 +153,7 @@ impl Context {
             modules: Arc::new(ModuleCache::new(kernels, tier)),
             registry: Arc::new(Registry::new()),
             mode: Mutex::new(Mode::default()),
-            policy: Mutex::new(Policy::Exact),
+            policy: Mutex::new(DefaultPolicy::ByDtype),
             blas: OnceLock::new(),
             scratch: Scratch::default(),
             tensor_maps: Arc::default(),
@@ -181,16 +213,38 @@ impl Context {
         *self.mode.lock().unwrap_or_else(|p| p.into_inner()) = mode;
     }
 
-    /// The default policy deterministic GEMMs route under when the request names none
-    /// (default `Exact`).
-    pub fn policy(&self) -> Policy {
+    /// The default policy of deterministic GEMMs whose request names none (initially
+    /// [`DefaultPolicy::ByDtype`]: tensor-core for bf16 and f16 where routed, exact for f32).
+    pub fn policy(&self) -> DefaultPolicy {
         *self.policy.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Switches the default policy of the calls that follow and name none; per call, use
+    /// The policy a call of `op` and `dtype` that names none routes under: the default
+    /// resolved for the call's (op, dtype), never its shape.
+    pub fn policy_for(&self, op: Op, dtype: DtypeTriple) -> Policy {
+        match self.policy() {
+            DefaultPolicy::Always(p) => p,
+            DefaultPolicy::ByDtype => {
+                let half = matches!(dtype.ab, Dtype::Bf16 | Dtype::F16);
+                // Every routed (policy, op, dtype) has a catch-all route, so one probe is exact.
+                let routed = self
+                    .kernels
+                    .dispatch(self.tier.id, Policy::TensorCore, op, dtype, 1, 1, 1)
+                    .is_some();
+                if half && routed {
+                    Policy::TensorCore
+                } else {
+                    Policy::Exact
+                }
+            }
+        }
+    }
+
+    /// Switches the default policy of the calls that follow and name none (a [`Policy`] for
+    /// every dtype, or [`DefaultPolicy::ByDtype`]); per call, use
     /// [`GemmRequest::with_policy`](crate::GemmRequest::with_policy).
-    pub fn set_policy(&self, policy: Policy) {
-        *self.policy.lock().unwrap_or_else(|p| p.into_inner()) = policy;
+    pub fn set_policy(&self, policy: impl Into<DefaultPolicy>) {
+        *self.policy.lock().unwrap_or_else(|p| p.into_inner()) = policy.into();
     }
 
     /// Waits for all work on the stream.

@@ -321,7 +321,7 @@ impl Context {
         }
         let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, table::Dtype::F32);
         let policy_from_context = req.policy.is_none();
-        let policy = req.policy.unwrap_or_else(|| self.policy());
+        let policy = req.policy.unwrap_or_else(|| self.policy_for(req.op, dtype));
         let mode = req.mode.unwrap_or_else(|| self.mode());
         let no_route = GemmError::NoRoute {
             tier: self.tier.name,
@@ -332,10 +332,13 @@ impl Context {
         // Route first, so a combination without a route fails the same way in every mode. A
         // half combination no route serves takes the f32 route through the half fallback
         // (decided by dtype and op alone, so batch invariance holds).
+        // The f32 kernel must be of a contract defined for the half inputs (fma-k256 is; TF32's
+        // tc-tf32-k8 is not), which depends on the route alone, never on m.
         let (hit, fallback) = match self.route(policy, req.op, dtype, m, n, k) {
             Some(hit) => (hit, false),
             None if dtype != F32_TRIPLE => (
                 self.route(policy, req.op, F32_TRIPLE, m, n, k)
+                    .filter(|h| self.kernels.contract_takes(h.kernel, A::DTYPE))
                     .ok_or(no_route)?,
                 true,
             ),

@@ -163,7 +163,7 @@ mod timer;
 pub use cudarc;
 
 pub use buffer::{DeviceBuffer, ExternalSpan, Mat, MatMut};
-pub use context::{Context, Mode};
+pub use context::{Context, DefaultPolicy, Mode};
 pub use element::Element;
 pub use error::{GemmError, Operand};
 pub use gemm::{vendor_calls, GemmRequest, Launch, DIM_MAX};
@@ -232,8 +232,9 @@ pub use generated::{
     KERNELS, RESOURCES, TIERS,
 };
 pub use table::{
-    conversion, conversion_for, kernel, resources, tier_by_name, tier_for_capability, ArgSources,
-    BoundArgs, ContractInfo, ConversionId, ConversionInfo, ConversionKind, Dtype, DtypeTriple,
-    GridKind, KernelId, KernelInfo, KernelRef, KernelResources, ModuleInfo, Op, Policy, RouteHit,
-    TensorMap, TensorMapPlan, TierId, TierInfo, TileParams, TileShape,
+    contract_of, contract_takes, conversion, conversion_for, kernel, resources, tier_by_name,
+    tier_for_capability, ArgSources, BoundArgs, ContractInfo, ConversionId, ConversionInfo,
+    ConversionKind, Dtype, DtypeTriple, GridKind, KernelId, KernelInfo, KernelRef, KernelResources,
+    ModuleInfo, Op, Policy, RouteHit, TensorMap, TensorMapPlan, TierId, TierInfo, TileParams,
+    TileShape,
 };

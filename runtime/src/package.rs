@@ -5,12 +5,12 @@
 //! Capture and replay are refused when the world changed: another context or stream, an
 //! allocation freed or replaced, the mode or policy changed, a count that is not exact.
 
-use crate::context::{Context, Mode};
+use crate::context::{Context, DefaultPolicy, Mode};
 use crate::error::GemmError;
 use crate::launch::{Geometry, LaunchArgs, NO_CLUSTER};
 use crate::observer::{LaunchRecord, Observer, Recorder};
 use crate::registry::{Span, SpanProblem};
-use crate::table::Policy;
+use crate::table::{Dtype, DtypeTriple, Policy};
 use cudarc::driver::{sys, CudaGraph, LaunchConfig};
 use thiserror::Error;
 
@@ -54,7 +54,7 @@ pub struct Manifest {
     context: u64,
     stream: u64,
     mode: Mode,
-    policy: Policy,
+    policy: DefaultPolicy,
     records: Vec<LaunchRecord>,
 }
 
@@ -65,7 +65,7 @@ impl Manifest {
     }
 
     /// The context's default policy when the manifest was recorded.
-    pub fn default_policy(&self) -> Policy {
+    pub fn default_policy(&self) -> DefaultPolicy {
         self.policy
     }
 }
@@ -365,9 +365,11 @@ impl Package {
                 now: ctx.mode(),
             });
         }
-        let now = ctx.policy();
         for launch in self.launches.iter().filter(|l| l.policy_from_context) {
-            if launch.record.policy != now {
+            // The default resolved for the launch's call, as it routed (by op and dtype).
+            let r = &launch.record;
+            let now = ctx.policy_for(r.op, DtypeTriple::new(r.logical.0, r.logical.1, Dtype::F32));
+            if r.policy != now {
                 return Err(PackageError::PolicyChanged {
                     then: launch.record.policy,
                     now,

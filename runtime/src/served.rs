@@ -35,6 +35,12 @@ pub fn served(tier: &TierInfo) -> Vec<Served> {
 /// [`served`] for a tier of `set`.
 fn served_by(set: &KernelSet, tier: &TierInfo) -> Vec<Served> {
     let routed = |policy, op, dtype| set.dispatch(tier.id, policy, op, dtype, 1, 1, 1).is_some();
+    // The half fallback widens into the f32 route only when its contract is defined for the
+    // half inputs (fma-k256 is, TF32's tc-tf32-k8 is not): as `Context::gemm` decides.
+    let widens = |policy, op, ab| {
+        set.dispatch(tier.id, policy, op, F32_TRIPLE, 1, 1, 1)
+            .is_some_and(|hit| set.contract_takes(hit.kernel, ab))
+    };
     let mut out = Vec::new();
     for policy in Policy::ALL {
         for op in Op::ALL {
@@ -43,7 +49,7 @@ fn served_by(set: &KernelSet, tier: &TierInfo) -> Vec<Served> {
                     let dtype = DtypeTriple::new(ab, c, Dtype::F32);
                     let half_fallback = if routed(policy, op, dtype) {
                         false
-                    } else if dtype != F32_TRIPLE && routed(policy, op, F32_TRIPLE) {
+                    } else if dtype != F32_TRIPLE && widens(policy, op, ab) {
                         true
                     } else {
                         continue;

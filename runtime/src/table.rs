@@ -145,6 +145,9 @@ pub struct ContractInfo {
     pub name: &'static str,
     /// The reduction order it promises.
     pub doc: &'static str,
+    /// The operand dtypes it is defined for. A half request may run through an f32 kernel
+    /// (the half fallback) only when that kernel's contract lists the half dtype.
+    pub inputs: &'static [Dtype],
 }
 
 /// A tile as the spec gives it: the fields every kind has, and its kind's parameters.
@@ -426,6 +429,18 @@ pub fn tier_by_name(name: &str) -> Option<&'static TierInfo> {
 /// The kernel with this id.
 pub fn kernel(id: KernelId) -> Option<&'static KernelInfo> {
     crate::generated::KERNELS.get(id.0 as usize)
+}
+
+/// The contract a kernel implements.
+pub fn contract_of(id: KernelId) -> Option<&'static ContractInfo> {
+    let name = kernel(id)?.contract;
+    crate::generated::CONTRACTS.iter().find(|c| c.name == name)
+}
+
+/// Whether kernel `id`'s contract is defined for `input` operands (see
+/// [`ContractInfo::inputs`]).
+pub fn contract_takes(id: KernelId, input: Dtype) -> bool {
+    contract_of(id).is_some_and(|c| c.inputs.contains(&input))
 }
 
 /// ptxas's report for a kernel.

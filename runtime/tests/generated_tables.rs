@@ -154,6 +154,34 @@ fn every_tier_builds_the_half_fallback_conversions() {
     }
 }
 
+/// Each kernel's contract and the inputs it is defined for come from the specs, and the half
+/// fallback's test (`contract_takes`) follows them: a half request may widen into an f32
+/// kernel only when that kernel's contract lists the half dtype.
+#[test]
+fn contracts_carry_their_inputs_and_gate_the_half_fallback() {
+    let specs = specs();
+    assert_eq!(CONTRACTS.len(), specs.contracts.len());
+    for c in CONTRACTS.iter() {
+        let spec = &specs.contracts[c.name];
+        assert_eq!(c.inputs, spec.inputs.as_slice(), "contract {}", c.name);
+    }
+    let mut refused = 0;
+    for k in KERNELS.iter() {
+        let spec = &specs.contracts[k.contract];
+        for d in Dtype::ALL {
+            assert_eq!(
+                contract_takes(k.id, d),
+                spec.inputs.contains(&d),
+                "{} at {d}",
+                k.name
+            );
+            refused += usize::from(!spec.inputs.contains(&d));
+        }
+        assert!(contract_takes(k.id, k.dtype.ab), "{}", k.name);
+    }
+    eprintln!("{refused} (kernel, input dtype) pairs the half fallback may not widen into");
+}
+
 #[test]
 fn cubins_are_embedded_elf_with_every_kernel_and_no_spills() {
     if !CUBINS_PRESENT {

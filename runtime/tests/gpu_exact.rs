@@ -616,8 +616,11 @@ fn run_tc_case<A: Element, C: Element>(
         if launch.unaligned { " (unaligned)" } else { "" }
     );
     assert_eq!(launch.policy, TC, "{label}");
+    // f32 inputs run as TF32 (tc-tf32-k8: inputs truncated, k8 steps); half inputs as tc-k16.
+    let tf32 = A::DTYPE == Dtype::F32;
     if let Some(info) = launch.kernel.and_then(kernel) {
-        assert_eq!(info.contract, "tc-k16", "{label}");
+        let want = if tf32 { "tc-tf32-k8" } else { "tc-k16" };
+        assert_eq!(info.contract, want, "{label}");
     }
     for i in 0..m {
         for j in n..ldc {
@@ -638,9 +641,26 @@ fn run_tc_case<A: Element, C: Element>(
         ldc,
         beta,
     };
-    let (reference, magnitude) =
-        f64_with_magnitude(&g, &a, &b, bias.then_some(bias_host.as_slice()), &c_before);
-    let steps = k.div_ceil(16) as f64;
+    // The contract's TF32 truncation (low 13 bits cleared) is part of the reference, so a
+    // kernel that rounded instead would miss the bound at these k.
+    let truncate = |v: &[A]| -> Vec<A> {
+        v.iter()
+            .map(|&x| A::from_f32(f32::from_bits(x.to_f32().to_bits() & 0xffff_e000)))
+            .collect()
+    };
+    let (a_ref, b_ref) = if tf32 {
+        (truncate(&a), truncate(&b))
+    } else {
+        (a.clone(), b.clone())
+    };
+    let (reference, magnitude) = f64_with_magnitude(
+        &g,
+        &a_ref,
+        &b_ref,
+        bias.then_some(bias_host.as_slice()),
+        &c_before,
+    );
+    let steps = k.div_ceil(if tf32 { 8 } else { 16 }) as f64;
     let epilogue = bias as u32 as f64 + (beta != 0.0) as u32 as f64;
     let unit = (2.0f64).powi(-24);
     let mut worst = 0.0f64;
@@ -742,6 +762,12 @@ fn tc_bound_f16_to_f32_nn_nt_tn() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
+fn tc_bound_tf32_nn_nt_tn() {
+    tc_sweep::<f32, f32>(&[Op::Nn, Op::Nt, Op::Tn]);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
 fn tc_bound_large_shapes() {
     let ctx = context();
     let mut rng = Rng::fresh("tc large");
@@ -775,7 +801,8 @@ fn tc_bound_large_shapes() {
 }
 
 /// A few small tensor-core cases, one for each kernel of the routes (dec32, dec64, mid, wide
-/// with its cluster and persistent grid, the unaligned kernel, k = 0), with bias and beta: what
+/// with its cluster and persistent grid, the unaligned kernel, k = 0, both TF32 tiles), with
+/// bias and beta: what
 /// bench/gpu-run.sh hands compute-sanitizer (memcheck, racecheck). Also checked against the
 /// bound.
 #[test]
@@ -810,6 +837,10 @@ fn tc_sanitizer_small_cases() {
         run_tc_case::<f16, f32>(&ctx, &mut rng, &case(Op::Nn, (33, 65, 47), 0, true, -0.5)),
         run_tc_case::<bf16, f32>(&ctx, &mut rng, &case(Op::Tn, (33, 65, 47), 3, false, 1.0)),
         run_tc_case::<bf16, f32>(&ctx, &mut rng, &case(Op::Nt, (7, 64, 0), 0, true, 0.0)),
+        // TF32 (tc-tf32-k8): both tiles, ragged edges, bias, beta, an odd leading dimension.
+        run_tc_case::<f32, f32>(&ctx, &mut rng, &case(Op::Nn, (33, 65, 47), 3, true, -0.5)),
+        run_tc_case::<f32, f32>(&ctx, &mut rng, &case(Op::Tn, (300, 200, 72), 0, false, 1.0)),
+        run_tc_case::<f32, f32>(&ctx, &mut rng, &case(Op::Nt, (5, 130, 0), 0, true, 0.0)),
     ];
     let ran: Vec<String> = runs
         .iter()

@@ -523,6 +523,22 @@ fn tc_tn_rows_follow_the_batch() {
     tc_tn_sweep::<f16>(&ctx);
 }
 
+/// f32 inputs under the tensor-core policy (TF32, contract tc-tf32-k8): NN with and without
+/// bias, NT, and TN accumulating into f32, every batch size.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_tf32_rows_follow_the_batch() {
+    let ctx = context();
+    let w_len = TC_NK.iter().map(|&(n, k)| n * k).max().unwrap();
+    let data = TcData::<f32>::new(&ctx, w_len);
+    for &nk in TC_NK {
+        tc_rows_follow_the_batch::<f32, f32>(&ctx, &data, Op::Nn, nk, false);
+        tc_rows_follow_the_batch::<f32, f32>(&ctx, &data, Op::Nn, nk, true);
+        tc_rows_follow_the_batch::<f32, f32>(&ctx, &data, Op::Nt, nk, false);
+        tc_rows_follow_the_batch::<f32, f32>(&ctx, &data, Op::Tn, nk, false);
+    }
+}
+
 /// 20 runs identical under the tensor-core policy: every kernel kind (dec32, dec64, mid, wide,
 /// the unaligned kernel) and every op; TN accumulating into f32 with beta = 1.
 #[test]
@@ -549,4 +565,7 @@ fn tc_twenty_runs_give_identical_bits() {
     repeat_under::<bf16, f32>(&ctx, TC, Op::Tn, (4096, 4096, 4096));
     repeat_under::<f16, f32>(&ctx, TC, Op::Tn, (64, 64, 10000));
     repeat_under::<bf16, f32>(&ctx, TC, Op::Tn, (333, 65, 1001));
+    repeat_under::<f32, f32>(&ctx, TC, Op::Nn, (100, 4096, 4096));
+    repeat_under::<f32, f32>(&ctx, TC, Op::Nn, (1000, 1000, 129));
+    repeat_under::<f32, f32>(&ctx, TC, Op::Tn, (512, 256, 4096));
 }

@@ -309,7 +309,7 @@ fn timing_explain_and_served_agree_with_the_call() {
 
     let bf16_in = DtypeTriple::new(Dtype::Bf16, Dtype::F32, Dtype::F32);
     let choice = ctx
-        .explain(ctx.policy(), Op::Nn, bf16_in, (m, n, k))
+        .explain(ctx.policy_for(Op::Nn, bf16_in), Op::Nn, bf16_in, (m, n, k))
         .unwrap();
     assert_eq!(Some(choice.kernel.id), launch.kernel);
     assert_eq!(choice.rule, launch.rule);
@@ -319,7 +319,7 @@ fn timing_explain_and_served_agree_with_the_call() {
     let served = ctx.served();
     assert!(served
         .iter()
-        .any(|s| (s.policy, s.op, s.dtype) == (ctx.policy(), Op::Nn, bf16_in)));
+        .any(|s| (s.policy, s.op, s.dtype) == (launch.policy, Op::Nn, bf16_in)));
     match ctx.explain(Policy::Exact, Op::Nn, bf16_in, (1, 1 << 31, 1)) {
         Err(e) => assert_eq!(e.kind(), "dimension_overflow"),
         Ok(c) => panic!("n = 2^31 explained as {c}"),

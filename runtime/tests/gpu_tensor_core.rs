@@ -616,3 +616,141 @@ fn coresident_ctas_and_the_persistent_cap() {
     );
     ctx.set_max_persistent_ctas(None);
 }
+
+/// The initial default (`DefaultPolicy::ByDtype`): bf16 and f16 calls that name no policy run
+/// the tensor-core kernels where the tier routes their (op, dtype), f32 calls stay exact (TF32
+/// only when asked for), and a half combination the tensor-core policy does not route (TN
+/// writing bf16) stays exact, through the half fallback. A package recorded under the default
+/// is refused once the default changes, and replays again when it is restored.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn the_default_policy_is_tensor_core_for_half_inputs_only() {
+    let ctx = Context::new(0).unwrap_or_else(|e| panic!("a CUDA device is needed: {e}"));
+    assert_eq!(ctx.policy(), DefaultPolicy::ByDtype);
+    let (m, n, k) = (3usize, 64usize, 40usize);
+    let mut rng = Rng::fresh("default policy");
+    let bf = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
+    let f32s = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+    let tc_routes_bf16 = ctx.route(TC, Op::Nn, bf, 1, 1, 1).is_some();
+    let want_half = if tc_routes_bf16 { TC } else { Policy::Exact };
+    assert_eq!(ctx.policy_for(Op::Nn, bf), want_half);
+    assert_eq!(ctx.policy_for(Op::Nn, f32s), Policy::Exact);
+
+    let xh = ctx.upload(&rng.vec::<bf16>(m * k)).unwrap();
+    let wh = ctx.upload(&rng.vec::<bf16>(k * n)).unwrap();
+    let mut yh = ctx.alloc::<bf16>(m * n).unwrap();
+    let l = ctx
+        .gemm(GemmRequest::new(
+            Op::Nn,
+            (m, n, k),
+            xh.mat(k),
+            wh.mat(n),
+            yh.mat_mut(n),
+        ))
+        .unwrap();
+    assert_eq!(l.policy, want_half);
+    if let Some(info) = l.kernel.and_then(kernel) {
+        let contract = if tc_routes_bf16 { "tc-k16" } else { "fma-k256" };
+        assert_eq!(info.contract, contract, "{}", info.name);
+    }
+    let by_default = ctx.download(&yh).unwrap();
+    // The same call naming the resolved policy gives the same bits.
+    ctx.gemm(
+        GemmRequest::new(Op::Nn, (m, n, k), xh.mat(k), wh.mat(n), yh.mat_mut(n))
+            .with_policy(want_half),
+    )
+    .unwrap();
+    assert_eq!(
+        ctx.download(&yh)
+            .unwrap()
+            .iter()
+            .map(|v| bits(*v))
+            .collect::<Vec<_>>(),
+        by_default.iter().map(|v| bits(*v)).collect::<Vec<_>>()
+    );
+
+    let xf = ctx.upload(&rng.vec::<f32>(m * k)).unwrap();
+    let wf = ctx.upload(&rng.vec::<f32>(k * n)).unwrap();
+    let mut yf = ctx.alloc::<f32>(m * n).unwrap();
+    let l = ctx
+        .gemm(GemmRequest::new(
+            Op::Nn,
+            (m, n, k),
+            xf.mat(k),
+            wf.mat(n),
+            yf.mat_mut(n),
+        ))
+        .unwrap();
+    assert_eq!(l.policy, Policy::Exact, "f32 never runs as TF32 by default");
+
+    // TN writing bf16: no tensor-core route of its own, and TF32 may not take half inputs.
+    let mut dw = ctx.alloc::<bf16>(m * n).unwrap();
+    let l = ctx
+        .gemm(
+            GemmRequest::new(Op::Tn, (m, n, k), xh.mat(m), wh.mat(n), dw.mat_mut(n)).with_beta(1.0),
+        )
+        .unwrap();
+    assert_eq!(l.policy, Policy::Exact);
+    assert!(l.half_fallback);
+
+    // A fixed default for every dtype, and back.
+    ctx.set_policy(Policy::Exact);
+    assert_eq!(ctx.policy_for(Op::Nn, bf), Policy::Exact);
+    ctx.set_policy(DefaultPolicy::ByDtype);
+    assert_eq!(ctx.policy_for(Op::Nn, bf), want_half);
+
+    // A package of a call that took the default.
+    struct Step<'a> {
+        x: Mat<'a, bf16>,
+        w: Mat<'a, bf16>,
+        y: &'a mut DeviceBuffer<bf16>,
+        dims: (usize, usize, usize),
+    }
+    impl Request for Step<'_> {
+        fn run<O: Observer>(&mut self, ctx: &Context, obs: &mut O) -> Result<(), GemmError> {
+            let req = GemmRequest::new(
+                Op::Nn,
+                self.dims,
+                self.x,
+                self.w,
+                self.y.mat_mut(self.dims.1),
+            );
+            ctx.gemm_observed(req, obs).map(|_| ())
+        }
+    }
+    let mut step = Step {
+        x: xh.mat(k),
+        w: wh.mat(n),
+        y: &mut yh,
+        dims: (m, n, k),
+    };
+    let manifest = ctx.record_manifest(&mut step, 4).unwrap();
+    assert_eq!(manifest.records()[0].policy, want_half);
+    let graph = ctx
+        .prepare_package(&manifest, &mut step)
+        .unwrap()
+        .capture(&ctx)
+        .unwrap();
+    graph.replay(&ctx).unwrap();
+    if tc_routes_bf16 {
+        ctx.set_policy(Policy::Exact);
+        assert!(matches!(
+            graph.replay(&ctx),
+            Err(PackageError::PolicyChanged {
+                then: TC,
+                now: Policy::Exact
+            })
+        ));
+        ctx.set_policy(DefaultPolicy::ByDtype);
+    }
+    graph.replay(&ctx).unwrap();
+    ctx.synchronize().unwrap();
+    assert_eq!(
+        ctx.download(&yh)
+            .unwrap()
+            .iter()
+            .map(|v| bits(*v))
+            .collect::<Vec<_>>(),
+        by_default.iter().map(|v| bits(*v)).collect::<Vec<_>>()
+    );
+}

@@ -192,9 +192,20 @@ fn bad_calls_are_refused_and_write_nothing() {
             )
         },
     );
-    // A policy the tier has no route for (no tensor-core family yet).
+    // A (policy, op, dtype) without a route: TN writing bf16 under the tensor-core policy. Its
+    // f32 route is TF32 (contract tc-tf32-k8, defined for f32 inputs only), so the half
+    // fallback may not widen into it.
     ctx.set_policy(Policy::TensorCore);
-    let r = nn(a.mat(k), b.mat(n), c.mat_mut(n), (m, n, k));
+    let r = ctx.gemm(
+        GemmRequest::new(
+            Op::Tn,
+            (m, n, k),
+            a_half.mat(m),
+            b_half.mat(n),
+            c_half.mat_mut(n),
+        )
+        .with_beta(1.0),
+    );
     ctx.set_policy(Policy::Exact);
     expect("no route", r, |e| {
         matches!(

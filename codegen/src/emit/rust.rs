@@ -370,7 +370,8 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
     });
     let contracts = plan.specs.contracts.values().map(|c| {
         let (name, doc) = (&c.name, &c.doc);
-        quote! { ContractInfo { name: #name, doc: #doc } }
+        let inputs = c.inputs.iter().map(|&d| dtype_tokens(d));
+        quote! { ContractInfo { name: #name, doc: #doc, inputs: &[#(#inputs),*] } }
     });
     let kernels = plan.kernels.iter().map(|k| kernel_info(plan, k));
     let conversions = plan.conversions.iter().map(|c| conversion_info(plan, c));

@@ -149,13 +149,13 @@ fn compare(
 }
 
 /// Runs the MLP on `ctx` under the exact policy and (where the tier routes it) the
-/// tensor-core policy; an error when row 0 differs between batch 1 and batch 37.
+/// tensor-core policy, each named per call; an error when row 0 differs between batch 1 and
+/// batch 37.
 pub fn run(ctx: &Context) -> Result<(), Box<dyn std::error::Error>> {
     let mlp = Mlp::new(ctx)?;
     let batch = 37;
     let inputs = values(42, batch * D_IN); // row 0 is the request we follow
-                                           // The context's default policy (exact).
-    let exact = compare(ctx, &mlp, &inputs, batch, None)?;
+    let exact = compare(ctx, &mlp, &inputs, batch, Some(Policy::Exact))?;
     // The tensor-core policy, named by each request.
     let bf = gemm_runtime::DtypeTriple::new(
         gemm_runtime::Dtype::Bf16,

@@ -36,9 +36,47 @@ pub(super) fn resolve_contract(
         );
         return None;
     }
+    let inputs = match &r.inputs {
+        None => Dtype::ALL.to_vec(),
+        Some(words) if words.is_empty() => {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::ContractInputsEmpty {
+                    contract: name.to_string(),
+                },
+            );
+            return None;
+        }
+        Some(words) => {
+            let mut inputs = Vec::new();
+            for w in words {
+                match w.parse::<Dtype>() {
+                    Ok(d) if !inputs.contains(&d) => inputs.push(d),
+                    Ok(_) => {
+                        sink.push(
+                            at.clone(),
+                            SpecErrorKind::UnknownWord(format!(
+                                "contract {name}: input `{w}` is listed twice"
+                            )),
+                        );
+                        return None;
+                    }
+                    Err(e) => {
+                        sink.push(
+                            at.clone(),
+                            SpecErrorKind::UnknownWord(format!("contract {name}: inputs: {e}")),
+                        );
+                        return None;
+                    }
+                }
+            }
+            inputs
+        }
+    };
     Some(Contract {
         name: name.to_string(),
         doc: r.doc.clone(),
         accumulator,
+        inputs,
     })
 }

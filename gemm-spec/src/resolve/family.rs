@@ -11,7 +11,7 @@ use crate::load::ParsedFile;
 use crate::model::*;
 use crate::raw::RawFamily;
 use crate::templates::TemplateKind;
-use crate::vocab::{DtypeTriple, Op, Policy};
+use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 
 pub(super) fn resolve_family(
     sink: &mut Sink,
@@ -270,6 +270,7 @@ pub(super) fn resolve_family(
         }
     }
     let contract_acc = specs.contracts.get(&raw.contract).map(|c| c.accumulator);
+    let contract_inputs = specs.contracts.get(&raw.contract).map(|c| &c.inputs);
     let mut variants = Vec::new();
     for (op_word, dtypes) in &raw.variants {
         let list_at = f_at(dtypes.span());
@@ -320,19 +321,45 @@ pub(super) fn resolve_family(
                         contract_acc: contract_acc.map(|a| a.to_string()).unwrap_or_default(),
                     },
                 ),
-                Ok(d) if template
-                    .and_then(|g| g.operand_bytes)
-                    .is_some_and(|b| b != d.ab.size_bytes()) =>
+                Ok(d)
+                    if template.is_some_and(|g| {
+                        !g.operand_bytes.is_empty() && !g.operand_bytes.contains(&d.ab.size_bytes())
+                    }) =>
                 {
+                    let allowed = template.map_or(&[][..], |g| g.operand_bytes);
+                    let sizes: Vec<String> = allowed.iter().map(|b| b.to_string()).collect();
+                    let names: Vec<&str> = Dtype::ALL
+                        .iter()
+                        .filter(|d| allowed.contains(&d.size_bytes()))
+                        .map(|d| d.as_str())
+                        .collect();
                     mismatch(
                         sink,
                         &d_at,
                         format!(
-                            "takes A and B of {} bytes an element (bf16, f16); the family lists variant {op} {d}",
-                            template.and_then(|g| g.operand_bytes).unwrap_or_default()
+                            "takes A and B of {} bytes an element ({}); the family lists variant {op} {d}",
+                            sizes.join(" or "),
+                            names.join(", ")
                         ),
                     )
                 }
+                Ok(d) if contract_inputs.is_some_and(|ins| !ins.contains(&d.ab)) => sink.push(
+                    d_at,
+                    SpecErrorKind::VariantInputs {
+                        family: name.to_string(),
+                        op: op.to_string(),
+                        dtype: d.to_string(),
+                        contract: raw.contract.clone(),
+                        inputs: contract_inputs
+                            .map(|ins| {
+                                ins.iter()
+                                    .map(|d| d.to_string())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            })
+                            .unwrap_or_default(),
+                    },
+                ),
                 Ok(d) => variants.push((op, d)),
                 Err(e) => sink.push(d_at, SpecErrorKind::UnknownWord(e.to_string())),
             }

@@ -44,10 +44,10 @@ pub fn shared_bytes_for(family: &Family, tile: &Tile, d: DtypeTriple) -> u64 {
                 .saturating_mul(elem),
             SharedTerm::Alignment => SHARED_ALIGNMENT_SLACK,
             SharedTerm::Barriers => (tile.stages() as u64).saturating_mul(BARRIER_BYTES_PER_STAGE),
+            // Rows of k elements padded by 16 bytes (8 halves, 4 floats).
             SharedTerm::PaddedStep => m
                 .saturating_add(n)
-                .saturating_mul(k.saturating_add(8))
-                .saturating_mul(elem),
+                .saturating_mul(k.saturating_mul(elem).saturating_add(16)),
             SharedTerm::CStaging => {
                 let consumers = match &tile.params {
                     TileParams::WgmmaTma(p) => p.consumers as u64,

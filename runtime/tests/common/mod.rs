@@ -1,7 +1,7 @@
 //! Shared helpers of the GPU tests: random data (never zeros), poison, bit comparison.
 #![allow(dead_code)]
 
-use gemm_runtime::{Context, Element};
+use gemm_runtime::{Context, Element, Policy};
 
 /// SplitMix64: small, seedable, good enough for test data.
 pub struct Rng(u64);
@@ -57,6 +57,11 @@ pub fn bits<T: Element>(v: T) -> u32 {
     v.to_f32().to_bits()
 }
 
+/// A context whose default policy is pinned to `Exact`: these suites check the exact kernels
+/// (fma-k256) through calls that name no policy, and the tensor-core tests name theirs per
+/// call. The initial default (`DefaultPolicy::ByDtype`) has its own test in gpu_tensor_core.
 pub fn context() -> Context {
-    Context::new(0).unwrap_or_else(|e| panic!("a CUDA device is needed: {e}"))
+    let ctx = Context::new(0).unwrap_or_else(|e| panic!("a CUDA device is needed: {e}"));
+    ctx.set_policy(Policy::Exact);
+    ctx
 }
