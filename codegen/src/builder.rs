@@ -361,6 +361,7 @@ pub static {name}: ::gemm_runtime::KernelSet =\n\
         resources: &{module}::RESOURCES,\n\
         cubins_present: {module}::CUBINS_PRESENT,\n\
         abi_layouts: &{module}::ABI_LAYOUTS,\n\
+        ptx: &{module}::TIER_PTX,\n\
         dispatch: {module}::dispatch,\n\
         tier_for_capability: {module}::tier_for_capability,\n\
     }});\n\
@@ -377,14 +378,22 @@ mod {module} {{\n\
         }};\n\
     }}\n\
 \n\
+    macro_rules! ptx {{\n\
+        ($tier:literal, $module:literal) => {{\n\
+            include_str!(concat!({cubins}, \"/\", $tier, \"/\", $module, \".ptx\"))\n\
+        }};\n\
+    }}\n\
+\n\
     include!({kernels});\n\
     include!({dispatch});\n\
     include!({resources});\n\
+    include!({ptx});\n\
 {abi}}}\n",
         version = env!("CARGO_PKG_VERSION"),
         kernels = rust("kernels.rs"),
         dispatch = rust("dispatch.rs"),
         resources = rust("resources.rs"),
+        ptx = rust("ptx.rs"),
         abi = abi_layouts_rust("ABI_LAYOUTS", specs)
             .lines()
             .map(|l| format!("    {l}\n"))
@@ -420,7 +429,7 @@ mod tests {
         );
         assert!(text.contains("mod __gemm_kernels_tiny"), "{text}");
         // Nothing in it or in the tables it includes names the including crate's root.
-        for f in ["kernels.rs", "dispatch.rs", "resources.rs"] {
+        for f in ["kernels.rs", "dispatch.rs", "resources.rs", "ptx.rs"] {
             let t = std::fs::read_to_string(built.out.join("rust").join(f)).unwrap();
             assert!(!t.contains("crate::"), "{f} names crate::");
         }

@@ -10,6 +10,7 @@ use crate::modules::ModuleCache;
 use crate::registry::Registry;
 use crate::scratch::Scratch;
 use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy, TierInfo};
+use crate::tier_choice::{DeviceCaps, TierChoice, TierCode, TierSelection};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -67,6 +68,10 @@ pub struct Context {
     pub(crate) kernels: &'static KernelSet,
     /// The tier of `kernels` serving the device.
     pub(crate) tier: &'static TierInfo,
+    /// How the tier was chosen and whether it runs from cubins or PTX.
+    selection: TierSelection,
+    /// What the tier choice knew of the device.
+    device: DeviceCaps,
     /// The device's modules and functions, shared by all its streams.
     modules: Arc<ModuleCache>,
     pub(crate) registry: Arc<Registry>,
@@ -87,6 +92,7 @@ impl std::fmt::Debug for Context {
             .field("ordinal", &self.ordinal)
             .field("kernels", &self.kernels.name())
             .field("tier", &self.tier.name)
+            .field("code", &self.selection.code)
             .field("mode", &self.mode())
             .field("policy", &self.policy())
             .finish()
@@ -95,8 +101,11 @@ impl std::fmt::Debug for Context {
 
 impl Context {
     /// Opens device `ordinal` with a new stream, serving the runtime's own kernels
-    /// ([`KernelSet::shipped`]). Errors (never panics) when no driver is present, no tier
-    /// serves the device, or the build carries no cubins.
+    /// ([`KernelSet::shipped`]) on the tier its compute capability picks (its cubins), or, on
+    /// a device newer than every tier, the newest tier with PTX at or below it, JIT-compiled
+    /// by the driver ([`TierChoice::Auto`]; [`tier_selection`](Self::tier_selection) says
+    /// which). Errors (never panics) when no driver is present, no tier serves the device, or
+    /// the build carries no cubins.
     pub fn new(ordinal: usize) -> Result<Context, GemmError> {
         Context::with_kernels(ordinal, KernelSet::shipped())
     }
@@ -113,6 +122,37 @@ impl Context {
     /// let ctx = gemm_runtime::Context::with_kernels(0, &KERNELS)?;
     /// ```
     pub fn with_kernels(ordinal: usize, kernels: &'static KernelSet) -> Result<Context, GemmError> {
+        Context::open(ordinal, kernels, TierChoice::Auto)
+    }
+
+    /// Opens device `ordinal` on the shipped kernels' tier named `tier` (`"sm80"`) instead of
+    /// the one its capability picks: to run a portable tier on newer hardware (its PTX,
+    /// JIT-compiled by the driver, where its cubins do not load), or to pin one. Refused with
+    /// [`GemmError::TierNotRunnable`] when the device cannot run that tier (older than it, an
+    /// arch-specific tier of another capability, too little shared memory) and with
+    /// [`GemmError::UnknownTier`] for a name the set lacks; [`tier_selection`](Self::tier_selection)
+    /// says what was loaded.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), gemm_runtime::GemmError> {
+    /// let ctx = gemm_runtime::Context::with_tier(0, "sm80")?;
+    /// println!("{}", ctx.tier_selection()); // on an H200: tier sm80 (8.0) from its PTX (compute_80, ...)
+    /// # Ok(()) }
+    /// ```
+    pub fn with_tier(ordinal: usize, tier: &str) -> Result<Context, GemmError> {
+        Context::open(ordinal, KernelSet::shipped(), TierChoice::named(tier))
+    }
+
+    /// Opens device `ordinal` with a new stream on `kernels`, its tier picked by `choice`
+    /// ([`TierChoice::Auto`]: as [`with_kernels`](Self::with_kernels); named: as
+    /// [`with_tier`](Self::with_tier) on any set). Errors (never panics) when the runtime
+    /// cannot serve the set, no driver is present, the choice finds no tier the device can run,
+    /// or the set carries no code (cubins or PTX) for it.
+    pub fn open(
+        ordinal: usize,
+        kernels: &'static KernelSet,
+        choice: TierChoice,
+    ) -> Result<Context, GemmError> {
         kernels.check()?;
         // SAFETY: only probes whether the driver library can be opened.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -120,27 +160,21 @@ impl Context {
         }
         let cuda = CudaContext::new(ordinal)?;
         let (major, minor) = cuda.compute_capability()?;
-        let (major, minor) = (major as u32, minor as u32);
-        let tier =
-            kernels
-                .tier_for_capability((major, minor))
-                .ok_or_else(|| GemmError::NoTier {
-                    ordinal,
-                    major,
-                    minor,
-                    tiers: kernels
-                        .tiers()
-                        .iter()
-                        .map(|t| {
-                            format!(
-                                "{} ({}.{})",
-                                t.name, t.compute_capability.0, t.compute_capability.1
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                })?;
-        if !kernels.cubins_present() || !tier.has_cubins() {
+        let shared = cuda.attribute(
+            cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+        )?;
+        let device = DeviceCaps {
+            ordinal,
+            capability: (major as u32, minor as u32),
+            max_shared_bytes: u32::try_from(shared).unwrap_or(0),
+        };
+        let selection = kernels.choose_tier(device, &choice)?;
+        let tier = selection.tier;
+        let code_present = match selection.code {
+            TierCode::Cubin => tier.has_cubins(),
+            TierCode::Ptx { .. } => kernels.ptx(tier.id).is_some_and(|p| p.has_ptx()),
+        };
+        if !kernels.cubins_present() || !code_present {
             return Err(GemmError::NoCubins);
         }
         let stream = cuda.new_stream()?;
@@ -150,7 +184,9 @@ impl Context {
             stream,
             kernels,
             tier,
-            modules: Arc::new(ModuleCache::new(kernels, tier)),
+            selection,
+            device,
+            modules: Arc::new(ModuleCache::new(kernels, tier, selection.code)),
             registry: Arc::new(Registry::new()),
             mode: Mutex::new(Mode::default()),
             policy: Mutex::new(DefaultPolicy::ByDtype),
@@ -174,6 +210,8 @@ impl Context {
             stream: self.cuda.new_stream()?,
             kernels: self.kernels,
             tier: self.tier,
+            selection: self.selection,
+            device: self.device,
             modules: self.modules.clone(),
             registry: self.registry.clone(),
             mode: Mutex::new(self.mode()),
@@ -188,6 +226,19 @@ impl Context {
     /// The tier serving this device (a tier of [`kernels`](Self::kernels)).
     pub fn tier(&self) -> &'static TierInfo {
         self.tier
+    }
+
+    /// The tier serving this device, how it was chosen (by capability or by name) and whether
+    /// it runs from its cubins or from its PTX, JIT-compiled by the driver (a device newer than
+    /// every tier, or a tier named on newer hardware). Its `Display` says all three.
+    pub fn tier_selection(&self) -> TierSelection {
+        self.selection
+    }
+
+    /// The device as the tier choice saw it: ordinal, compute capability, shared memory a
+    /// block (what [`KernelSet::choose_tier`] takes).
+    pub fn device_caps(&self) -> DeviceCaps {
+        self.device
     }
 
     /// The kernel set this context serves: its routes, and the tables its kernel ids index

@@ -54,6 +54,26 @@ pub enum GemmError {
         minor: u32,
         tiers: String,
     },
+    /// A tier override names no tier of the kernel set.
+    #[error("no tier named {name:?} in this kernel set; it defines {tiers}")]
+    UnknownTier { name: String, tiers: String },
+    /// A tier override names a tier the device cannot run.
+    #[error("tier {tier} (compute capability {}.{}) cannot run on this device of {}.{}: {reason}", tier_capability.0, tier_capability.1, device_capability.0, device_capability.1)]
+    TierNotRunnable {
+        tier: &'static str,
+        tier_capability: (u32, u32),
+        device_capability: (u32, u32),
+        reason: crate::tier_choice::NotRunnable,
+    },
+    /// The driver could not JIT-compile a module of the tier's PTX (a driver older than the
+    /// CUDA that wrote the PTX refuses its ISA version).
+    #[error("the driver could not JIT-compile the {target} PTX of tier {tier}'s module {module}: {source}; a driver at least as new as the build's CUDA (13.0) is needed")]
+    PtxJit {
+        tier: &'static str,
+        module: &'static str,
+        target: &'static str,
+        source: cudarc::driver::DriverError,
+    },
     /// A CUDA driver call failed.
     #[error("CUDA driver call failed: {0}")]
     Driver(#[from] cudarc::driver::DriverError),
@@ -246,6 +266,9 @@ impl GemmError {
             GemmError::RangeOutOfBounds { .. } => "range_out_of_bounds",
             GemmError::ExternalOverrun { .. } => "external_overrun",
             GemmError::KernelSet(_) => "kernel_set",
+            GemmError::UnknownTier { .. } => "unknown_tier",
+            GemmError::TierNotRunnable { .. } => "tier_not_runnable",
+            GemmError::PtxJit { .. } => "ptx_jit",
         }
     }
 }
@@ -379,6 +402,22 @@ pub(crate) mod tests {
                 resources: 0,
                 kernels: 1,
             }),
+            GemmError::UnknownTier {
+                name: "x".into(),
+                tiers: "t (8.0)".into(),
+            },
+            GemmError::TierNotRunnable {
+                tier: "t",
+                tier_capability: (9, 0),
+                device_capability: (8, 0),
+                reason: crate::tier_choice::NotRunnable::DeviceOlder,
+            },
+            GemmError::PtxJit {
+                tier: "t",
+                module: "m",
+                target: "compute_80",
+                source: cudarc::driver::DriverError(CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
+            },
         ]
     }
 
@@ -416,9 +455,12 @@ pub(crate) mod tests {
             GemmError::RangeOutOfBounds { .. } => 28,
             GemmError::ExternalOverrun { .. } => 29,
             GemmError::KernelSet(_) => 30,
+            GemmError::UnknownTier { .. } => 31,
+            GemmError::TierNotRunnable { .. } => 32,
+            GemmError::PtxJit { .. } => 33,
         }
     }
-    const VARIANTS: usize = 31;
+    const VARIANTS: usize = 34;
 
     #[test]
     fn every_variant_is_listed_and_has_a_distinct_snake_case_kind() {

@@ -5,7 +5,7 @@
 
 use crate::table::{
     ContractInfo, ConversionId, ConversionInfo, Dtype, DtypeTriple, GridKind, KernelId, KernelInfo,
-    KernelResources, Op, Policy, RouteHit, TierId, TierInfo,
+    KernelResources, Op, Policy, RouteHit, TierId, TierInfo, TierPtx,
 };
 use thiserror::Error;
 
@@ -39,6 +39,10 @@ pub struct KernelSetParts {
     /// `gemm_codegen::builder::abi_layouts` writes them: launches bind through the runtime's
     /// own structs, so each one a kernel names must have the runtime's layout.
     pub abi_layouts: &'static [(&'static str, &'static str)],
+    /// The embedded PTX of every tier that has it (`rust/ptx.rs`'s `TIER_PTX`), each with its
+    /// units in the order of its tier's modules: what a device newer than every tier, or a
+    /// context opened on a tier whose cubin the device cannot load, JIT-compiles.
+    pub ptx: &'static [TierPtx],
     /// The route tables.
     pub dispatch: DispatchFn,
     /// The tier selection.
@@ -93,6 +97,14 @@ pub enum KernelSetError {
     /// A tier's kernel or conversion range, or a kernel's module, points outside the tables.
     #[error("kernel set {set}: {what} is outside its table")]
     OutOfRange { set: &'static str, what: String },
+    /// A tier's PTX is not the tier's: its index names another tier, or its units are not the
+    /// tier's modules in their order (the PTX table was not generated with the tiers).
+    #[error("kernel set {set}: the PTX of tier {tier} {what}")]
+    Ptx {
+        set: &'static str,
+        tier: &'static str,
+        what: &'static str,
+    },
     /// The resource table does not have one row a kernel.
     #[error("kernel set {set}: {resources} resource rows for {kernels} kernels")]
     Resources {
@@ -164,6 +176,15 @@ impl KernelSet {
     /// (ABI struct name, layout) of every argument struct the set was built with.
     pub fn abi_layouts(&self) -> &'static [(&'static str, &'static str)] {
         self.parts.abi_layouts
+    }
+
+    /// The embedded PTX of `tier`, when the set carries PTX for it (none for a tier built on an
+    /// arch-specific instruction, such as sm90a's wgmma).
+    pub fn ptx(&self, tier: TierId) -> Option<&'static TierPtx> {
+        self.parts
+            .ptx
+            .iter()
+            .find(|p| p.tier_index == tier.0 as usize)
     }
 
     /// The route tables: the first route of (tier, policy, op, dtype) whose m, n and k
@@ -311,6 +332,25 @@ impl KernelSet {
                 )));
             }
         }
+        // A tier's PTX units are loaded by the index of its modules: same count, same order.
+        for x in p.ptx {
+            let ptx = |what| KernelSetError::Ptx {
+                set,
+                tier: x.tier,
+                what,
+            };
+            let Some(t) = p.tiers.get(x.tier_index).filter(|t| t.name == x.tier) else {
+                return Err(ptx("names another tier's index"));
+            };
+            let same = t.modules.len() == x.modules.len()
+                && t.modules
+                    .iter()
+                    .zip(x.modules)
+                    .all(|(m, u)| m.name == u.name);
+            if !same {
+                return Err(ptx("does not list the tier's modules in their order"));
+            }
+        }
         let in_tier = |tier: TierId, module: u16| {
             p.tiers
                 .get(tier.0 as usize)
@@ -435,6 +475,37 @@ mod tests {
                 ..
             })
         ));
+        // PTX whose units are not its tier's modules, or whose index names another tier.
+        let mut parts = shipped_parts();
+        if let Some(first) = parts.ptx.first() {
+            static WRONG: [crate::table::TierPtx; 1] = [crate::table::TierPtx {
+                tier: "no-such-tier",
+                tier_index: 0,
+                target: "compute_80",
+                modules: &[],
+            }];
+            parts.ptx = &WRONG;
+            assert!(matches!(
+                KernelSet::from_parts(parts).check(),
+                Err(KernelSetError::Ptx { .. })
+            ));
+            let real = &shipped_parts().tiers[first.tier_index];
+            static NO_UNITS: std::sync::OnceLock<[crate::table::TierPtx; 1]> =
+                std::sync::OnceLock::new();
+            let no_units = NO_UNITS.get_or_init(|| {
+                [crate::table::TierPtx {
+                    tier: real.name,
+                    tier_index: first.tier_index,
+                    target: first.target,
+                    modules: &[],
+                }]
+            });
+            parts.ptx = no_units;
+            assert!(matches!(
+                KernelSet::from_parts(parts).check(),
+                Err(KernelSetError::Ptx { what, .. }) if what.contains("modules")
+            ));
+        }
         // An empty set is consistent, and serves nothing.
         let empty = KernelSet::from_parts(KernelSetParts {
             name: "empty",
@@ -445,6 +516,7 @@ mod tests {
             resources: &[],
             cubins_present: false,
             abi_layouts: &[],
+            ptx: &[],
             dispatch: no_route,
             tier_for_capability: no_tier,
         });

@@ -156,6 +156,7 @@ mod scratch;
 mod served;
 pub mod table;
 mod tensor_map;
+mod tier_choice;
 mod timer;
 
 /// The cudarc this crate is built on, so a caller uses the same version (its stream, events,
@@ -183,6 +184,7 @@ pub use tensor_map::{
     check_tma, TensorMapBytes, TensorMapKey, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM,
     TMA_MAX_STRIDE_BYTES,
 };
+pub use tier_choice::{DeviceCaps, NotRunnable, TierChoice, TierCode, TierSelection};
 pub use timer::Timer;
 
 /// Code generated from the specs at build time (`@generated`; see `build.rs`).
@@ -205,10 +207,25 @@ pub mod generated {
         };
     }
 
+    /// The embedded PTX of one compile unit of a portable tier (empty without cubins).
+    macro_rules! ptx {
+        ($tier:literal, $module:literal) => {
+            include_str!(concat!(
+                env!("OUT_DIR"),
+                "/gemm-aot/cubins/",
+                $tier,
+                "/",
+                $module,
+                ".ptx"
+            ))
+        };
+    }
+
     include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/abi.rs"));
     include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/kernels.rs"));
     include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/dispatch.rs"));
     include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/resources.rs"));
+    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/ptx.rs"));
     // (ABI struct, layout) of every argument struct this runtime binds (see `build.rs`).
     include!(concat!(env!("OUT_DIR"), "/abi_layouts.rs"));
 
@@ -222,6 +239,7 @@ pub mod generated {
         resources: &RESOURCES,
         cubins_present: CUBINS_PRESENT,
         abi_layouts: &ABI_LAYOUTS,
+        ptx: &TIER_PTX,
         dispatch,
         tier_for_capability,
     });
@@ -229,12 +247,12 @@ pub mod generated {
 
 pub use generated::{
     bind_abi, dispatch, ConvertArgs, GemmArgs, TcGemmArgs, CONTRACTS, CONVERSIONS, CUBINS_PRESENT,
-    KERNELS, RESOURCES, TIERS,
+    KERNELS, RESOURCES, TIERS, TIER_PTX,
 };
 pub use table::{
     contract_of, contract_takes, conversion, conversion_for, kernel, resources, tier_by_name,
     tier_for_capability, ArgSources, BoundArgs, ContractInfo, ConversionId, ConversionInfo,
     ConversionKind, Dtype, DtypeTriple, GridKind, KernelId, KernelInfo, KernelRef, KernelResources,
-    ModuleInfo, Op, Policy, RouteHit, TensorMap, TensorMapPlan, TierId, TierInfo, TileParams,
-    TileShape,
+    ModuleInfo, Op, Policy, PtxModule, RouteHit, TensorMap, TensorMapPlan, TierId, TierInfo,
+    TierPtx, TileParams, TileShape,
 };

@@ -1,11 +1,13 @@
 //! The loaded modules and functions of one device: one module a compile unit of the tier,
-//! loaded from its embedded cubin on first use, and every function looked up once. Shared by
+//! loaded on first use from its embedded cubin, or from its PTX (JIT-compiled by the driver)
+//! when the context's tier runs from PTX, and every function looked up once. Shared by
 //! all the streams ([`Context::new_stream`](crate::Context::new_stream)) of a device, so a
 //! new stream loads nothing and a server's workers do not each hold a copy of every cubin.
 
 use crate::error::GemmError;
 use crate::kernel_set::KernelSet;
 use crate::table::{KernelRef, TierInfo};
+use crate::tier_choice::TierCode;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -14,6 +16,8 @@ pub(crate) struct ModuleCache {
     /// The set the tier and every kernel id belong to.
     set: &'static KernelSet,
     tier: &'static TierInfo,
+    /// Whether the modules load from the tier's cubins or its PTX.
+    code: TierCode,
     /// One slot a module of the tier (`TierInfo::modules`), loaded on first use.
     modules: Vec<OnceLock<Arc<CudaModule>>>,
     /// Read on every launch from every stream: a read lock, so workers do not serialize.
@@ -25,10 +29,11 @@ pub(crate) struct ModuleCache {
 }
 
 impl ModuleCache {
-    pub(crate) fn new(set: &'static KernelSet, tier: &'static TierInfo) -> Self {
+    pub(crate) fn new(set: &'static KernelSet, tier: &'static TierInfo, code: TierCode) -> Self {
         ModuleCache {
             set,
             tier,
+            code,
             modules: tier.modules.iter().map(|_| OnceLock::new()).collect(),
             functions: RwLock::new(HashMap::new()),
             loading: Mutex::new(()),
@@ -39,6 +44,37 @@ impl ModuleCache {
     /// Modules loaded so far.
     pub(crate) fn loaded_modules(&self) -> usize {
         self.loads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Loads module `index` of the tier from its cubin, or JIT-compiles its PTX.
+    fn load(
+        &self,
+        cuda: &Arc<CudaContext>,
+        index: usize,
+        name: &'static str,
+        cubin: &'static [u8],
+    ) -> Result<Arc<CudaModule>, GemmError> {
+        let TierCode::Ptx { target } = self.code else {
+            return Ok(cuda.load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec()))?);
+        };
+        let unit = self
+            .set
+            .ptx(self.tier.id)
+            .and_then(|p| p.modules.get(index))
+            .filter(|u| u.name == name && !u.ptx.is_empty())
+            .ok_or(GemmError::NoCubins)?;
+        // cuModuleLoadData takes PTX as NUL-terminated text (passed as an image: no CString,
+        // so no panic on a stray NUL; the driver would refuse the text instead).
+        let mut text = Vec::with_capacity(unit.ptx.len() + 1);
+        text.extend_from_slice(unit.ptx.as_bytes());
+        text.push(0);
+        cuda.load_module(cudarc::nvrtc::Ptx::from_binary(text))
+            .map_err(|source| GemmError::PtxJit {
+                tier: self.tier.name,
+                module: name,
+                target,
+                source,
+            })
     }
 
     /// The loaded function of a kernel of the tier (its module loaded on first use).
@@ -55,7 +91,7 @@ impl ModuleCache {
         {
             return Ok(f.clone());
         }
-        let (name, shared_bytes, module, cluster) = match kernel {
+        let (name, shared_bytes, index, cluster) = match kernel {
             KernelRef::Gemm(id) => self
                 .set
                 .kernel(id)
@@ -67,8 +103,8 @@ impl ModuleCache {
         }
         .ok_or(GemmError::UnknownKernel(kernel))?;
         let (Some(slot), Some(info)) = (
-            self.modules.get(module as usize),
-            self.tier.modules.get(module as usize),
+            self.modules.get(index as usize),
+            self.tier.modules.get(index as usize),
         ) else {
             return Err(GemmError::UnknownKernel(kernel));
         };
@@ -79,8 +115,7 @@ impl ModuleCache {
                 match slot.get() {
                     Some(m) => m.clone(),
                     None => {
-                        let m =
-                            cuda.load_module(cudarc::nvrtc::Ptx::from_binary(info.cubin.to_vec()))?;
+                        let m = self.load(cuda, index as usize, info.name, info.cubin)?;
                         self.loads
                             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let _ = slot.set(m.clone());

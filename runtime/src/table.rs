@@ -138,6 +138,38 @@ impl TierInfo {
     }
 }
 
+/// The PTX of one compile unit of a tier (empty when built without cubins).
+#[derive(Debug)]
+pub struct PtxModule {
+    /// The unit's name: its family, or `conversions`.
+    pub name: &'static str,
+    /// Its PTX text, which the driver JIT-compiles for the device at load.
+    pub ptx: &'static str,
+}
+
+/// The embedded PTX of a tier none of whose families uses an arch-specific instruction: what
+/// runs on a device newer than every tier's cubin target (forward compatibility), or when a
+/// context is opened on a tier whose cubin the device cannot load.
+#[derive(Debug)]
+pub struct TierPtx {
+    /// The tier's name, as in its [`TierInfo`].
+    pub tier: &'static str,
+    /// Its index in the set's tiers.
+    pub tier_index: usize,
+    /// The virtual architecture of the PTX (`compute_80`): it JITs on devices of this compute
+    /// capability and later.
+    pub target: &'static str,
+    /// Its compile units, in the order of the tier's [`TierInfo::modules`].
+    pub modules: &'static [PtxModule],
+}
+
+impl TierPtx {
+    /// Whether every unit carries PTX text (false when built without cubins).
+    pub fn has_ptx(&self) -> bool {
+        !self.modules.is_empty() && self.modules.iter().all(|m| !m.ptx.is_empty())
+    }
+}
+
 /// A numeric contract: the reduction order every kernel claiming it follows.
 #[derive(Debug)]
 pub struct ContractInfo {

@@ -1,11 +1,11 @@
 //! `ptx.rs`: per tier that embeds PTX (`crate::ptx::ptx_target`), the PTX of each of its
 //! compile units, for a runtime to JIT on a device newer than any tier's cubin target.
 //!
-//! Self-contained: it defines its own `TierPtx` and `PtxModule` and needs from the including
-//! crate only a `ptx!(tier, module)` macro yielding the `&'static str` of
-//! `cubins/<tier>/<module>.ptx` (like `cubin!`, so the file does not depend on where it is
-//! written). A tier's `modules` are in the order of its `TierInfo::modules` in `kernels.rs`, so
-//! `KernelInfo::module` indexes both.
+//! Like `kernels.rs`, it names the runtime's table types (`TierPtx`, `PtxModule` of
+//! `gemm_runtime::table`, in scope where it is included) and needs a `ptx!(tier, module)` macro
+//! yielding the `&'static str` of `cubins/<tier>/<module>.ptx` (like `cubin!`, so the file does
+//! not depend on where it is written). A tier's `modules` are in the order of its
+//! `TierInfo::modules` in `kernels.rs`, so `KernelInfo::module` indexes both.
 
 use super::rust::format_file;
 use super::Provenance;
@@ -36,29 +36,6 @@ pub fn ptx(plan: &Plan, prov: &Provenance) -> String {
     format_file(
         prov,
         quote! {
-            /// The PTX of one compile unit (empty when the build carries no cubins).
-            #[derive(Debug)]
-            pub struct PtxModule {
-                /// The unit's name: its family, or `conversions`.
-                pub name: &'static str,
-                /// Its PTX text, for `cuModuleLoadData` / `cuModuleLoadDataEx` to JIT.
-                pub ptx: &'static str,
-            }
-
-            /// A tier that embeds PTX: none of its families uses an arch-specific instruction.
-            #[derive(Debug)]
-            pub struct TierPtx {
-                /// The tier's name, as in `TIERS`.
-                pub tier: &'static str,
-                /// Its index in `TIERS`.
-                pub tier_index: usize,
-                /// The virtual architecture of the PTX (`compute_80`): it JITs on devices of
-                /// this compute capability and later.
-                pub target: &'static str,
-                /// Its compile units, in the order of `TIERS[tier_index].modules`.
-                pub modules: &'static [PtxModule],
-            }
-
             /// Every tier that embeds PTX, in `TIERS` order.
             pub static TIER_PTX: [TierPtx; #n] = [#(#tiers),*];
 
