@@ -625,7 +625,7 @@ fn coresident_ctas_and_the_persistent_cap() {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn the_default_policy_is_tensor_core_for_half_inputs_only() {
-    let ctx = Context::new(0).unwrap_or_else(|e| panic!("a CUDA device is needed: {e}"));
+    let ctx = device_context();
     assert_eq!(ctx.policy(), DefaultPolicy::ByDtype);
     let (m, n, k) = (3usize, 64usize, 40usize);
     let mut rng = Rng::fresh("default policy");

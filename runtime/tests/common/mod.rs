@@ -57,11 +57,25 @@ pub fn bits<T: Element>(v: T) -> u32 {
     v.to_f32().to_bits()
 }
 
+/// The device's context, on the tier `GEMM_TEST_TIER` names (read when the test runs, e.g.
+/// `GEMM_TEST_TIER=sm80` to run a suite on the sm80 tier's PTX on an H200), else on the tier
+/// its capability picks.
+pub fn device_context() -> Context {
+    let ctx = match std::env::var("GEMM_TEST_TIER") {
+        Ok(tier) if !tier.is_empty() => Context::with_tier(0, &tier),
+        _ => Context::new(0),
+    }
+    .unwrap_or_else(|e| panic!("a CUDA device is needed: {e}"));
+    eprintln!("context: {}", ctx.tier_selection());
+    ctx
+}
+
 /// A context whose default policy is pinned to `Exact`: these suites check the exact kernels
 /// (fma-k256) through calls that name no policy, and the tensor-core tests name theirs per
 /// call. The initial default (`DefaultPolicy::ByDtype`) has its own test in gpu_tensor_core.
+/// On the tier `GEMM_TEST_TIER` names, if set ([`device_context`]).
 pub fn context() -> Context {
-    let ctx = Context::new(0).unwrap_or_else(|e| panic!("a CUDA device is needed: {e}"));
+    let ctx = device_context();
     ctx.set_policy(Policy::Exact);
     ctx
 }
