@@ -10,6 +10,8 @@
 //! `--policy tensor-core` benches the tensor-core kernels against cuBLAS's default bf16 and f16
 //! GEMM on the rows, with targets (see `tensor_core.rs`); `--quick` runs a subset;
 //! `--m`/`--nk` run custom rows instead, of the operation `--op nn|nt|tn` (default nn).
+//! `--tier sm80` runs a named tier instead of the device's own (its PTX, JIT-compiled, where
+//! its cubins do not load: the portable tier on newer hardware).
 
 mod overhead;
 mod sample;
@@ -70,6 +72,10 @@ struct Args {
     /// Measure host launch overhead (plain call, recording observer, bare launch) instead.
     #[arg(long)]
     launch_overhead: bool,
+    /// Run this tier of the shipped kernels (e.g. `sm80`) instead of the one the device's
+    /// capability picks: from its PTX where its cubins do not load (Context::with_tier).
+    #[arg(long)]
+    tier: Option<String>,
     /// Measure aggregate decode-GEMM throughput on 1, 2, 4 and 8 streams, one thread each,
     /// under --policy (see `streams.rs`) instead.
     #[arg(long)]
@@ -189,7 +195,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--op and --beta apply to the --m/--nk rows of --policy tensor-core only".into(),
         );
     }
-    let ctx = Context::new(0)?;
+    let ctx = match &args.tier {
+        Some(tier) => Context::with_tier(0, tier)?,
+        None => Context::new(0)?,
+    };
+    println!("{}", ctx.tier_selection());
+    // A named tier's results are filed apart from the device's own tier's.
+    let tier_tag = args
+        .tier
+        .as_ref()
+        .map(|t| format!("-{t}"))
+        .unwrap_or_default();
     let card = {
         let cuda = cudarc::driver::CudaContext::new(0)?;
         cuda.name()?
@@ -211,7 +227,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         doc["date"] = date.clone().into();
         doc["card"] = card.clone().into();
         let path = args.out.join(format!(
-            "{date}-{slug}-{}-launch-overhead.json",
+            "{date}-{slug}-{}{tier_tag}-launch-overhead.json",
             args.commit
         ));
         std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
@@ -228,7 +244,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         doc["date"] = date.clone().into();
         doc["card"] = card.clone().into();
         let path = args.out.join(format!(
-            "{date}-{slug}-{}-{}-streams.json",
+            "{date}-{slug}-{}{tier_tag}-{}-streams.json",
             args.commit, args.policy
         ));
         std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
@@ -284,9 +300,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         doc["card"] = card.clone().into();
         doc["commit"] = args.commit.clone().into();
         doc["tier"] = ctx.tier().name.into();
-        let path = args
-            .out
-            .join(format!("{date}-{slug}-{}-tensor-core.json", args.commit));
+        doc["tier_selection"] = ctx.tier_selection().to_string().into();
+        let path = args.out.join(format!(
+            "{date}-{slug}-{}{tier_tag}-tensor-core.json",
+            args.commit
+        ));
         std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
         println!("wrote {}", path.display());
         return Ok(());
@@ -340,7 +358,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "method": "one process; same buffers; alternating single launches timed with CUDA events; 3 warm-up pairs; median; rotating input sets when an input set fits in L2",
         "rows": rows,
     });
-    let path = args.out.join(format!("{date}-{slug}-{}.json", args.commit));
+    let path = args
+        .out
+        .join(format!("{date}-{slug}-{}{tier_tag}.json", args.commit));
     std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
     println!("wrote {}", path.display());
     Ok(())
