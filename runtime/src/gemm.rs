@@ -138,7 +138,8 @@ pub struct Launch {
     /// Thread-block cluster of the launch; (1, 1, 1) without clusters.
     pub cluster: (u32, u32, u32),
     /// Whether `kernel` is the route's unaligned kernel, run because an operand failed TMA's
-    /// rules (address, leading dimension) or k is 0: the same contract, the slow path.
+    /// rules (address, leading dimension), k is 0, or A or B is not 16-byte aligned (address or
+    /// leading dimension) for a cp.async kernel: the same contract, the slow path.
     pub unaligned: bool,
 }
 

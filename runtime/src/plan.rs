@@ -1,5 +1,6 @@
 //! One GEMM launch planned from a route hit: which kernel runs (the route's, or its unaligned
-//! kernel when TMA cannot take an operand or k is 0), its tensor maps, its grid (one block a
+//! kernel when TMA cannot take an operand or k is 0, or when a cp.async kernel's operands are
+//! not 16-byte aligned), its tensor maps, its grid (one block a
 //! tile, or persistent), its cluster, and its argument struct, filled by the generated
 //! `bind(&ArgSources)` of the kernel's ABI. Everything that can fail does so here, before
 //! anything is enqueued.
@@ -62,6 +63,20 @@ impl GemmPlan {
     }
 }
 
+/// Whether A's and B's addresses and leading dimensions in bytes are multiples of `align`
+/// (always, for `align` 0 or 1; an absent operand, at k = 0, has nothing to copy).
+fn operands_aligned(align: u32, ops: &Operands, stored: Stored) -> bool {
+    let align = u64::from(align.max(1));
+    let elem = stored.dtypes.0.size_bytes();
+    [(ops.a, stored.a.2), (ops.b, stored.b.2)]
+        .iter()
+        .all(|(placed, ld)| {
+            placed.is_none_or(|p| {
+                p.address.is_multiple_of(align) && (ld * elem).is_multiple_of(align)
+            })
+        })
+}
+
 /// `flags` bit: `c_map` describes C, so a kernel with a TMA-store epilogue may store through
 /// it (the template's `kGemmFlagCTensorMap`).
 const FLAG_C_TENSOR_MAP: u32 = 2;
@@ -100,8 +115,28 @@ impl Context {
             .kernels
             .kernel(hit.kernel)
             .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
-        let (kernel, maps, unaligned) = match self.encode_maps(primary, ops, stored, (m, n)) {
-            Ok(maps) => (primary, maps, false),
+        // A kernel that copies A and B in aligned chunks (cp.async) hands other operands to
+        // the route's unaligned kernel, of the same contract (without one it runs itself, its
+        // element-by-element copy: same bits). Decided by addresses and leading dimensions,
+        // never by m.
+        let unaligned_kernel = match hit.unaligned {
+            Some(id) if !operands_aligned(primary.operand_align, ops, stored) => Some(
+                self.kernels
+                    .kernel(id)
+                    .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(id)))?,
+            ),
+            _ => None,
+        };
+        let maps = match unaligned_kernel {
+            Some(kernel) => self
+                .encode_maps(kernel, ops, stored, (m, n))
+                .map(|maps| (kernel, maps, true)),
+            None => self
+                .encode_maps(primary, ops, stored, (m, n))
+                .map(|maps| (primary, maps, false)),
+        };
+        let (kernel, maps, unaligned) = match maps {
+            Ok(planned) => planned,
             // TMA cannot take an operand (its address or leading dimension; k = 0 leaves A
             // and B without elements): the route's unaligned kernel, of the same contract.
             Err(GemmError::Tma { operand, problem }) if problem.is_operand() => {

@@ -133,7 +133,7 @@ impl std::fmt::Display for RouteChoice {
         if let Some(u) = self.unaligned {
             writeln!(
                 f,
-                "  unaligned kernel {} (id {}): runs when TMA cannot take an operand, or k = 0",
+                "  unaligned kernel {} (id {}): runs when TMA cannot take an operand, or k = 0, or A or B is not 16-byte aligned for a cp.async kernel",
                 u.name, u.id.0
             )?;
         }
@@ -150,7 +150,7 @@ impl Context {
     /// The route a GEMM of `(m, n, k)` (the GEMM view) takes here, with its kernel, contract
     /// and grid; refused as the call would be for its shape alone (a dimension over `i32`,
     /// n above what the tier launches for every m, no route). Operands are not known here:
-    /// the route's unaligned kernel runs instead when TMA cannot take one. Its `Display` is
+    /// the route's unaligned kernel runs instead when TMA (or cp.async) cannot take one. Its `Display` is
     /// the matching part of `gemm-aot explain`.
     pub fn explain(
         &self,

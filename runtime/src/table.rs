@@ -316,6 +316,11 @@ pub struct KernelInfo {
     pub cluster: (u32, u32, u32),
     /// The tensor maps it reads (empty for kernels that do not load through TMA).
     pub tensor_maps: &'static [TensorMapPlan],
+    /// Bytes A's and B's addresses and leading dimensions must be multiples of for this kernel
+    /// to run at full speed (16 for cp.async chunks), or 0. Otherwise the route's unaligned
+    /// kernel runs (the kernel itself would copy element by element: same bits, slower). TMA
+    /// kernels have 0: their tensor maps' rules decide.
+    pub operand_align: u32,
     /// Threads a block.
     pub block_threads: u32,
     /// Dynamic shared memory per block.

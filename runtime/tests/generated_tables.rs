@@ -118,6 +118,43 @@ fn ids_and_ranges_are_consistent() {
     assert_eq!(RESOURCES.len(), KERNELS.len());
 }
 
+/// A kernel needs aligned operands exactly when its family's kind copies A and B in 16-byte
+/// chunks without TMA (cp.async); every route to one names an unaligned kernel of its contract
+/// that takes any alignment.
+#[test]
+fn cp_async_kernels_need_aligned_operands_and_their_routes_have_an_unaligned_kernel() {
+    let s = specs();
+    let mut aligned = 0;
+    for k in KERNELS.iter() {
+        let kind = s.families[k.family].kind;
+        let want = if kind.operand_alignment().is_some() && !kind.uses_tma() {
+            16
+        } else {
+            0
+        };
+        assert_eq!(k.operand_align, want, "{}", k.name);
+        if want == 0 {
+            continue;
+        }
+        aligned += 1;
+        let t = &TIERS[k.tier.0 as usize];
+        for m in [1u64, 16, 17, 64, 300, 4096] {
+            let Some(hit) = dispatch(t.id, k.policy, k.op, k.dtype, m, 4096, 4096) else {
+                continue;
+            };
+            if hit.kernel != k.id {
+                continue;
+            }
+            let u = hit.unaligned.and_then(kernel).expect("an unaligned kernel");
+            assert_eq!(u.operand_align, 0, "{}", u.name);
+            assert!(u.tensor_maps.is_empty(), "{}", u.name);
+            assert_eq!(u.contract, k.contract);
+        }
+    }
+    // The shipped portable tiers route the tensor-core policy to cp.async kernels.
+    assert!(aligned > 0);
+}
+
 #[test]
 fn every_tier_builds_the_half_fallback_conversions() {
     for (i, c) in CONVERSIONS.iter().enumerate() {

@@ -269,6 +269,15 @@ fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
     let smem = lit(k.shared_bytes);
     let module = lit(k.module as u64);
     let (cx, cy, cz) = (lit(k.cluster.0), lit(k.cluster.1), lit(k.cluster.2));
+    // Kernels that copy A and B in 16-byte chunks without TMA (cp.async) check alignment in
+    // the runtime; TMA kernels are checked by the rules of their tensor maps.
+    let align = lit(
+        if family.kind.operand_alignment().is_some() && !family.kind.uses_tma() {
+            16u32
+        } else {
+            0
+        },
+    );
     let maps = k.tensor_maps.iter().map(|m| {
         let field = &m.field;
         let operand = operand_tokens(m.operand);
@@ -292,6 +301,7 @@ fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
             grid: #grid,
             cluster: (#cx, #cy, #cz),
             tensor_maps: &[#(#maps),*],
+            operand_align: #align,
             block_threads: #threads,
             shared_bytes: #smem,
             abi: #abi,
