@@ -362,16 +362,24 @@ fn tc_rows_follow_the_batch<A: Element, C: Element>(
     // views start at their allocations, which are 256-byte aligned, and k > 0). The route's
     // kernel runs when TMA takes every operand it maps as an input (A, B); otherwise the
     // route's unaligned kernel. (A map of C is optional: the kernel stores C directly without
-    // it, so C's ldc never sends a call to the unaligned kernel.)
+    // it, so C's ldc never sends a call to the unaligned kernel.) A kernel that copies A and B
+    // in 16-byte chunks without TMA (`operand_align`, cp.async) needs both leading dimensions
+    // aligned alike.
     let ld_ok = |ld: usize| (ld * std::mem::size_of::<A>()).is_multiple_of(16);
     let tma_ok = ld_ok(lda) && ld_ok(ldb);
     let takes_all = |route: RouteHit| {
         kernel(route.kernel).is_some_and(|info| {
-            info.tensor_maps.iter().all(|plan| match plan.operand {
-                Operand::A => ld_ok(lda),
-                Operand::B => ld_ok(ldb),
-                _ => true,
-            })
+            let chunks = |ld: usize| {
+                info.operand_align == 0
+                    || (ld * std::mem::size_of::<A>()).is_multiple_of(info.operand_align as usize)
+            };
+            chunks(lda)
+                && chunks(ldb)
+                && info.tensor_maps.iter().all(|plan| match plan.operand {
+                    Operand::A => ld_ok(lda),
+                    Operand::B => ld_ok(ldb),
+                    _ => true,
+                })
         })
     };
     let run = |m: usize| -> (Launch, Vec<C>) {
@@ -438,7 +446,7 @@ fn tc_rows_follow_the_batch<A: Element, C: Element>(
     eprintln!(
         "{label}: {rows} rows over {} batch sizes equal the m = {M_FULL} rows{}; launches by kernel {kernels:?}; {:.1} s",
         batch_sizes().len(),
-        if tma_ok { "" } else { " (TMA refused: unaligned kernel)" },
+        if tma_ok { "" } else { " (operands not 16-byte aligned: unaligned kernel where the route needs them aligned)" },
         started.elapsed().as_secs_f64()
     );
     rows
