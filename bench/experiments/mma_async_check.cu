@@ -15,7 +15,9 @@
 //  (d) row invariance: rows 0..m-1 at every m equal the first rows at m = 4096;
 //  (e) k = 0 (epilogue alone, exact) and odd lda / ldb / ldc with misaligned bases (mma_async_gemm's
 //      element-by-element path, which the runtime avoids by routing such operands to mma_gemm);
-//  (f) timing against the wide wgmma kernel and cuBLAS (cublasGemmEx, default algorithm), nn.
+//  (f) timing against the wide wgmma kernel and cuBLAS (cublasGemmEx, default algorithm), nn;
+//  (g) TF32 (f32 operands, contract tc-tf32-k8): every async config bitwise equal to mma_gemm's
+//      TF32 path, with bias, beta, k = 0, odd n, ragged m; and its timing.
 // Build: see mma_async_check.sh. Without -DHAVE_CUBLAS, cuBLAS is opened at run time (dlopen).
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -679,6 +681,87 @@ static void time_shape(const Combo& cb, int M, int N, int K, const std::vector<i
 }
 
 // ------------------------------------------------------------------------------------------
+// (g) TF32 (contract tc-tf32-k8): mma_async_gemm<float> bitwise equal to mma_gemm<float> (the
+// TF32 path of the any-alignment kernel), f32 operands with full 23-bit mantissas (so the
+// truncation to TF32 matters), nn / nt / tn, bias, beta = 1, odd n, k = 0, 1, 17, ragged m.
+// ------------------------------------------------------------------------------------------
+__global__ void fill_f32_full(float* p, long count, uint32_t seed) {
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < count; i += (long)gridDim.x * blockDim.x) {
+        uint32_t h = mix(mix(seed * 0x9E3779B1u ^ (uint32_t)i) ^ (uint32_t)(i >> 32));
+        uint32_t sign = h >> 31, e = (h >> 23) % 7;  // 2^-6 .. 2^0, full mantissa
+        p[i] = __uint_as_float((sign << 31) | ((127 - e) << 23) | (mix(h) & 0x7FFFFF));
+    }
+}
+using Tf32Launch = void (*)(const Problem&, int);
+struct Tf32Kern { const char* name; Tf32Launch f; };
+template <int OP>
+static std::vector<Tf32Kern> tf32_kernels() {
+    return {{"mma_gemm tf32 64x64x32", launch<kSlow, mma_gemm<float, float, OP, SlowCfg>>},
+            {"async tf32 128x128x32 s3", launch<kSlow, mma_async_gemm<float, float, OP, AsyncWide3>>},
+            {"async tf32 64x64x32 s4", launch<kSlow, mma_async_gemm<float, float, OP, AsyncMid>>},
+            {"async tf32 16x32x64 s4", launch<kSlow, mma_async_gemm<float, float, OP, AsyncDec>>}};
+}
+static void check_tf32(int op, const std::vector<Tf32Kern>& ks, uint32_t seed) {
+    struct S { int m, n, k; long pad; } shapes[] = {{1, 333, 1, 0}, {17, 257, 17, 4}, {300, 1000, 77, 0}, {100, 64, 0, 0},
+                                                    {1000, 520, 1000, 8}, {2048, 1024, 2048, 0}, {300, 1000, 77, 1}};  // pad 1: rows off 16 bytes
+    for (auto sh : shapes) {
+        const int m = sh.m, n = sh.n, k = sh.k;
+        const long lda = (op == kOpTN ? (m + 3) / 4 * 4 : (k + 3) / 4 * 4) + sh.pad, ldb = (op == kOpNT ? (k + 3) / 4 * 4 : (n + 3) / 4 * 4) + sh.pad;
+        const long ldc = n + 4;
+        const long arows = op == kOpTN ? std::max(k, 1) : m, brows = op == kOpNT ? n : std::max(k, 1);
+        float *A, *B, *bias, *C, *C0;
+        CHECK(cudaMalloc(&A, arows * lda * 4)); CHECK(cudaMalloc(&B, brows * ldb * 4));
+        CHECK(cudaMalloc(&bias, n * 4)); CHECK(cudaMalloc(&C, (m + 2) * ldc * 4)); CHECK(cudaMalloc(&C0, (m + 2) * ldc * 4));
+        fill_f32_full<<<256, 256>>>(A, arows * lda, seed * 7 + 1);
+        fill_f32_full<<<256, 256>>>(B, brows * ldb, seed * 7 + 2);
+        fill_f32_full<<<64, 256>>>(bias, n, seed * 7 + 3);
+        fill_f32_full<<<256, 256>>>(C0, (m + 2) * ldc, seed * 7 + 4);
+        CHECK(cudaDeviceSynchronize());
+        for (auto e : {std::make_pair(0.f, 0u), std::make_pair(0.f, 1u), std::make_pair(1.f, 1u)}) {
+            std::vector<std::vector<uint8_t>> outs;
+            for (auto& kn : ks) {
+                if (e.first != 0.f) CHECK(cudaMemcpy(C, C0, (m + 2) * ldc * 4, cudaMemcpyDeviceToDevice));
+                else CHECK(cudaMemset(C, 0xFF, (m + 2) * ldc * 4));
+                Problem pr{op, false, true, m, n, k, (int)lda, (int)ldb, (int)ldc, A, B, bias, C, e.first, e.second};
+                kn.f(pr, 0);
+                CHECK(cudaDeviceSynchronize());
+                std::vector<uint8_t> h((m + 2) * ldc * 4);
+                CHECK(cudaMemcpy(h.data(), C, h.size(), cudaMemcpyDeviceToHost));
+                outs.push_back(h);
+            }
+            int bad = 0;
+            std::string which;
+            for (size_t i = 1; i < outs.size(); ++i) {
+                bool ok = rows_equal(outs[i], outs[0], ldc, m, n, 4) && (e.first != 0.f || poison_intact(outs[i], ldc, m, n, m + 2, 4));
+                if (!ok) { ++bad; which += std::string(" ") + ks[i].name; }
+            }
+            char what[200];
+            snprintf(what, sizeof what, "tf32 %s %dx%dx%d lda=%ld ldb=%ld bias=%u beta=%g", op_name(op), m, n, k, lda, ldb, e.second, e.first);
+            verdict(bad == 0, std::string(what) + ": every async config bitwise == mma_gemm tf32" + which);
+        }
+        CHECK(cudaFree(A)); CHECK(cudaFree(B)); CHECK(cudaFree(bias)); CHECK(cudaFree(C)); CHECK(cudaFree(C0));
+    }
+}
+static void time_tf32(const std::vector<Tf32Kern>& ks, int M, int N, int K) {
+    float *A, *B, *C;
+    CHECK(cudaMalloc(&A, (size_t)M * K * 4)); CHECK(cudaMalloc(&B, (size_t)K * N * 4)); CHECK(cudaMalloc(&C, (size_t)M * N * 4));
+    fill_f32_full<<<1024, 256>>>(A, (long)M * K, 5); fill_f32_full<<<1024, 256>>>(B, (long)K * N, 6);
+    CHECK(cudaDeviceSynchronize());
+    Timer tm;
+    for (auto& kn : ks) {
+        std::vector<float> t;
+        for (int i = 0; i < 12; ++i) {
+            Problem pr{kOpNN, false, true, M, N, K, K, N, N, A, B, nullptr, C, 0.f, 0u};
+            float x = tm.time([&] { kn.f(pr, 0); });
+            if (i >= 2) t.push_back(x);
+        }
+        const float mo = median(t);
+        printf("  time tf32 nn %-16s %-26s %9.4f ms  %8.1f TFLOP/s\n", shape_str(M, N, K).c_str(), kn.name, mo, 2.0 * M * N * K / mo * 1e-9);
+    }
+    CHECK(cudaFree(A)); CHECK(cudaFree(B)); CHECK(cudaFree(C));
+}
+
+// ------------------------------------------------------------------------------------------
 int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IOLBF, 0);
     const bool small = argc > 1 && strcmp(argv[1], "small") == 0;  // for compute-sanitizer
@@ -712,6 +795,18 @@ int main(int argc, char** argv) {
            AM::kThreads, AM::kSharedBytes, AD::kThreads, AD::kSharedBytes);
 
     double worst = 0;
+    if (argc > 1 && strcmp(argv[1], "tf32") == 0) {  // (g) and (g') alone
+        printf("\n== (g) TF32: mma_async_gemm<float> == mma_gemm<float> bitwise ==\n");
+        check_tf32(kOpNN, tf32_kernels<kOpNN>(), 900);
+        check_tf32(kOpNT, tf32_kernels<kOpNT>(), 901);
+        check_tf32(kOpTN, tf32_kernels<kOpTN>(), 902);
+        printf("checks: %d, failed: %d\n", g_checks, g_fail);
+        printf("\n== (g') TF32 timing ==\n");
+        for (int M : {4096, 1024}) time_tf32(tf32_kernels<kOpNN>(), M, 4096, 4096);
+        for (size_t i = 0; i < g_failures.size() && i < 40; ++i) printf("  FAILED %s\n", g_failures[i].c_str());
+        printf(g_fail ? "TF32 CHECKS FAILED\n" : "ALL TF32 CHECKS PASSED (%d checks)\n", g_checks);
+        return g_fail ? 1 : 0;
+    }
     if (small) {  // a few launches of every kind, for compute-sanitizer
         for (int ci : {0, 7, 9}) {
             const Combo& cb = combos[ci];
@@ -744,6 +839,10 @@ int main(int argc, char** argv) {
         for (auto& cb : combos) check_slow_only(cb, seed++);
         printf("\n== (a) large 2048x4096x4096 ==\n");
         for (auto& cb : combos) check_large(cb, 2048, 4096, 4096, seed++, worst);
+        printf("\n== (g) TF32: mma_async_gemm<float> == mma_gemm<float> bitwise ==\n");
+        check_tf32(kOpNN, tf32_kernels<kOpNN>(), seed++);
+        check_tf32(kOpNT, tf32_kernels<kOpNT>(), seed++);
+        check_tf32(kOpTN, tf32_kernels<kOpTN>(), seed++);
     }
     printf("worst |err| / bound against float64: %.4f\n", worst);
     printf("checks: %d, failed: %d\n", g_checks, g_fail);
@@ -762,6 +861,8 @@ int main(int argc, char** argv) {
             for (int M : {1, 16})
                 for (int pi : {0, 1, 2}) time_shape(cb, M, nk_pairs[pi][0], nk_pairs[pi][1], {kAsyncDec, kAsyncDec16, kAsyncDec16s8}, true);
         }
+        printf("\n== (g') TF32 timing ==\n");
+        for (int M : {4096, 1024}) time_tf32(tf32_kernels<kOpNN>(), M, 4096, 4096);
         printf("\n%-5s %-18s %-26s %10s %10s %7s\n", "type", "MxNxK", "kernel", "ours", "cuBLAS", "ratio");
         for (auto& r : g_rows)
             printf("%-5s %-18s %-26s %10.1f %10.1f %7.3f%s\n", r.dtype.c_str(), r.shape.c_str(), r.kernel.c_str(), r.ours, r.cub,

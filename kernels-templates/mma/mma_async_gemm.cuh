@@ -1,6 +1,7 @@
 // Kind `mma_async_gemm` (portable, sm_80 and later) of the tensor-core policy, contract tc-k16
-// (docs/tensor-core.md §1): mma.sync m16n8k16 from ldmatrix, fed by a STAGES-deep cp.async
-// pipeline. No TMA, no wgmma, so one source serves sm_80, sm_89, sm_90, sm_100 and sm_120.
+// for bf16 / f16 operands and tc-tf32-k8 for f32 operands (docs/tensor-core.md §1, §7): mma.sync
+// (m16n8k16, or m16n8k8 .tf32) fed by a STAGES-deep cp.async pipeline. No TMA, no wgmma, so one
+// source serves sm_80, sm_89, sm_90, sm_100 and sm_120.
 //
 // A CTA computes Cfg::M x Cfg::N of C (grid (ceil(m / M), ceil(n / N))). Each stage holds K
 // consecutive k of A and B exactly as they are stored (A [M][K] for nn / nt, [K][M] for tn;
@@ -12,6 +13,11 @@
 // accumulator from +0 over ascending k16 steps; k = 0 leaves it +0 and runs the epilogue alone.
 // Same bits as wgmma_tma_gemm, mma_decode_tma and mma_gemm.
 //
+// TF32 (TAB = float): the same stages of 32-bit elements and k8 steps; k-contiguous fragments
+// come by ldmatrix too (an 8 x 8 b16 matrix is 8 rows of 4 floats, the m16n8k8 fragment's
+// layout), m- or n-contiguous ones by 32-bit shared loads; every element is truncated to TF32
+// (bits & 0xffffe000) in the register the mma reads. Same bits as mma_gemm's TF32 path.
+//
 // Alignment: cp.async needs 16-byte aligned chunks, i.e. A and B 16-byte aligned and
 // lda * 2, ldb * 2 multiples of 16. The runtime sends other operands to the route's `unaligned`
 // kernel; should such operands arrive here anyway, the kernel copies element by element into the
@@ -22,6 +28,7 @@
 //   kSharedBytes = STAGES * (M * K + K * N) * sizeof(TAB).
 #pragma once
 #include <cstdint>
+#include <type_traits>
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
@@ -40,14 +47,19 @@ struct mma_async_gemm {
     static constexpr int kClusterM = 1;
     static constexpr bool kAKMajor = OperandLayout<OP>::kAContiguousK;
     static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;
-    // A stage of each operand as stored: (rows, elements a row).
-    using ATile = SwizzledRows<kAKMajor ? BM : BK, kAKMajor ? BK : BM>;
-    using BTile = SwizzledRows<kBKMajor ? BN : BK, kBKMajor ? BK : BN>;
+    static constexpr bool kTf32 = sizeof(TAB) == 4;  // f32 operands: contract tc-tf32-k8
+    static constexpr int kStepK = kTf32 ? 8 : 16;    // k of one mma.sync
+    static constexpr int kVec = 16 / (int)sizeof(TAB);  // elements a 16-byte chunk
+    using Raw = typename std::conditional<kTf32, uint32_t, uint16_t>::type;  // an element's bits
+    // A stage of each operand as stored: (rows, bytes a row).
+    using ATile = SwizzledRows<kAKMajor ? BM : BK, (kAKMajor ? BK : BM) * (int)sizeof(TAB)>;
+    using BTile = SwizzledRows<kBKMajor ? BN : BK, (kBKMajor ? BK : BN) * (int)sizeof(TAB)>;
     static constexpr int kStageBytes = ATile::kBytes + BTile::kBytes;
     static constexpr int kSharedBytes = kStages * kStageBytes;
 
-    static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half),
-                  "mma_async_gemm: TAB must be __nv_bfloat16 or __half (tf32 has its own contract)");
+    static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half) || __is_same(TAB, float),
+                  "mma_async_gemm: TAB must be __nv_bfloat16, __half or float (TF32, contract tc-tf32-k8)");
+    static_assert(!kTf32 || __is_same(TC, float), "mma_async_gemm: TF32 kernels store f32 C");
     static_assert(__is_same(TC, __nv_bfloat16) || __is_same(TC, __half) || __is_same(TC, float),
                   "mma_async_gemm: TC must be __nv_bfloat16, __half or float");
     static_assert(OP == kOpNN || OP == kOpNT || OP == kOpTN, "mma_async_gemm: OP must be kOpNN, kOpNT or kOpTN");
@@ -67,7 +79,7 @@ struct mma_async_gemm {
     // Copies a stage of one operand: rows `outer0 ..` (< outer_lim) by elements `inner0 ..`
     // (< inner_lim) of `g` (leading dimension ld) into the swizzled tile at `dst`; zeros outside.
     template <typename Tile>
-    __device__ __forceinline__ static void copy_stage(uint32_t dst, const uint16_t* g, int ld, int outer0,
+    __device__ __forceinline__ static void copy_stage(uint32_t dst, const Raw* g, int ld, int outer0,
                                                       int outer_lim, int inner0, int inner_lim, bool aligned) {
         constexpr int kTotal = Tile::kBytes / 16;
 #pragma unroll
@@ -75,20 +87,24 @@ struct mma_async_gemm {
             const int c = threadIdx.x + l * kThreads;
             if (kTotal % kThreads != 0 && c >= kTotal) break;
             const int r = c / Tile::kChunks, ch = c % Tile::kChunks;
-            const int go = outer0 + r, gi = inner0 + ch * 8;
+            const int go = outer0 + r, gi = inner0 + ch * kVec;
             const int left = inner_lim - gi;
-            const int valid = go < outer_lim ? (left < 0 ? 0 : left > 8 ? 8 : left) : 0;
-            const uint16_t* src = g + (size_t)(valid > 0 ? go : 0) * ld + (valid > 0 ? gi : 0);
+            const int valid = go < outer_lim ? (left < 0 ? 0 : left > kVec ? kVec : left) : 0;
+            const Raw* src = g + (size_t)(valid > 0 ? go : 0) * ld + (valid > 0 ? gi : 0);
             const uint32_t d = dst + Tile::offset(r, ch);
             if (aligned) {
-                cp_async16_zfill(d, src, valid * 2);
+                cp_async16_zfill(d, src, valid * (int)sizeof(TAB));
             } else {
                 uint32_t w[4];
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
-                    const uint32_t lo = 2 * e < valid ? src[2 * e] : 0u;
-                    const uint32_t hi = 2 * e + 1 < valid ? src[2 * e + 1] : 0u;
-                    w[e] = lo | (hi << 16);
+                    if constexpr (kTf32) {
+                        w[e] = e < valid ? src[e] : 0u;
+                    } else {
+                        const uint32_t lo = 2 * e < valid ? src[2 * e] : 0u;
+                        const uint32_t hi = 2 * e + 1 < valid ? src[2 * e + 1] : 0u;
+                        w[e] = lo | (hi << 16);
+                    }
                 }
                 asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(d), "r"(w[0]), "r"(w[1]), "r"(w[2]),
                              "r"(w[3])
@@ -100,8 +116,8 @@ struct mma_async_gemm {
     template <class Args>
     __device__ __forceinline__ static void issue_stage(const Args& p, uint32_t stage, int m0, int n0, int k0,
                                                        bool aligned) {
-        const uint16_t* a = static_cast<const uint16_t*>(p.a);
-        const uint16_t* b = static_cast<const uint16_t*>(p.b);
+        const Raw* a = static_cast<const Raw*>(p.a);
+        const Raw* b = static_cast<const Raw*>(p.b);
         if constexpr (kAKMajor) copy_stage<ATile>(stage, a, p.lda, m0, p.m, k0, p.k, aligned);
         else copy_stage<ATile>(stage, a, p.lda, k0, p.k, m0, p.m, aligned);
         if constexpr (kBKMajor) copy_stage<BTile>(stage + ATile::kBytes, b, p.ldb, n0, p.n, k0, p.k, aligned);
@@ -109,7 +125,7 @@ struct mma_async_gemm {
     }
 
     // One k16 step `kk` of a stage for this warp: fragments by ldmatrix, then MI x NI mma.sync.
-    __device__ __forceinline__ static void step(float (&acc)[MI][NI][4], uint32_t sa, uint32_t sb, int kk, int wm,
+    __device__ __forceinline__ static void step_half(float (&acc)[MI][NI][4], uint32_t sa, uint32_t sb, int kk, int wm,
                                                 int wn, int lane) {
         uint32_t af[MI][4], bf[NI][2];
 #pragma unroll
@@ -139,6 +155,61 @@ struct mma_async_gemm {
 #pragma unroll
             for (int j = 0; j < NI; ++j)
                 mma_m16n8k16<TAB>(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j][0], bf[j][1]);
+    }
+
+    // Element (row, col) of a swizzled stage of 32-bit elements, as stored.
+    template <typename Tile>
+    __device__ __forceinline__ static uint32_t ld_elem(uint32_t tile, int row, int col) {
+        uint32_t v;
+        asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(tile + Tile::offset(row, col / kVec) + (col % kVec) * 4));
+        return v;
+    }
+    __device__ __forceinline__ static uint32_t tf32(uint32_t bits) { return bits & 0xffffe000u; }
+
+    // One k8 step `kk` of a stage of f32 operands for this warp (m16n8k8 .tf32 fragments, PTX ISA:
+    // a0 (g, q), a1 (g+8, q), a2 (g, q+4), a3 (g+8, q+4); b0 (k q, n g), b1 (k q+4, n g)).
+    __device__ __forceinline__ static void step_tf32(float (&acc)[MI][NI][4], uint32_t sa, uint32_t sb, int kk, int wm,
+                                                     int wn, int lane) {
+        const int g = lane / 4, q = lane % 4, k = kk * 8 + q;
+        uint32_t af[MI][4], bf[NI][2];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+            const int mb = wm * WM + i * 16;
+            if constexpr (kAKMajor) {  // matrices (m 0-7 | 8-15) x (k 0-3 | 4-7), 4 floats a row
+                const int row = mb + (lane & 7) + ((lane >> 3) & 1) * 8, ch = kk * 2 + (lane >> 4);
+                ldsm_x4(sa + ATile::offset(row, ch), af[i][0], af[i][1], af[i][2], af[i][3]);
+            } else {  // k rows of m
+                af[i][0] = ld_elem<ATile>(sa, k, mb + g);
+                af[i][1] = ld_elem<ATile>(sa, k, mb + g + 8);
+                af[i][2] = ld_elem<ATile>(sa, k + 4, mb + g);
+                af[i][3] = ld_elem<ATile>(sa, k + 4, mb + g + 8);
+            }
+#pragma unroll
+            for (int r = 0; r < 4; ++r) af[i][r] = tf32(af[i][r]);
+        }
+#pragma unroll
+        for (int j = 0; j < NI; j += 2) {
+            const int nb = wn * WN + j * 8;
+            if constexpr (kBKMajor) {  // n rows of k: (n 0-7, k 0-3 | 4-7), (n 8-15, ...)
+                const int nrow = nb + (lane & 7) + (lane >> 4) * 8, ch = kk * 2 + ((lane >> 3) & 1);
+                ldsm_x4(sb + BTile::offset(nrow, ch), bf[j][0], bf[j][1], bf[j + 1][0], bf[j + 1][1]);
+            } else {  // k rows of n
+                bf[j][0] = ld_elem<BTile>(sb, k, nb + g);
+                bf[j][1] = ld_elem<BTile>(sb, k + 4, nb + g);
+                bf[j + 1][0] = ld_elem<BTile>(sb, k, nb + 8 + g);
+                bf[j + 1][1] = ld_elem<BTile>(sb, k + 4, nb + 8 + g);
+            }
+#pragma unroll
+            for (int r = 0; r < 2; ++r) {
+                bf[j][r] = tf32(bf[j][r]);
+                bf[j + 1][r] = tf32(bf[j + 1][r]);
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+                mma_m16n8k8_tf32(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j][0], bf[j][1]);
     }
 
     template <class Args>
@@ -175,7 +246,10 @@ struct mma_async_gemm {
             cp_async_commit_group();
             const uint32_t sa = s0 + (kb % kStages) * kStageBytes, sb = sa + ATile::kBytes;
 #pragma unroll
-            for (int kk = 0; kk < BK / 16; ++kk) step(acc, sa, sb, kk, wm, wn, lane);  // ascending k16
+            for (int kk = 0; kk < BK / kStepK; ++kk) {  // ascending k16 (k8 for TF32) steps
+                if constexpr (kTf32) step_tf32(acc, sa, sb, kk, wm, wn, lane);
+                else step_half(acc, sa, sb, kk, wm, wn, lane);
+            }
         }
         cp_async_wait_group<0>();
 

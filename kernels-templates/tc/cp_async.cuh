@@ -14,17 +14,17 @@ __device__ __forceinline__ void cp_async_commit_group() { asm volatile("cp.async
 template <int N>
 __device__ __forceinline__ void cp_async_wait_group() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
-// A shared-memory tile of ROWS rows of INNER 16-bit elements (RB = 2 * INNER bytes a row), its
-// 16-byte chunks XOR-swizzled so that the 8 row addresses of one ldmatrix (8 consecutive rows,
-// one chunk column) fall in 8 different 16-byte bank groups: rows of 128 bytes or more XOR the
-// chunk with row % 8; shorter rows share a 128-byte line with 128 / RB - 1 others and XOR with
-// the line's index modulo the chunks a row has.
-template <int ROWS, int INNER>
+// A shared-memory tile of ROWS rows of ROW_BYTES bytes, its 16-byte chunks XOR-swizzled so that
+// the 8 row addresses of one ldmatrix (8 consecutive rows, one chunk column) fall in 8 different
+// 16-byte bank groups: rows of 128 bytes or more XOR the chunk with row % 8; shorter rows share a
+// 128-byte line with 128 / ROW_BYTES - 1 others and XOR with the line's index modulo the chunks a
+// row has.
+template <int ROWS, int ROW_BYTES>
 struct SwizzledRows {
-    static constexpr int kRowBytes = INNER * 2;
-    static constexpr int kChunks = INNER / 8;  // 16-byte chunks a row
+    static constexpr int kRowBytes = ROW_BYTES;
+    static constexpr int kChunks = ROW_BYTES / 16;  // 16-byte chunks a row
     static constexpr int kBytes = ROWS * kRowBytes;
-    static_assert(INNER == 8 || INNER == 16 || INNER == 32 || INNER % 64 == 0,
+    static_assert(ROW_BYTES == 16 || ROW_BYTES == 32 || ROW_BYTES == 64 || ROW_BYTES % 128 == 0,
                   "SwizzledRows: a row must be 16, 32 or 64 bytes or a multiple of 128 bytes");
     __device__ __forceinline__ static uint32_t offset(int row, int chunk) {
         const int x = kRowBytes >= 128 ? (row & 7) : ((row / (128 / kRowBytes)) & (kChunks - 1));
