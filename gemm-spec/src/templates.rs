@@ -609,10 +609,11 @@ pub const KNOWN: &[KernelTemplate] = &[
             shared: &[SharedTerm::Operands],
             min_cc: Some((
                 (8, 0),
-                "it uses cp.async, ldmatrix and mma.sync m16n8k16 on bf16 and f16",
+                "it uses cp.async, ldmatrix and mma.sync (m16n8k16 on bf16 and f16, m16n8k8 on tf32)",
             )),
             arch_specific: None,
-            operand_bytes: &[2],
+            // f32 operands run as TF32 (contract tc-tf32-k8).
+            operand_bytes: &[2, 4],
         }),
     },
     KernelTemplate {
