@@ -38,6 +38,9 @@ fn a_gemm_on_the_downstream_set_gives_the_shipped_bits() {
     let own = Context::with_kernels(0, &KERNELS).unwrap();
     let shipped = Context::new(0)
         .expect("the shipped set (build in the workspace, or with gemm-runtime/shipped-kernels)");
+    // The shipped set's default runs bf16 on its tensor-core kernels (another contract); the
+    // downstream set has only exact kernels, so its default resolves to exact.
+    shipped.set_policy(gemm_runtime::Policy::Exact);
     assert_eq!(own.tier().name, "sm90a");
     assert!(std::ptr::eq(own.kernels(), &KERNELS));
     let (n, k) = (1024, 1000); // k not a multiple of the 256 chunk
