@@ -227,6 +227,16 @@ pub enum TileParams {
         /// Warps along N.
         warps_n: u32,
     },
+    /// `mma_async_gemm`: `warps_m x warps_n` warps fed by a cp.async pipeline of `stages`
+    /// (`TileShape::stages`), at least `min_blocks` CTAs an SM (0: no launch bound).
+    MmaAsync {
+        /// Warps along M.
+        warps_m: u32,
+        /// Warps along N.
+        warps_n: u32,
+        /// CTAs an SM the kernel's launch bounds ask for (0 when the tile sets none).
+        min_blocks: u32,
+    },
 }
 
 impl std::fmt::Display for TileShape {
@@ -254,6 +264,17 @@ impl std::fmt::Display for TileShape {
             ),
             TileParams::MmaDecodeTma => write!(f, ", {} consumer warp(s)", self.n / 8),
             TileParams::MmaGemm { warps_m, warps_n } => write!(f, ", {warps_m}x{warps_n} warps"),
+            TileParams::MmaAsync {
+                warps_m,
+                warps_n,
+                min_blocks,
+            } => {
+                write!(f, ", {warps_m}x{warps_n} warps, cp.async")?;
+                if min_blocks > 0 {
+                    write!(f, ", {min_blocks} CTAs an SM")?;
+                }
+                Ok(())
+            }
         }
     }
 }

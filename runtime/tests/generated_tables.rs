@@ -155,6 +155,49 @@ fn cp_async_kernels_need_aligned_operands_and_their_routes_have_an_unaligned_ker
     assert!(aligned > 0);
 }
 
+/// Each kernel's tile parameters are those of its family's kind, with the spec tile's numbers.
+#[test]
+fn tile_params_follow_the_family_kind() {
+    use gemm_spec::TileKind as K;
+    let s = specs();
+    for k in KERNELS.iter() {
+        let kind = s.families[k.family].kind;
+        let spec_tile = s
+            .tiers
+            .iter()
+            .find(|t| t.name == TIERS[k.tier.0 as usize].name)
+            .and_then(|t| {
+                t.tiles
+                    .iter()
+                    .find(|x| x.family == k.family && x.name == k.tile.name)
+            })
+            .unwrap_or_else(|| panic!("{}: no spec tile {}", k.name, k.tile.name));
+        let ok = match (kind, k.tile.params, &spec_tile.params) {
+            (K::Scalar, TileParams::Scalar { .. }, _) => true,
+            (K::WgmmaTma, TileParams::WgmmaTma { .. }, _) => true,
+            (K::MmaDecodeTma, TileParams::MmaDecodeTma, _) => true,
+            (
+                K::MmaGemm,
+                TileParams::MmaGemm { warps_m, warps_n },
+                gemm_spec::TileParams::MmaGemm(p),
+            ) => (warps_m, warps_n) == (p.warps_m, p.warps_n),
+            (
+                K::MmaAsync,
+                TileParams::MmaAsync {
+                    warps_m,
+                    warps_n,
+                    min_blocks,
+                },
+                gemm_spec::TileParams::MmaAsync(p),
+            ) => {
+                (warps_m, warps_n, min_blocks) == (p.warps_m, p.warps_n, p.min_blocks.unwrap_or(0))
+            }
+            _ => false,
+        };
+        assert!(ok, "{}: {:?} for kind {kind:?}", k.name, k.tile.params);
+    }
+}
+
 #[test]
 fn every_tier_builds_the_half_fallback_conversions() {
     for (i, c) in CONVERSIONS.iter().enumerate() {

@@ -239,11 +239,10 @@ fn tile_params_tokens(p: &TileParams) -> TokenStream {
             let (wm, wn) = (lit(p.warps_m), lit(p.warps_n));
             quote!(TileParams::MmaGemm { warps_m: #wm, warps_n: #wn })
         }
-        // The runtime's TileParams has no mma_async variant yet; its warp grid is the same pair
-        // of numbers, and the kernel's family and name say which template it is.
         TileParams::MmaAsync(p) => {
             let (wm, wn) = (lit(p.warps_m), lit(p.warps_n));
-            quote!(TileParams::MmaGemm { warps_m: #wm, warps_n: #wn })
+            let mb = lit(p.min_blocks.unwrap_or(0));
+            quote!(TileParams::MmaAsync { warps_m: #wm, warps_n: #wn, min_blocks: #mb })
         }
     }
 }
