@@ -37,6 +37,12 @@
 //! head's is `(batch, vocab, hidden)`); [`Context::served`] lists what the device serves and
 //! [`Context::explain`] the route a shape takes.
 //!
+//! A call that names no policy takes the context's default, [`DefaultPolicy::ByDtype`]: the
+//! tensor-core kernels (contract `tc-k16`) for bf16 and f16 inputs wherever the tier routes
+//! their (op, dtype), the exact kernels (`fma-k256`) for everything else; f32 runs as TF32
+//! (`tc-tf32-k8`) only when a call or [`Context::set_policy`] asks for `Policy::TensorCore`.
+//! The choice reads (op, dtype) only, so every row stays independent of the batch.
+//!
 //! ## The serving loop
 //!
 //! Open the device once; give each worker thread its own stream ([`Context::new_stream`]:
