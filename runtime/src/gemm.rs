@@ -10,7 +10,7 @@ use crate::launch::{describe, RequestFacts};
 use crate::observer::LaunchKind;
 use crate::plan::{GemmPlan, PlanSummary, Stored};
 use crate::registry::{Span, SpanProblem};
-use crate::table::{self, Dtype, DtypeTriple, KernelId, KernelRef, Op, Policy};
+use crate::table::{self, DtypeTriple, KernelId, KernelRef, Op, Policy};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest dimension or leading dimension the kernels accept (dimensions travel as `i32`); the
@@ -18,9 +18,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub use gemm_spec::DIM_MAX;
 
 static VENDOR_CALLS: AtomicU64 = AtomicU64::new(0);
-
-/// The dtype triple the half fallback computes in.
-pub(crate) const F32_TRIPLE: DtypeTriple = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
 
 /// How many calls this process has made across the vendor (cuBLAS) boundary.
 pub fn vendor_calls() -> u64 {
@@ -138,8 +135,9 @@ pub struct Launch {
     /// Thread-block cluster of the launch; (1, 1, 1) without clusters.
     pub cluster: (u32, u32, u32),
     /// Whether `kernel` is the route's unaligned kernel, run because an operand failed TMA's
-    /// rules (address, leading dimension), k is 0, or A or B is not 16-byte aligned (address or
-    /// leading dimension) for a cp.async kernel: the same contract, the slow path.
+    /// rules (address, leading dimension) or k is 0 for a TMA kernel, or A or B is not 16-byte
+    /// aligned (address or leading dimension) for a cp.async kernel: the same contract, the
+    /// slow path.
     pub unaligned: bool,
 }
 
@@ -331,20 +329,13 @@ impl Context {
             dtype,
         };
         // Route first, so a combination without a route fails the same way in every mode. A
-        // half combination no route serves takes the f32 route through the half fallback
-        // (decided by dtype and op alone, so batch invariance holds).
-        // The f32 kernel must be of a contract defined for the half inputs (fma-k256 is; TF32's
-        // tc-tf32-k8 is not), which depends on the route alone, never on m.
-        let (hit, fallback) = match self.route(policy, req.op, dtype, m, n, k) {
-            Some(hit) => (hit, false),
-            None if dtype != F32_TRIPLE => (
-                self.route(policy, req.op, F32_TRIPLE, m, n, k)
-                    .filter(|h| self.kernels.contract_takes(h.kernel, A::DTYPE))
-                    .ok_or(no_route)?,
-                true,
-            ),
-            None => return Err(no_route),
-        };
+        // half combination no route serves takes the f32 route through the half fallback when
+        // that route's contract is defined for the half inputs (KernelSet::route_or_fallback;
+        // decided by dtype, op and the route's contract, never by m).
+        let (hit, fallback) = self
+            .kernels
+            .route_or_fallback(self.tier.id, policy, req.op, dtype, m, n, k)
+            .ok_or(no_route)?;
         if mode != Mode::Deterministic {
             #[cfg(not(gemm_observer_stripped))]
             if O::ENABLED {

@@ -77,8 +77,10 @@ impl Context {
     }
 
     /// Writes `host` into elements `offset..offset + host.len()` of the buffer
-    /// ([`GemmError::RangeOutOfBounds`] past its end; nothing is copied). Enqueued; `host`
-    /// may be reused when it returns.
+    /// ([`GemmError::RangeOutOfBounds`] past its end; nothing is copied). Enqueued; from
+    /// pageable host memory (a `Vec`, a slice of one) `host` may be reused when it returns.
+    /// A slice of pinned memory is copied asynchronously: keep it unchanged until the stream
+    /// has passed the copy (for example [`synchronize`](Self::synchronize)).
     pub fn write_at<T: Element>(
         &self,
         buf: &mut DeviceBuffer<T>,
@@ -111,8 +113,10 @@ impl Context {
     ) -> Result<(), GemmError> {
         let r = range(offset, host.len(), buf.len())?;
         if !r.is_empty() {
-            // A copy into pageable memory returns once the copy has completed.
+            // A copy into pageable memory returns once the copy has completed; into pinned
+            // memory it is asynchronous, so wait for it (an event after it, not the stream).
             self.stream.memcpy_dtoh(&buf.slice.slice(r), host)?;
+            self.stream.record_event(None)?.synchronize()?;
         }
         Ok(())
     }

@@ -203,6 +203,35 @@ impl KernelSet {
         (self.parts.dispatch)(tier, policy, op, dtype, m, n, k)
     }
 
+    /// The route a call takes, `(hit, false)`, or for a half call without a route of its own the
+    /// half fallback's f32 route, `(hit, true)`, when that route's contract is defined for the
+    /// half inputs (fma-k256 is, TF32's tc-tf32-k8 is not); `None` when neither serves it. The
+    /// one decision `Context::gemm`, `Context::explain` and `Context::served` share. Whether the
+    /// fallback applies reads (tier, policy, op, dtype) and the route's contract, which one
+    /// (policy, op, dtype, n, k) fixes for every m.
+    #[allow(clippy::too_many_arguments)]
+    pub fn route_or_fallback(
+        &self,
+        tier: TierId,
+        policy: Policy,
+        op: Op,
+        dtype: DtypeTriple,
+        m: u64,
+        n: u64,
+        k: u64,
+    ) -> Option<(RouteHit, bool)> {
+        if let Some(hit) = self.dispatch(tier, policy, op, dtype, m, n, k) {
+            return Some((hit, false));
+        }
+        let f32s = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+        if dtype == f32s {
+            return None;
+        }
+        self.dispatch(tier, policy, op, f32s, m, n, k)
+            .filter(|hit| self.contract_takes(hit.kernel, dtype.ab))
+            .map(|hit| (hit, true))
+    }
+
     /// The tier serving a device of compute capability `cc`: an arch-specific tier of exactly
     /// it, else the portable tier of its major version with the highest minor not above it.
     pub fn tier_for_capability(&self, cc: (u32, u32)) -> Option<&'static TierInfo> {
@@ -331,9 +360,33 @@ impl KernelSet {
                     t.name
                 )));
             }
+            // A kernel's tier field is the tier whose range holds it (its module index is
+            // read against that tier's modules).
+            if let Some(k) = p.kernels[kernels].iter().find(|k| k.tier != t.id) {
+                return Err(out(format!(
+                    "kernel {} in tier {}'s range, naming tier {},",
+                    k.name, t.name, k.tier.0
+                )));
+            }
         }
-        // A tier's PTX units are loaded by the index of its modules: same count, same order.
-        for x in p.ptx {
+        // Every kernel's contract is in the table (the half fallback reads its inputs there).
+        if let Some(k) = p
+            .kernels
+            .iter()
+            .find(|k| !p.contracts.iter().any(|c| c.name == k.contract))
+        {
+            return Err(out(format!("kernel {}'s contract {}", k.name, k.contract)));
+        }
+        // A tier's PTX units are loaded by the index of its modules: same count, same order;
+        // one entry a tier.
+        for (i, x) in p.ptx.iter().enumerate() {
+            if p.ptx[..i].iter().any(|y| y.tier_index == x.tier_index) {
+                return Err(KernelSetError::Ptx {
+                    set,
+                    tier: x.tier,
+                    what: "is listed twice",
+                });
+            }
             let ptx = |what| KernelSetError::Ptx {
                 set,
                 tier: x.tier,
@@ -506,6 +559,31 @@ mod tests {
                 Err(KernelSetError::Ptx { what, .. }) if what.contains("modules")
             ));
         }
+        // PTX listed twice for one tier.
+        let mut parts = shipped_parts();
+        if let Some(first) = parts.ptx.first() {
+            static TWICE: std::sync::OnceLock<[crate::table::TierPtx; 2]> =
+                std::sync::OnceLock::new();
+            let copy = || crate::table::TierPtx {
+                tier: first.tier,
+                tier_index: first.tier_index,
+                target: first.target,
+                modules: first.modules,
+            };
+            parts.ptx = TWICE.get_or_init(|| [copy(), copy()]);
+            assert!(matches!(
+                KernelSet::from_parts(parts).check(),
+                Err(KernelSetError::Ptx { what, .. }) if what.contains("twice")
+            ));
+        }
+        // Kernels without their contract in the table: the half fallback could not read its
+        // inputs.
+        let mut parts = shipped_parts();
+        parts.contracts = &[];
+        assert!(matches!(
+            KernelSet::from_parts(parts).check(),
+            Err(KernelSetError::OutOfRange { what, .. }) if what.contains("contract")
+        ));
         // An empty set is consistent, and serves nothing.
         let empty = KernelSet::from_parts(KernelSetParts {
             name: "empty",

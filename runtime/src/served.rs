@@ -4,7 +4,7 @@
 
 use crate::context::Context;
 use crate::error::GemmError;
-use crate::gemm::{dim, F32_TRIPLE};
+use crate::gemm::dim;
 use crate::kernel_set::KernelSet;
 use crate::table::{self, ContractInfo, Dtype, DtypeTriple, KernelInfo, Op, Policy, TierInfo};
 
@@ -34,24 +34,17 @@ pub fn served(tier: &TierInfo) -> Vec<Served> {
 
 /// [`served`] for a tier of `set`.
 fn served_by(set: &KernelSet, tier: &TierInfo) -> Vec<Served> {
-    let routed = |policy, op, dtype| set.dispatch(tier.id, policy, op, dtype, 1, 1, 1).is_some();
-    // The half fallback widens into the f32 route only when its contract is defined for the
-    // half inputs (fma-k256 is, TF32's tc-tf32-k8 is not): as `Context::gemm` decides.
-    let widens = |policy, op, ab| {
-        set.dispatch(tier.id, policy, op, F32_TRIPLE, 1, 1, 1)
-            .is_some_and(|hit| set.contract_takes(hit.kernel, ab))
-    };
     let mut out = Vec::new();
     for policy in Policy::ALL {
         for op in Op::ALL {
             for ab in Dtype::ALL {
                 for c in Dtype::ALL {
                     let dtype = DtypeTriple::new(ab, c, Dtype::F32);
-                    let half_fallback = if routed(policy, op, dtype) {
-                        false
-                    } else if dtype != F32_TRIPLE && widens(policy, op, ab) {
-                        true
-                    } else {
+                    // The decision `Context::gemm` makes; one probe a combination is exact
+                    // (every routed combination has a catch-all route).
+                    let Some((_, half_fallback)) =
+                        set.route_or_fallback(tier.id, policy, op, dtype, 1, 1, 1)
+                    else {
                         continue;
                     };
                     out.push(Served {
@@ -86,8 +79,9 @@ pub struct RouteChoice {
     pub kernel: &'static KernelInfo,
     /// Its numeric contract.
     pub contract: Option<&'static ContractInfo>,
-    /// For a TMA kernel: the kernel of the same contract that runs instead when TMA cannot
-    /// take an operand (address or leading dimension) or k is 0.
+    /// For a kernel that needs aligned operands (TMA or cp.async): the kernel of the same
+    /// contract that runs instead when an operand's address or leading dimension does not
+    /// suit it, or, for a TMA kernel, when k is 0.
     pub unaligned: Option<&'static KernelInfo>,
     /// Whether the call runs as the half fallback (the f32 route between conversions).
     pub half_fallback: bool,
@@ -133,7 +127,7 @@ impl std::fmt::Display for RouteChoice {
         if let Some(u) = self.unaligned {
             writeln!(
                 f,
-                "  unaligned kernel {} (id {}): runs when TMA cannot take an operand, or k = 0, or A or B is not 16-byte aligned for a cp.async kernel",
+                "  unaligned kernel {} (id {}): runs when TMA cannot take an operand or k = 0 (TMA kernels), or A or B is not 16-byte aligned (cp.async kernels)",
                 u.name, u.id.0
             )?;
         }
@@ -174,15 +168,10 @@ impl Context {
             op,
             dtype,
         };
-        let (hit, half_fallback) = match self.route(policy, op, dtype, m, n, k) {
-            Some(hit) => (hit, false),
-            None if dtype != F32_TRIPLE => (
-                self.route(policy, op, F32_TRIPLE, m, n, k)
-                    .ok_or(no_route)?,
-                true,
-            ),
-            None => return Err(no_route),
-        };
+        let (hit, half_fallback) = self
+            .kernels
+            .route_or_fallback(self.tier.id, policy, op, dtype, m, n, k)
+            .ok_or(no_route)?;
         let kernel = self
             .kernels
             .kernel(hit.kernel)
@@ -212,8 +201,12 @@ impl Context {
 mod tests {
     use super::*;
 
-    /// Every tier serves each f32 combination it routes, and every half combination of a
-    /// routed f32 (policy, op) at least through the fallback; what is listed routes.
+    const F32_TRIPLE: DtypeTriple = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+
+    /// Every tier serves each combination it routes, and a half combination without a route
+    /// exactly when the f32 route's contract (read from the tables, not through
+    /// `route_or_fallback`) lists the half input: so never a bf16 call into TF32; what is
+    /// listed routes.
     #[test]
     fn served_lists_what_dispatch_routes_and_nothing_else() {
         for tier in crate::TIERS.iter() {
@@ -229,6 +222,29 @@ mod tests {
                     );
                 }
                 assert_eq!(s.dtype.acc, Dtype::F32);
+            }
+            // The half fallback is listed exactly where the f32 route's contract takes the input.
+            for policy in Policy::ALL {
+                for op in Op::ALL {
+                    for ab in [Dtype::Bf16, Dtype::F16] {
+                        for c in Dtype::ALL {
+                            let dtype = DtypeTriple::new(ab, c, Dtype::F32);
+                            if crate::dispatch(tier.id, policy, op, dtype, 1, 1, 1).is_some() {
+                                continue;
+                            }
+                            let want = crate::dispatch(tier.id, policy, op, F32_TRIPLE, 1, 1, 1)
+                                .and_then(|hit| crate::kernel(hit.kernel))
+                                .and_then(|k| {
+                                    crate::CONTRACTS.iter().find(|x| x.name == k.contract)
+                                })
+                                .is_some_and(|contract| contract.inputs.contains(&ab));
+                            let listed = list.iter().any(|s| {
+                                (s.policy, s.op, s.dtype) == (policy, op, dtype) && s.half_fallback
+                            });
+                            assert_eq!(listed, want, "{policy} {op} {dtype} on {}", tier.name);
+                        }
+                    }
+                }
             }
             // Nothing routed is missing.
             for policy in Policy::ALL {
