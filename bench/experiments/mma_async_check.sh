@@ -10,7 +10,7 @@
 #        -Xptxas -warn-spills -o .tcbuild/mma_async_check bench/experiments/mma_async_check.cu -ldl
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/mma_async_check_out}
+OUT=${OUT:-${TMPDIR:-/tmp}/mma_async_check_out}
 mkdir -p "$OUT"
 LOG=$OUT/mma_async_check.log
 BIN=${MMA_ASYNC_BIN:-}
@@ -22,7 +22,7 @@ NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 if [ -n "$BIN" ] && "$BIN" probe >/dev/null 2>&1; then
   echo "# binary: prebuilt, cuBLAS through dlopen" | tee -a "$LOG"
 else
-  BIN=/tmp/mma_async_check
+  BIN=${TMPDIR:-/tmp}/mma_async_check
   echo "# binary: built here with -DHAVE_CUBLAS -lcublas" | tee -a "$LOG"
   "$NVCC" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates -DHAVE_CUBLAS -Xptxas -v \
       -o "$BIN" bench/experiments/mma_async_check.cu -lcublas -ldl > "$OUT/ptxas.txt" 2>&1 || { tail -30 "$OUT/ptxas.txt"; exit 1; }

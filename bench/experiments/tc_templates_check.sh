@@ -12,7 +12,7 @@
 # then on the device: TC_CHECK_BIN=.tcbuild/tc_check bench/experiments/tc_templates_check.sh
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-/tmp/tc_templates_check_out}
+OUT=${OUT:-${TMPDIR:-/tmp}/tc_templates_check_out}
 mkdir -p "$OUT"
 LOG=$OUT/tc_templates_check.log
 BIN=${TC_CHECK_BIN:-}
@@ -26,15 +26,15 @@ export LD_LIBRARY_PATH=${CUDA_LIB}:${LD_LIBRARY_PATH:-}
 if [ -n "$BIN" ] && "$BIN" probe >/dev/null 2>&1; then
   echo "# binary: prebuilt ($BIN, cuBLAS through dlopen)" | tee -a "$LOG"
 else
-  BIN=/tmp/tc_templates_check
+  BIN=${TMPDIR:-/tmp}/tc_templates_check
   echo "# binary: built here with -DHAVE_CUBLAS -lcublas" | tee -a "$LOG"
   "$NVCC" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates -DHAVE_CUBLAS -Xptxas -v \
       -o "$BIN" bench/experiments/tc_templates_check.cu -lcublas -ldl > "$OUT/ptxas.txt" 2>&1 || { tail -30 "$OUT/ptxas.txt"; exit 1; }
   grep -cE "[1-9][0-9]* bytes spill" "$OUT/ptxas.txt" | sed 's/^/# ptxas: kernels with spills: /' | tee -a "$LOG"
 fi
 if command -v cuobjdump >/dev/null; then
-  cuobjdump -sass "$BIN" > /tmp/tc_check.sass 2>/dev/null || true
-  echo "# SASS: HGMMA $(grep -c HGMMA /tmp/tc_check.sass), HMMA $(grep -c HMMA /tmp/tc_check.sass), UTMALDG $(grep -c UTMALDG /tmp/tc_check.sass), UTMASTG $(grep -c UTMASTG /tmp/tc_check.sass), STSM $(grep -c STSM /tmp/tc_check.sass), LDL/STL $(grep -cE '\bLDL|\bSTL' /tmp/tc_check.sass); wgmma kernels without HGMMA: $(awk '/Function :/{if (f ~ /wgmma_tma_gemm/ && !h) n++; f=$0; h=0} /HGMMA/{h=1} END{if (f ~ /wgmma_tma_gemm/ && !h) n++; print n+0}' /tmp/tc_check.sass)" | tee -a "$LOG"
+  cuobjdump -sass "$BIN" > "${TMPDIR:-/tmp}/tc_check.sass" 2>/dev/null || true
+  echo "# SASS: HGMMA $(grep -c HGMMA "${TMPDIR:-/tmp}/tc_check.sass"), HMMA $(grep -c HMMA "${TMPDIR:-/tmp}/tc_check.sass"), UTMALDG $(grep -c UTMALDG "${TMPDIR:-/tmp}/tc_check.sass"), UTMASTG $(grep -c UTMASTG "${TMPDIR:-/tmp}/tc_check.sass"), STSM $(grep -c STSM "${TMPDIR:-/tmp}/tc_check.sass"), LDL/STL $(grep -cE '\bLDL|\bSTL' "${TMPDIR:-/tmp}/tc_check.sass"); wgmma kernels without HGMMA: $(awk '/Function :/{if (f ~ /wgmma_tma_gemm/ && !h) n++; f=$0; h=0} /HGMMA/{h=1} END{if (f ~ /wgmma_tma_gemm/ && !h) n++; print n+0}' "${TMPDIR:-/tmp}/tc_check.sass")" | tee -a "$LOG"
 fi
 timeout ${TC_TIMEOUT:-300} "$BIN" "$@" 2>&1 | tee -a "$LOG"
 RC=${PIPESTATUS[0]}
