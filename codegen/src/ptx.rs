@@ -43,14 +43,21 @@ mod tests {
     fn portable_tiers_embed_ptx_of_their_capability() {
         let s = specs();
         assert!(!s.tiers.is_empty());
+        // Where a tier has PTX, it is for the plain virtual architecture of its own capability.
+        let mut with = 0;
         for t in &s.tiers {
-            let arch_specific = t
-                .families
-                .iter()
-                .any(|f| s.instructions[&s.families[f].instruction].arch_specific);
-            let want = (!arch_specific).then(|| format!("compute_{}{}", t.cc.0, t.cc.1));
-            assert_eq!(ptx_target(&s, t), want, "tier {}", t.name);
+            if let Some(target) = ptx_target(&s, t) {
+                assert_eq!(
+                    target,
+                    format!("compute_{}{}", t.cc.0, t.cc.1),
+                    "tier {}",
+                    t.name
+                );
+                with += 1;
+            }
         }
+        assert!(with > 0, "no shipped tier embeds PTX");
+        // Which tiers: sm80 (mma.sync, cp.async) does; sm90a (wgmma, arch-specific) does not.
         let sm80 = s.tier("sm80").map(|t| ptx_target(&s, t));
         assert_eq!(sm80, Some(Some("compute_80".to_string())));
         let sm90a = s.tier("sm90a").map(|t| ptx_target(&s, t));
