@@ -17,7 +17,7 @@ BIN=${MMA_ASYNC_BIN:-}
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 {
   echo "# mma_async_check: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
-  echo "# source: bench/experiments/mma_async_check.cu sha256 $(sha256sum bench/experiments/mma_async_check.cu | cut -c1-16), templates $(cat kernels-templates/wgmma/*.cuh kernels-templates/mma/*.cuh kernels-templates/tc/*.cuh kernels-templates/common/*.cuh | sha256sum | cut -c1-16)"
+  echo "# source: bench/experiments/mma_async_check.cu sha256 $(sha256sum bench/experiments/mma_async_check.cu | cut -c1-16), harness tc_check_common.cuh $(sha256sum bench/experiments/tc_check_common.cuh | cut -c1-16), templates $(cat kernels-templates/wgmma/*.cuh kernels-templates/mma/*.cuh kernels-templates/tc/*.cuh kernels-templates/common/*.cuh | sha256sum | cut -c1-16)"
 } | tee "$LOG"
 if [ -n "$BIN" ] && "$BIN" probe >/dev/null 2>&1; then
   echo "# binary: prebuilt, cuBLAS through dlopen" | tee -a "$LOG"

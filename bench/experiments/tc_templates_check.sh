@@ -21,7 +21,7 @@ CUDA_LIB=$(dirname "$(dirname "$NVCC")")/lib64
 export LD_LIBRARY_PATH=${CUDA_LIB}:${LD_LIBRARY_PATH:-}
 {
   echo "# tc_templates_check: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null)"
-  echo "# source: bench/experiments/tc_templates_check.cu sha256 $(sha256sum bench/experiments/tc_templates_check.cu | cut -c1-16), templates $(cat kernels-templates/wgmma/*.cuh kernels-templates/mma/*.cuh kernels-templates/tc/*.cuh kernels-templates/common/*.cuh | sha256sum | cut -c1-16), $($NVCC --version 2>/dev/null | tail -1)"
+  echo "# source: bench/experiments/tc_templates_check.cu sha256 $(sha256sum bench/experiments/tc_templates_check.cu | cut -c1-16), harness tc_check_common.cuh $(sha256sum bench/experiments/tc_check_common.cuh | cut -c1-16), templates $(cat kernels-templates/wgmma/*.cuh kernels-templates/mma/*.cuh kernels-templates/tc/*.cuh kernels-templates/common/*.cuh | sha256sum | cut -c1-16), $($NVCC --version 2>/dev/null | tail -1)"
 } | tee "$LOG"
 if [ -n "$BIN" ] && "$BIN" probe >/dev/null 2>&1; then
   echo "# binary: prebuilt ($BIN, cuBLAS through dlopen)" | tee -a "$LOG"
