@@ -3,7 +3,7 @@
 //! them after an intended change, then review the diff.
 
 use gemm_codegen::pipeline::{generate, plan};
-use gemm_codegen::Provenance;
+use gemm_codegen::{Instrumentation, Provenance};
 use std::path::Path;
 
 fn bless() -> bool {
@@ -34,7 +34,11 @@ fn tiny_spec_generates_the_expected_files() {
     let root = Path::new("fixtures/tiny");
     let (plan, warnings) = plan(&root.join("specs"), &[]).expect("fixture validates");
     assert!(warnings.is_empty(), "{warnings:?}");
-    let generated = generate(&plan, &Provenance::new("fixture test"));
+    let generated = generate(
+        &plan,
+        &Provenance::new("fixture test"),
+        Instrumentation::NONE,
+    );
     let mut compared = 0;
     let mut names = Vec::new();
     for (rel, text) in &generated.files {
@@ -46,8 +50,12 @@ fn tiny_spec_generates_the_expected_files() {
         names.push(rel.display().to_string());
         compared += 1;
     }
-    let resources =
-        gemm_codegen::emit::rust::resources(&plan, None, &Provenance::new("fixture test"));
+    let resources = gemm_codegen::emit::rust::resources(
+        &plan,
+        None,
+        &Provenance::new("fixture test"),
+        Instrumentation::NONE,
+    );
     check(&root.join("expected/rust/resources.rs"), &resources);
     // The header, one compile unit per family of the tier, and the four Rust tables (ABI,
     // kernels, dispatch, PTX).
@@ -65,7 +73,11 @@ fn several_tiers_generate_the_expected_tables() {
     let root = Path::new("fixtures/tiers");
     let (plan, warnings) = plan(&root.join("specs"), &[]).expect("fixture validates");
     assert!(warnings.is_empty(), "{warnings:?}");
-    let generated = generate(&plan, &Provenance::new("fixture test"));
+    let generated = generate(
+        &plan,
+        &Provenance::new("fixture test"),
+        Instrumentation::NONE,
+    );
     for name in ["kernels.rs", "dispatch.rs", "ptx.rs"] {
         let (_, text) = generated
             .files
@@ -74,6 +86,68 @@ fn several_tiers_generate_the_expected_tables() {
             .unwrap();
         check(&root.join("expected").join(name), text);
     }
+}
+
+#[test]
+fn a_timing_perturbation_build_differs_from_the_shipped_one_only_by_its_switch() {
+    // The switch defines GEMM_AOT_TIMING_PERTURBATION in every unit before anything is
+    // included, and the tables say so; everything else is the shipped build's, line for line.
+    let root = Path::new("fixtures/tiny");
+    let (plan, _) = plan(&root.join("specs"), &[]).unwrap();
+    let prov = Provenance::new("fixture test");
+    let shipped = generate(&plan, &prov, Instrumentation::NONE);
+    let perturbed = generate(
+        &plan,
+        &prov,
+        Instrumentation {
+            timing_perturbation: true,
+        },
+    );
+    const DEFINE: &str = "#define GEMM_AOT_TIMING_PERTURBATION 1";
+    let mut units = 0;
+    for ((path, plain), (path2, text)) in shipped.files.iter().zip(&perturbed.files) {
+        assert_eq!(path, path2);
+        let is_unit = path.extension().is_some_and(|e| e == "cu");
+        if !is_unit {
+            assert_eq!(plain, text, "{}: only units change", path.display());
+            continue;
+        }
+        units += 1;
+        assert!(
+            !plain.contains("GEMM_AOT_TIMING_PERTURBATION"),
+            "{}",
+            path.display()
+        );
+        let at = text
+            .find(DEFINE)
+            .unwrap_or_else(|| panic!("{}", path.display()));
+        assert!(
+            at < text.find("#include").unwrap(),
+            "{}: the switch must precede every include",
+            path.display()
+        );
+        let without: Vec<&str> = text
+            .lines()
+            .filter(|l| {
+                !l.contains("GEMM_AOT_TIMING_PERTURBATION")
+                    && !l.contains("Timing-perturbation build")
+            })
+            .collect();
+        assert_eq!(
+            without,
+            plain.lines().collect::<Vec<_>>(),
+            "{}",
+            path.display()
+        );
+    }
+    assert!(units > 0);
+    let resources =
+        |instrumentation| gemm_codegen::emit::rust::resources(&plan, None, &prov, instrumentation);
+    assert!(resources(Instrumentation::NONE).contains("TIMING_PERTURBATION: bool = false"));
+    assert!(resources(Instrumentation {
+        timing_perturbation: true
+    })
+    .contains("TIMING_PERTURBATION: bool = true"));
 }
 
 #[test]

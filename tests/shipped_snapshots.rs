@@ -14,20 +14,24 @@
 //!   (id offsets, the device-to-tier `match`) is pinned by `fixtures/tiers` in `fixtures.rs`.
 
 use gemm_codegen::pipeline::{generate, plan};
-use gemm_codegen::Provenance;
+use gemm_codegen::{Instrumentation, Provenance};
 use std::path::{Path, PathBuf};
 
 /// The generated files of the shipped specs, restricted to `tiers` (all when empty).
 fn files(tiers: &[String]) -> Vec<(String, String)> {
     let (plan, _) = plan(&gemm_aot_tests::shipped_specs(), tiers).expect("shipped specs validate");
-    generate(&plan, &Provenance::new("gemm-aot build"))
-        .files
-        .into_iter()
-        .map(|(p, text)| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, text)
-        })
-        .collect()
+    generate(
+        &plan,
+        &Provenance::new("gemm-aot build"),
+        Instrumentation::NONE,
+    )
+    .files
+    .into_iter()
+    .map(|(p, text)| {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        (name, text)
+    })
+    .collect()
 }
 
 fn file(tiers: &[String], name: &str) -> String {

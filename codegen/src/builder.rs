@@ -32,6 +32,7 @@
 //! `Context::with_kernels`, compares the layouts [`abi_layouts`] writes). docs/downstream.md
 //! walks through it.
 
+use crate::emit::Instrumentation;
 use crate::pipeline::{build, BuildError, BuildOptions, BuildReport, CompileMode};
 use gemm_spec::SpecSet;
 use std::path::{Path, PathBuf};
@@ -102,6 +103,7 @@ pub struct Builder {
     cargo: bool,
     cache: Option<PathBuf>,
     jobs: Option<usize>,
+    instrumentation: Instrumentation,
 }
 
 impl Default for Builder {
@@ -132,6 +134,7 @@ impl Builder {
             cargo: true,
             cache: None,
             jobs: None,
+            instrumentation: Instrumentation::NONE,
         }
     }
 
@@ -199,6 +202,14 @@ impl Builder {
         self
     }
 
+    /// A test set whose kernels carry seeded delays at every pipeline step (default off;
+    /// docs/timing.md): its `timing_perturbation()` is true and a context on it takes a seed
+    /// (`Context::set_timing_perturbation_seed`). For tests of timing independence only.
+    pub fn timing_perturbation(mut self, on: bool) -> Self {
+        self.instrumentation.timing_perturbation = on;
+        self
+    }
+
     /// Validates the specs, generates the tables and the CUDA, compiles the cubins (through
     /// the content cache: an unchanged rebuild compiles nothing) and writes the include file.
     /// Nothing of the previous output is replaced unless every step succeeded.
@@ -237,6 +248,7 @@ impl Builder {
         opts.tiers = self.tiers.clone();
         opts.compile = compile;
         opts.cache = self.cache.clone();
+        opts.instrumentation = self.instrumentation;
         if let Some(j) = self.jobs {
             opts.jobs = j;
         }
@@ -360,6 +372,7 @@ pub static {name}: ::gemm_runtime::KernelSet =\n\
         conversions: &{module}::CONVERSIONS,\n\
         resources: &{module}::RESOURCES,\n\
         cubins_present: {module}::CUBINS_PRESENT,\n\
+        timing_perturbation: {module}::TIMING_PERTURBATION,\n\
         abi_layouts: &{module}::ABI_LAYOUTS,\n\
         ptx: &{module}::TIER_PTX,\n\
         dispatch: {module}::dispatch,\n\

@@ -25,6 +25,6 @@ pub mod templates;
 pub mod write;
 
 pub use builder::{Builder, BuilderError, Built};
-pub use emit::Provenance;
+pub use emit::{Instrumentation, Provenance};
 pub use pipeline::{build, BuildError, BuildOptions, BuildReport, CompileMode};
 pub use plan::{Plan, PlannedKernel};

@@ -51,6 +51,10 @@ enum Command {
         /// Parallel nvcc processes (default: the number of cores).
         #[arg(long)]
         jobs: Option<usize>,
+        /// A test build: seeded delays at every pipeline step of the asynchronous templates
+        /// (docs/timing.md). Its tables say so and the runtime sets the seed; never ship it.
+        #[arg(long)]
+        perturb_timing: bool,
     },
     /// Show which route serves a GEMM, why earlier routes did not, and the kernel it launches.
     Explain {
@@ -139,9 +143,11 @@ fn run(cli: Cli) -> Result<(), String> {
             no_cubins,
             no_bootstrap,
             jobs,
+            perturb_timing,
         } => {
             let mut opts = BuildOptions::new(&specs, &out, "gemm-aot build");
             opts.tiers = tiers;
+            opts.instrumentation.timing_perturbation = perturb_timing;
             opts.progress = true;
             opts.compile = if no_cubins {
                 CompileMode::NoCubins

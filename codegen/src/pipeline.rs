@@ -10,7 +10,7 @@ use crate::compile::cache::{cache_root, CubinCache};
 use crate::compile::nvcc::{compile_all, CompileError, CompileJob, CompiledUnit};
 use crate::compile::ptxas::{self, KernelResources};
 use crate::compile::toolchain::{self, Toolchain, ToolchainError};
-use crate::emit::{self, Provenance};
+use crate::emit::{self, Instrumentation, Provenance};
 use crate::plan::{Plan, PlanError};
 use crate::staging::Staging;
 use crate::templates::{self, TEMPLATES};
@@ -43,6 +43,8 @@ pub struct BuildOptions {
     pub jobs: usize,
     /// Toolchain and cubin cache; defaults to [`cache_root`].
     pub cache: Option<PathBuf>,
+    /// What is compiled into the kernels beyond the specs (default: nothing, as shipped).
+    pub instrumentation: Instrumentation,
 }
 
 impl BuildOptions {
@@ -56,6 +58,7 @@ impl BuildOptions {
             provenance: Provenance::new(command),
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             cache: None,
+            instrumentation: Instrumentation::NONE,
         }
     }
 }
@@ -204,7 +207,7 @@ pub struct Generated {
 }
 
 /// Generates everything but cubins and `rust/resources.rs`, in memory.
-pub fn generate(plan: &Plan, prov: &Provenance) -> Generated {
+pub fn generate(plan: &Plan, prov: &Provenance, instrumentation: Instrumentation) -> Generated {
     let mut files = Vec::new();
     files.push((
         PathBuf::from("cuda/include/gemm_abi.h"),
@@ -220,7 +223,7 @@ pub fn generate(plan: &Plan, prov: &Provenance) -> Generated {
         for (i, m) in plan.tier_modules(&t.name).iter().enumerate() {
             files.push((
                 unit_source_path(&t.name, m),
-                emit::cuda::unit_source(plan, &t.name, i, prov),
+                emit::cuda::unit_source(plan, &t.name, i, prov, instrumentation),
             ));
         }
     }
@@ -421,6 +424,7 @@ fn report_json(
     plan: &Plan,
     resources: Option<&[KernelResources]>,
     warnings: &[CompileWarning],
+    instrumentation: Instrumentation,
 ) -> String {
     let kernels: Vec<serde_json::Value> = plan
         .kernels
@@ -459,7 +463,13 @@ fn report_json(
         .iter()
         .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads, "module": plan.tier_modules(&c.tier).get(c.module) }))
         .collect();
-    let v = serde_json::json!({ "tiers": tiers, "kernels": kernels, "conversions": conversions, "warnings": warnings });
+    let v = serde_json::json!({
+        "timing_perturbation": instrumentation.timing_perturbation,
+        "tiers": tiers,
+        "kernels": kernels,
+        "conversions": conversions,
+        "warnings": warnings,
+    });
     serde_json::to_string_pretty(&v).unwrap_or_default() + "\n"
 }
 
@@ -472,7 +482,7 @@ fn report_json(
 /// the Rust's `cubin!` references resolve; `CUBINS_PRESENT` is false).
 pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, BuildError> {
     let (plan, warnings) = plan(&opts.specs, &opts.tiers)?;
-    let generated = generate(&plan, &opts.provenance);
+    let generated = generate(&plan, &opts.provenance, opts.instrumentation);
     let cache_dir = opts.cache.clone().unwrap_or_else(cache_root);
     check_output_folder(&opts.out)?;
 
@@ -654,11 +664,22 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
     {
         stage.put(rel, text.as_bytes())?;
     }
-    let res_rs = emit::rust::resources(&plan, resources.as_deref(), &opts.provenance);
+    let res_rs = emit::rust::resources(
+        &plan,
+        resources.as_deref(),
+        &opts.provenance,
+        opts.instrumentation,
+    );
     stage.put(Path::new("rust/resources.rs"), res_rs.as_bytes())?;
     stage.put(
         Path::new("report.json"),
-        report_json(&plan, resources.as_deref(), &compile_warnings).as_bytes(),
+        report_json(
+            &plan,
+            resources.as_deref(),
+            &compile_warnings,
+            opts.instrumentation,
+        )
+        .as_bytes(),
     )?;
     let committed = stage.commit()?;
 

@@ -8,7 +8,7 @@
 
 use gemm_codegen::pipeline::generate;
 use gemm_codegen::plan::Plan;
-use gemm_codegen::Provenance;
+use gemm_codegen::{Instrumentation, Provenance};
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -23,7 +23,12 @@ fn plan() -> Plan {
 }
 
 fn files() -> Vec<(PathBuf, String)> {
-    generate(&plan(), &Provenance::new("fixture test")).files
+    generate(
+        &plan(),
+        &Provenance::new("fixture test"),
+        Instrumentation::NONE,
+    )
+    .files
 }
 
 fn file(rel: &str) -> String {

@@ -4,6 +4,7 @@
 // (acc = p0; acc = acc + p1; ...), and acc = 0 when K = 0. The cut depends on K alone, so a
 // kernel may reduce chunks in parallel (decode) or in sequence (tiles) and give the same bits.
 #pragma once
+#include "common/timing_perturbation.cuh"
 
 constexpr int kFmaChunk = 256;
 
@@ -24,11 +25,13 @@ __device__ __forceinline__ float fma_fold_round(float* partials, const float (&p
                                                 int fr, int round, int chunks, float total) {
 #pragma unroll
     for (int r = 0; r < BM; ++r) partials[(warp * BM + r) * BN + lane] = part[r];
+    GEMM_PERTURB(kPerturbEpilogue, 2 * round);
     __syncthreads();
     if (fr < BM) {
         for (int s = 0; s < KS && round * KS + s < chunks; ++s)
             total = fma_chunk_fold(round * KS + s, total, partials[(s * BM + fr) * BN + lane]);
     }
+    GEMM_PERTURB(kPerturbEpilogue, 2 * round + 1);
     __syncthreads();
     return total;
 }

@@ -13,6 +13,7 @@
 #include "common/epilogue.cuh"
 #include "common/fma_chunks.cuh"
 #include "common/operand_layout.cuh"
+#include "common/timing_perturbation.cuh"
 #include "common/tile_config.cuh"
 
 template <typename TAB, typename TC, int OP, typename Tile>
@@ -42,11 +43,13 @@ struct fma_decode_staged {
 
     __device__ __forceinline__ static void cp_async16(void* smem, const void* gmem) {
         const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
     }
-    __device__ __forceinline__ static void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+    // "memory": the compiler must not move the plain shared-memory reads of a stage across the
+    // wait (the __syncwarp after it also keeps them there).
+    __device__ __forceinline__ static void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
     template <int N>
-    __device__ __forceinline__ static void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+    __device__ __forceinline__ static void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
     // Copies one 16-byte piece by cp.async when it is aligned and wholly valid; otherwise
     // element by element through registers, invalid elements as zeros (never used).
@@ -121,15 +124,19 @@ struct fma_decode_staged {
                 // the last slice), so "at most S - 1 groups pending" means slice s arrived.
 #pragma unroll
                 for (int s = 0; s < S - 1; ++s) {
+                    GEMM_PERTURB(kPerturbProducerIssue, s);
                     if (s < nslices) issue_stage(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, p);
                     else cp_async_commit();
                 }
                 for (int s = 0; s < nslices; ++s) {
                     const int next = s + S - 1;
+                    GEMM_PERTURB(kPerturbProducerIssue, next);
                     if (next < nslices) issue_stage(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, p);
                     else cp_async_commit();
+                    GEMM_PERTURB(kPerturbConsumerWait, s);
                     cp_async_wait<S - 1>();
                     __syncwarp();
+                    GEMM_PERTURB(kPerturbConsumerRead, s);
                     const TAB* slice = mine + (s % S) * kStageElems;
                     const TAB* sa = slice + kSliceElems;
                     const int kb = k0 + s * kRows;
@@ -150,6 +157,7 @@ struct fma_decode_staged {
                         }
                     }
                     // Every lane is done with slice s before the next issue overwrites it.
+                    GEMM_PERTURB(kPerturbConsumerRelease, s);
                     __syncwarp();
                 }
                 cp_async_wait<0>();

@@ -14,6 +14,7 @@
 #include "common/epilogue.cuh"
 #include "common/fma_chunks.cuh"
 #include "common/operand_layout.cuh"
+#include "common/timing_perturbation.cuh"
 #include "common/tile_config.cuh"
 
 template <typename TAB, typename TC, int OP, typename Tile>
@@ -164,6 +165,7 @@ struct fma_gemm {
             __syncthreads();
         }
         for (int t = 0; t < tiles; ++t) {
+            GEMM_PERTURB(kPerturbConsumerRead, t);
             const int s = kStages == 2 ? (t & 1) : 0;
             const float* As = smem + s * kStageFloats;
             const float* Bs = As + BM * BK;
@@ -178,6 +180,7 @@ struct fma_gemm {
             }
             if ((t + 1) % kTilesPerChunk == 0 || !next) fold(totals, t / kTilesPerChunk, ty, tx, acc);
             if (next) {
+                GEMM_PERTURB(kPerturbProducerIssue, t + 1);
                 if (kStages == 1) {
                     __syncthreads();
                     load(p, m0, n0, (t + 1) * BK, ra, rb);
@@ -186,10 +189,12 @@ struct fma_gemm {
                     float* dst = smem + (s ^ 1) * kStageFloats;
                     store(dst, dst + BM * BK, ra, rb);
                 }
+                GEMM_PERTURB(kPerturbConsumerRelease, t);
                 __syncthreads();
             }
         }
 
+        GEMM_PERTURB(kPerturbEpilogue, 0);
 #pragma unroll
         for (int i = 0; i < TM; ++i) {
             const int m = m0 + row_of(ty, i);

@@ -33,6 +33,7 @@
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/tc_config.cuh"
+#include "common/timing_perturbation.cuh"
 #include "tc/cp_async.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/tc_epilogue.cuh"
@@ -235,23 +236,30 @@ struct mma_async_gemm {
         // Prologue: stages 0 .. STAGES - 2 in flight, one commit group each (empty past K).
 #pragma unroll
         for (int s = 0; s < kStages - 1; ++s) {
+            GEMM_PERTURB(kPerturbProducerIssue, s);
             if (s < nk) issue_stage(p, s0 + s * kStageBytes, m0, n0, s * BK, aligned);
             cp_async_commit_group();
         }
         for (int kb = 0; kb < nk; ++kb) {
+            GEMM_PERTURB(kPerturbConsumerWait, kb);
             cp_async_wait_group<kStages - 2>();  // stage kb has landed (for this thread)
+            GEMM_PERTURB(kPerturbProducerAcquire, kb);
             __syncthreads();                     // ... for every thread; stage kb - 1 is free
             const int next = kb + kStages - 1;
+            GEMM_PERTURB(kPerturbProducerIssue, next);
             if (next < nk) issue_stage(p, s0 + (next % kStages) * kStageBytes, m0, n0, next * BK, aligned);
             cp_async_commit_group();
+            GEMM_PERTURB(kPerturbConsumerRead, kb);
             const uint32_t sa = s0 + (kb % kStages) * kStageBytes, sb = sa + ATile::kBytes;
 #pragma unroll
             for (int kk = 0; kk < BK / kStepK; ++kk) {  // ascending k16 (k8 for TF32) steps
                 if constexpr (kTf32) step_tf32(acc, sa, sb, kk, wm, wn, lane);
                 else step_half(acc, sa, sb, kk, wm, wn, lane);
             }
+            GEMM_PERTURB(kPerturbConsumerRelease, kb);  // the next iteration's barrier frees the stage
         }
         cp_async_wait_group<0>();
+        GEMM_PERTURB(kPerturbEpilogue, 0);
 
         const int g = lane / 4, q = lane % 4;
         const bool vec = tc_pairs_aligned<TC>(p) && n0 + BN <= p.n;

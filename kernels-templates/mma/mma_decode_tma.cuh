@@ -8,6 +8,12 @@
 // order; TMA zero-fills past m, n and k, so padded steps add nothing. Same bits as
 // wgmma_tma_gemm and mma_gemm.
 //
+// A consumer warp releases a stage with a proxy fence first (mbar_release_after_generic_reads):
+// its ldmatrix reads are generic-proxy accesses and the TMA load that refills the stage is an
+// async-proxy write. Without the fence ptxas issued the release while the stage's last ldmatrix
+// was still in flight, and the refill could land before that read (wrong results under
+// compute-sanitizer memcheck and beside kernels of other streams; docs/timing.md).
+//
 // Shared layouts (each stage 1024-byte aligned, swizzle as the tensor maps say):
 //   A [m, k] (nn, nt): 16 rows x 128 B, 128B swizzle     A [k, m] (tn): 64 rows x 32 B, 32B swizzle
 //   B [k, n] (nn, tn): 64 rows x 2N B, 2N-byte swizzle   B [n, k] (nt): N rows x 128 B, 128B swizzle
@@ -20,6 +26,7 @@
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/tc_config.cuh"
+#include "common/timing_perturbation.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/smem_sync.cuh"
 #include "tc/tc_epilogue.cuh"
@@ -78,7 +85,9 @@ struct mma_decode_tma {
                 int s = 0;
                 uint32_t ph = 0;
                 for (int kb = 0; kb < nk; ++kb) {
+                    GEMM_PERTURB(kPerturbProducerAcquire, kb);
                     mbar_wait(empty(s), ph ^ 1);
+                    GEMM_PERTURB(kPerturbProducerIssue, kb);
                     mbar_arrive_expect_tx(full(s), kABytes + kBBytes);
                     if (kAKMajor) tma_load_2d(sA0 + s * kABytes, &p.a_map, full(s), kb * BK, m0);
                     else tma_load_2d(sA0 + s * kABytes, &p.a_map, full(s), m0, kb * BK);
@@ -95,7 +104,9 @@ struct mma_decode_tma {
         uint32_t ph = 0;
         const int mat = lane / 8, r8 = lane % 8;
         for (int kb = 0; kb < nk; ++kb) {
+            GEMM_PERTURB(kPerturbConsumerWait, kb);
             mbar_wait(full(s), ph);
+            GEMM_PERTURB(kPerturbConsumerRead, kb);
             const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
 #pragma unroll
             for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps
@@ -122,10 +133,13 @@ struct mma_decode_tma {
                 }
                 mma_m16n8k16<TAB>(c, a0, a1, a2, a3, b0, b1);
             }
-            __syncwarp();
-            if (lane == 0) mbar_arrive(empty(s));
+            GEMM_PERTURB(kPerturbConsumerRelease, kb);
+            // The stage was read by ldmatrix (generic proxy) and the next TMA load (async proxy)
+            // overwrites it: fenced release, tc/smem_sync.cuh.
+            mbar_release_after_generic_reads(empty(s), lane);
             if (++s == kStages) { s = 0; ph ^= 1; }
         }
+        GEMM_PERTURB(kPerturbEpilogue, 0);
         const int row = m0 + lane / 4, col = n0 + 8 * warp + 2 * (lane % 4);
         const bool vec = tc_pairs_aligned<TC>(p) && n0 + BN <= p.n;
         tc_store_pair<TC>(p, row, col, c[0], c[1], vec);

@@ -22,6 +22,7 @@
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/tc_config.cuh"
+#include "common/timing_perturbation.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/tc_epilogue.cuh"
 
@@ -187,15 +188,19 @@ struct mma_gemm {
         Raw ra[kLoadsA], rb[kLoadsB];
         if (nk > 0) load(p, m0, n0, 0, ra, rb);
         for (int kb = 0; kb < nk; ++kb) {
+            GEMM_PERTURB(kPerturbProducerAcquire, kb);
             __syncthreads();  // everyone is done reading the previous step
+            GEMM_PERTURB(kPerturbProducerIssue, kb);
             store(As, Bs, ra, rb);
             __syncthreads();
+            GEMM_PERTURB(kPerturbConsumerRead, kb);
             if (kStages == 2 && kb + 1 < nk) load(p, m0, n0, (kb + 1) * BK, ra, rb);
             if constexpr (kTf32) compute_tf32(As, Bs, wm, wn, g, q, acc);
             else compute_half(As, Bs, wm, wn, g, q, acc);
             if (kStages == 1 && kb + 1 < nk) load(p, m0, n0, (kb + 1) * BK, ra, rb);
         }
 
+        GEMM_PERTURB(kPerturbEpilogue, 0);
         const bool vec = tc_pairs_aligned<TC>(p) && n0 + BN <= p.n;
 #pragma unroll
         for (int i = 0; i < MI; ++i) {

@@ -30,6 +30,22 @@ __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
                      : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     } while (!done);
 }
+// Orders this thread's generic-proxy shared-memory accesses (stores and loads, ldmatrix and
+// stmatrix included) before its later async-proxy ones, and before what a later barrier or
+// mbarrier arrive hands to another thread's async-proxy operation (a TMA load or store, wgmma).
+__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// A warp's release of a ring stage it read with generic-proxy loads (ldmatrix, ld.shared) so
+// that a TMA load may overwrite it: every lane fences its reads, then one lane arrives on `bar`
+// (counted once a warp). The PTX memory model asks for the fence between a generic-proxy access
+// and an async-proxy one to the same bytes; without it ptxas issues the arrive as soon as the
+// last ldmatrix is issued (it waits for the registers only at the mma that reads them), so the
+// producer's refill could overwrite the stage before that ldmatrix read it. Compiled, the fence is
+// MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S before the arrive.
+__device__ __forceinline__ void mbar_release_after_generic_reads(uint32_t bar, int lane) {
+    fence_proxy_async_shared();
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bar);
+}
 __device__ __forceinline__ uint32_t cluster_ctarank() {
     uint32_t r;
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));

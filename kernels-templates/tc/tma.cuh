@@ -7,6 +7,7 @@
 // the part of its box inside the tensor (rows >= m, columns >= n of C are never written).
 #pragma once
 #include <cstdint>
+#include "tc/smem_sync.cuh"
 
 __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1) {
     asm volatile(
@@ -37,5 +38,5 @@ __device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bul
 __device__ __forceinline__ void bulk_wait_group_read0() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
 // This thread's bulk groups have completed (their global writes are done).
 __device__ __forceinline__ void bulk_wait_group0() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
-// Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA) reads.
-__device__ __forceinline__ void fence_proxy_async_shared() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+// fence_proxy_async_shared (tc/smem_sync.cuh) orders generic-proxy shared-memory accesses
+// before the TMA operations that follow them.

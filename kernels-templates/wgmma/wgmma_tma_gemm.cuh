@@ -60,6 +60,7 @@
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/tc_config.cuh"
+#include "common/timing_perturbation.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/smem_sync.cuh"
 #include "tc/tc_epilogue.cuh"
@@ -159,7 +160,9 @@ struct wgmma_tma_gemm {
                     order.tile(t, tm, tn);
                     const int m0 = (tm * kClusterM + (int)rank) * BM, n0 = tn * BN;
                     for (int kb = 0; kb < nk; ++kb) {
+                        GEMM_PERTURB(kPerturbProducerAcquire, kb);
                         mbar_wait(empty(s), ph ^ 1);
+                        GEMM_PERTURB(kPerturbProducerIssue, kb);
                         mbar_arrive_expect_tx(full(s), kStageBytes);
                         const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
                         if constexpr (kAKMajor) {
@@ -206,7 +209,9 @@ struct wgmma_tma_gemm {
                 for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
                 int prev = -1;
                 for (int kb = 0; kb < nk; ++kb) {
+                    GEMM_PERTURB(kPerturbConsumerWait, kb);
                     mbar_wait(full(s), ph);
+                    GEMM_PERTURB(kPerturbConsumerRead, kb);
                     const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
                     wgmma_fence();
 #pragma unroll
@@ -220,16 +225,19 @@ struct wgmma_tma_gemm {
                     wgmma_commit();
                     if (prev >= 0) {  // the group that read stage `prev` has retired: release it
                         wgmma_wait<1>();
+                        GEMM_PERTURB(kPerturbConsumerRelease, kb);
                         release(empty(prev), lane);
                     }
                     prev = s;
                     if (++s == kStages) { s = 0; ph ^= 1; }
                 }
                 wgmma_wait<0>();
+                GEMM_PERTURB(kPerturbConsumerRelease, nk);
                 if (prev >= 0) release(empty(prev), lane);
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
 
+                GEMM_PERTURB(kPerturbEpilogue, t);
                 if (c_load) {
                     store_tile_tma<true>(p, d, cbuf, m0 + cw * 64, n0, cw, tid, cbar, cph);
                     continue;
@@ -273,6 +281,7 @@ struct wgmma_tma_gemm {
         const int frow = warp * 16 + lane / 4;  // fragment row (h = 0) within the 64
 #pragma unroll
         for (int rd = 0; rd < kCRounds; ++rd) {
+            GEMM_PERTURB(kPerturbEpilogue, 2 * rd);
             if constexpr (LOAD) {
                 mbar_wait(cbar, cph);  // the load was issued after the previous stores read the buffer
                 cph ^= 1u;
@@ -336,6 +345,7 @@ struct wgmma_tma_gemm {
                 }
             }
             fence_proxy_async_shared();  // every writer, before the barrier that precedes the TMA store
+            GEMM_PERTURB(kPerturbEpilogue, 2 * rd + 1);
             named_bar_sync(1 + cw, 128);
             if (tid == 0) {
 #pragma unroll

@@ -303,6 +303,21 @@ impl Context {
         Ok(self.stream.synchronize()?)
     }
 
+    /// Sets the seed of a timing-perturbation kernel set's delays (docs/timing.md): every
+    /// module of the device, loaded or loaded later, reads it from the next launch on this
+    /// stream on. Seed 0 switches the delays off. Refused with [`GemmError::NotPerturbed`] for
+    /// a set built without perturbation (every shipped set), where a seed would change nothing.
+    /// The seed is the device's, shared by its streams: set it while no kernel of the set runs.
+    pub fn set_timing_perturbation_seed(&self, seed: u32) -> Result<(), GemmError> {
+        self.modules.set_perturb_seed(&self.stream, seed)
+    }
+
+    /// The seed the kernels of a timing-perturbation set read (0: no delays; always 0 for a
+    /// set built without perturbation).
+    pub fn timing_perturbation_seed(&self) -> u32 {
+        self.modules.perturb_seed()
+    }
+
     /// Modules this device has loaded so far, counted over all its streams (a new stream
     /// loads none: [`new_stream`](Self::new_stream) shares them).
     pub fn loaded_modules(&self) -> usize {
@@ -312,7 +327,7 @@ impl Context {
     /// The loaded function of a kernel of this context's tier (module loaded on first use,
     /// once for the device).
     pub(crate) fn function(&self, kernel: KernelRef) -> Result<CudaFunction, GemmError> {
-        self.modules.function(&self.cuda, kernel)
+        self.modules.function(&self.cuda, &self.stream, kernel)
     }
 
     /// The fallback's scratch, at least `elements` f32 long (grown unless a graph froze it),

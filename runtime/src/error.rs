@@ -43,6 +43,10 @@ pub enum GemmError {
     /// shipped set of a runtime built without its `shipped-kernels` feature.
     #[error("this kernel set carries no cubins (built with GEMM_AOT_NO_CUBINS, or the shipped set of a gemm-runtime without its `shipped-kernels` feature): rebuild without the variable, enable the feature, or open the context on a set with cubins")]
     NoCubins,
+    /// A timing-perturbation seed was given to a context whose kernel set has no delays
+    /// compiled in (every shipped set): the seed would change nothing.
+    #[error("kernel set {set} was not built with timing perturbation, so a perturbation seed would change nothing: build a test set with gemm_codegen::Builder::timing_perturbation(true) (docs/timing.md)")]
+    NotPerturbed { set: &'static str },
     /// The runtime cannot serve the kernel set given to `Context::with_kernels`.
     #[error(transparent)]
     KernelSet(#[from] crate::kernel_set::KernelSetError),
@@ -269,6 +273,7 @@ impl GemmError {
             GemmError::UnknownTier { .. } => "unknown_tier",
             GemmError::TierNotRunnable { .. } => "tier_not_runnable",
             GemmError::PtxJit { .. } => "ptx_jit",
+            GemmError::NotPerturbed { .. } => "not_perturbed",
         }
     }
 }
@@ -418,6 +423,7 @@ pub(crate) mod tests {
                 target: "compute_80",
                 source: cudarc::driver::DriverError(CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
             },
+            GemmError::NotPerturbed { set: "s" },
         ]
     }
 
@@ -458,9 +464,10 @@ pub(crate) mod tests {
             GemmError::UnknownTier { .. } => 31,
             GemmError::TierNotRunnable { .. } => 32,
             GemmError::PtxJit { .. } => 33,
+            GemmError::NotPerturbed { .. } => 34,
         }
     }
-    const VARIANTS: usize = 34;
+    const VARIANTS: usize = 35;
 
     #[test]
     fn every_variant_is_listed_and_has_a_distinct_snake_case_kind() {

@@ -35,6 +35,9 @@ pub struct KernelSetParts {
     pub resources: &'static [KernelResources],
     /// Whether the cubins were compiled and embedded.
     pub cubins_present: bool,
+    /// Whether the kernels carry the timing-perturbation delays (a test build made with
+    /// `Builder::timing_perturbation`; docs/timing.md). False for every shipped set.
+    pub timing_perturbation: bool,
     /// (ABI struct name, layout) of every argument struct of the set's specs, as
     /// `gemm_codegen::builder::abi_layouts` writes them: launches bind through the runtime's
     /// own structs, so each one a kernel names must have the runtime's layout.
@@ -171,6 +174,12 @@ impl KernelSet {
     /// Whether the set's cubins were compiled and embedded.
     pub fn cubins_present(&self) -> bool {
         self.parts.cubins_present
+    }
+
+    /// Whether the set's kernels carry seeded timing-perturbation delays (a test build;
+    /// [`Context::set_timing_perturbation_seed`](crate::Context::set_timing_perturbation_seed)).
+    pub fn timing_perturbation(&self) -> bool {
+        self.parts.timing_perturbation
     }
 
     /// (ABI struct name, layout) of every argument struct the set was built with.
@@ -593,6 +602,7 @@ mod tests {
             conversions: &[],
             resources: &[],
             cubins_present: false,
+            timing_perturbation: false,
             abi_layouts: &[],
             ptx: &[],
             dispatch: no_route,

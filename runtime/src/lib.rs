@@ -244,6 +244,7 @@ pub mod generated {
         conversions: &CONVERSIONS,
         resources: &RESOURCES,
         cubins_present: CUBINS_PRESENT,
+        timing_perturbation: TIMING_PERTURBATION,
         abi_layouts: &ABI_LAYOUTS,
         ptx: &TIER_PTX,
         dispatch,

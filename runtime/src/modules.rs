@@ -8,9 +8,14 @@ use crate::error::GemmError;
 use crate::kernel_set::KernelSet;
 use crate::table::{KernelRef, TierInfo};
 use crate::tier_choice::TierCode;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+/// The `__constant__` each unit of a timing-perturbation build reads its delays from
+/// (kernels-templates/common/timing_perturbation.cuh); 0 means no delays.
+const PERTURB_SEED_SYMBOL: &str = "gemm_aot_perturb_seed";
 
 pub(crate) struct ModuleCache {
     /// The set the tier and every kernel id belong to.
@@ -26,6 +31,8 @@ pub(crate) struct ModuleCache {
     loading: Mutex<()>,
     /// How many modules were loaded (for tests: a new stream loads none).
     loads: std::sync::atomic::AtomicUsize,
+    /// The timing-perturbation seed written into every module of a perturbed set (0: none).
+    perturb_seed: AtomicU32,
 }
 
 impl ModuleCache {
@@ -38,7 +45,34 @@ impl ModuleCache {
             functions: RwLock::new(HashMap::new()),
             loading: Mutex::new(()),
             loads: Default::default(),
+            perturb_seed: AtomicU32::new(0),
         }
+    }
+
+    /// Writes `seed` into every loaded module of a timing-perturbation set and keeps it for
+    /// the modules loaded later. The copy is ordered on `stream`; kernels already running on
+    /// other streams may still read the previous seed.
+    pub(crate) fn set_perturb_seed(
+        &self,
+        stream: &Arc<CudaStream>,
+        seed: u32,
+    ) -> Result<(), GemmError> {
+        if !self.set.timing_perturbation() {
+            return Err(GemmError::NotPerturbed {
+                set: self.set.name(),
+            });
+        }
+        let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        self.perturb_seed.store(seed, Ordering::Relaxed);
+        for m in self.modules.iter().filter_map(OnceLock::get) {
+            write_seed(m, stream, seed)?;
+        }
+        Ok(())
+    }
+
+    /// The seed the modules of a perturbed set read (0 for every other set).
+    pub(crate) fn perturb_seed(&self) -> u32 {
+        self.perturb_seed.load(Ordering::Relaxed)
     }
 
     /// Modules loaded so far.
@@ -81,6 +115,7 @@ impl ModuleCache {
     pub(crate) fn function(
         &self,
         cuda: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
         kernel: KernelRef,
     ) -> Result<CudaFunction, GemmError> {
         if let Some(f) = self
@@ -116,6 +151,9 @@ impl ModuleCache {
                     Some(m) => m.clone(),
                     None => {
                         let m = self.load(cuda, index as usize, info.name, info.cubin)?;
+                        if self.set.timing_perturbation() {
+                            write_seed(&m, stream, self.perturb_seed())?;
+                        }
                         self.loads
                             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let _ = slot.set(m.clone());
@@ -145,4 +183,17 @@ impl ModuleCache {
             .or_insert_with(|| f.clone());
         Ok(f)
     }
+}
+
+/// Writes a module's timing-perturbation seed (its `__constant__`), ordered on `stream`.
+fn write_seed(
+    module: &Arc<CudaModule>,
+    stream: &Arc<CudaStream>,
+    seed: u32,
+) -> Result<(), GemmError> {
+    let mut symbol = module.get_global(PERTURB_SEED_SYMBOL, stream)?;
+    let bytes = seed.to_ne_bytes();
+    let mut dst = symbol.slice_mut(..bytes.len());
+    stream.memcpy_htod(&bytes, &mut dst)?;
+    Ok(())
 }

@@ -3,7 +3,7 @@
 //! with `static_assert`s that the template agrees with the spec (threads, shared memory, and
 //! for tensor-core kinds the cluster and every tensor-map box and swizzle).
 
-use super::Provenance;
+use super::{Instrumentation, Provenance};
 use crate::plan::{Plan, PlannedKernel, CONVERSIONS_MODULE};
 use gemm_spec::{Family, MapOperand, Op, TileParams};
 use std::collections::BTreeSet;
@@ -89,7 +89,13 @@ fn tensor_core_asserts(family: &Family, k: &PlannedKernel, inst: &str) -> String
 
 /// The `.cu` file of one compile unit of a tier: a family's kernels, or (module
 /// `conversions`) the conversion kernels.
-pub fn unit_source(plan: &Plan, tier: &str, module: usize, prov: &Provenance) -> String {
+pub fn unit_source(
+    plan: &Plan,
+    tier: &str,
+    module: usize,
+    prov: &Provenance,
+    instrumentation: Instrumentation,
+) -> String {
     let unit = plan
         .tier_modules(tier)
         .get(module)
@@ -99,6 +105,12 @@ pub fn unit_source(plan: &Plan, tier: &str, module: usize, prov: &Provenance) ->
         let _ = writeln!(out, "// Conversion kernels of tier {tier}.");
     } else {
         let _ = writeln!(out, "// Kernels of family {unit}, tier {tier}.");
+    }
+    if instrumentation.timing_perturbation {
+        out.push_str(
+            "// Timing-perturbation build: seeded delays at every pipeline step (common/timing_perturbation.cuh). Never shipped.\n\
+             #define GEMM_AOT_TIMING_PERTURBATION 1\n",
+        );
     }
     out.push_str("#include \"gemm_abi.h\"\n");
     let headers: BTreeSet<&str> = plan

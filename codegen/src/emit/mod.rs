@@ -29,3 +29,21 @@ impl Provenance {
         )
     }
 }
+
+/// What a build compiles into its kernels beyond the specs. The default (nothing) is what
+/// ships; an instrumented build is for tests and says so in its tables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Instrumentation {
+    /// Seeded delays at every pipeline step of the asynchronous templates
+    /// (`kernels-templates/common/timing_perturbation.cuh`, docs/timing.md): every unit
+    /// defines `GEMM_AOT_TIMING_PERTURBATION`, the tables set `TIMING_PERTURBATION`, and the
+    /// runtime writes each module's seed (`Context::set_timing_perturbation_seed`).
+    pub timing_perturbation: bool,
+}
+
+impl Instrumentation {
+    /// Nothing added: the shipped kernels.
+    pub const NONE: Instrumentation = Instrumentation {
+        timing_perturbation: false,
+    };
+}

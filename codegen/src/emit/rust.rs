@@ -12,7 +12,7 @@
 //! macro that yields one compile unit's cubin bytes, so the files do not depend on where they
 //! are written.
 
-use super::Provenance;
+use super::{Instrumentation, Provenance};
 use crate::compile::ptxas::KernelResources;
 use crate::plan::{Plan, PlannedConversion, PlannedKernel};
 use gemm_spec::{
@@ -536,8 +536,14 @@ fn tier_selection(plan: &Plan) -> TokenStream {
 }
 
 /// `resources.rs`: the ptxas report of each kernel, or zeros when built without cubins.
-pub fn resources(plan: &Plan, report: Option<&[KernelResources]>, prov: &Provenance) -> String {
+pub fn resources(
+    plan: &Plan,
+    report: Option<&[KernelResources]>,
+    prov: &Provenance,
+    instrumentation: Instrumentation,
+) -> String {
     let present = report.is_some();
+    let perturbed = instrumentation.timing_perturbation;
     let rows = plan.kernels.iter().map(|k| {
         let r = report.and_then(|r| r.get(k.id).copied()).unwrap_or_default();
         let (regs, smem, stack, spill) = (lit(r.registers), lit(r.static_shared_bytes), lit(r.stack_bytes), lit(r.spill_bytes()));
@@ -549,6 +555,8 @@ pub fn resources(plan: &Plan, report: Option<&[KernelResources]>, prov: &Provena
         quote! {
             /// Whether this build compiled and embedded cubins (false under `GEMM_AOT_NO_CUBINS`).
             pub const CUBINS_PRESENT: bool = #present;
+            /// Whether the cubins carry the timing-perturbation delays (a test build; never shipped).
+            pub const TIMING_PERTURBATION: bool = #perturbed;
             /// ptxas's resource report for `KERNELS[i]` (zeros when `CUBINS_PRESENT` is false).
             pub static RESOURCES: [KernelResources; #n] = [#(#rows),*];
         },
