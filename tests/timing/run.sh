@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Timing independence on a GPU machine, in one command (docs/timing.md), from the repository root:
+#   bash tests/timing/run.sh
+# 1. perturbed:  gpu_perturbed: the timing-perturbation build against the shipped bits, several seeds
+# 2. stress:     gpu_stress: decode and wide kernels beside a hostile co-runner and seven GEMM streams
+# 3. sanitized:  gpu_sanitized plainly (writes each case's digest), then under compute-sanitizer
+#                memcheck (every case), racecheck and synccheck (the small cases), each run
+#                comparing its outputs with float64, a second run and the plain run's digests.
+# Test executables: DEVICE_DIR/bin (default .device/bin; packed executables are unpacked with its
+# `unpack`), else built here with cargo (release). Logs go to $OUT (default ./timing-out); the
+# summary is printed last. STEPS="perturbed stress sanitized" picks steps; GEMM_PERTURB_SEEDS,
+# GEMM_STRESS_RUNS and GEMM_TEST_SEED pass through to the tests. Exits non-zero on any failure.
+set -u
+root=$(pwd)
+out=${OUT:-$root/timing-out}
+mkdir -p "$out"
+dev=$root/${DEVICE_DIR:-.device}
+if [ -f "$dev/unpack" ]; then bash "$dev/unpack"; fi
+bin() {
+  local b
+  b=$(ls "$dev"/bin/"$1"-* 2>/dev/null | head -1)
+  if [ -z "$b" ]; then
+    b=$(ls -t "$root"/target/release/deps/"$1"-* 2>/dev/null | grep -v '\.d$' | head -1)
+  fi
+  echo "$b"
+}
+if [ -z "$(bin gpu_perturbed)" ]; then
+  cargo test --release -p gemm-timing-tests --no-run > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+fi
+export GEMM_TEST_SEED=${GEMM_TEST_SEED:-$(date +%s)}
+summary=()
+fail=0
+# One test executable with every test included (GPU tests are ignored elsewhere).
+t() {
+  local log=$1 exe=$2
+  shift 2
+  (cd "$root/tests/timing" && "$exe" --include-ignored --test-threads=1 --nocapture "$@") > "$log" 2>&1
+  local rc=$?
+  [ $rc = 0 ] || fail=1
+  summary+=("$(basename "$log" .log): rc $rc; $(grep -E '^test result' "$log" | tail -1)")
+}
+san() {
+  local tool=$1
+  shift
+  local log=$out/sanitized_$tool.log
+  (cd "$root/tests/timing" && timeout "${SAN_TIMEOUT:-900}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
+      "$(bin gpu_sanitized)" --include-ignored --test-threads=1 --nocapture "$@") > "$log" 2>&1
+  local rc=$?
+  [ $rc = 0 ] || fail=1
+  summary+=("sanitized under $tool: rc $rc; $(grep -E '^test result' "$log" | tail -1); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' ')")
+}
+{
+  echo "# timing run: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+  echo "# GEMM_TEST_SEED=$GEMM_TEST_SEED GEMM_PERTURB_SEEDS=${GEMM_PERTURB_SEEDS:-default} GEMM_STRESS_RUNS=${GEMM_STRESS_RUNS:-25}"
+} | tee "$out/timing.log"
+for step in ${STEPS:-perturbed stress sanitized}; do
+  case $step in
+    perturbed) t "$out/perturbed.log" "$(bin gpu_perturbed)" ;;
+    stress) t "$out/stress.log" "$(bin gpu_stress)" ;;
+    sanitized)
+      rm -f "$out/digests.txt"
+      GEMM_TIMING_DIGESTS=write:$out/digests.txt t "$out/sanitized_plain.log" "$(bin gpu_sanitized)"
+      export GEMM_TIMING_DIGESTS=check:$out/digests.txt
+      if command -v compute-sanitizer > /dev/null; then
+        san memcheck
+        GEMM_SANITIZED_CASES=small san racecheck
+        GEMM_SANITIZED_CASES=small san synccheck
+      else
+        summary+=("sanitized: compute-sanitizer not found, only the plain run")
+        fail=1
+      fi
+      unset GEMM_TIMING_DIGESTS ;;
+    *) echo "unknown step $step" >&2; exit 2 ;;
+  esac
+done
+{
+  printf '%s\n' "${summary[@]}"
+  echo "timing run: $([ $fail = 0 ] && echo all passed || echo FAILURES)"
+} | tee -a "$out/timing.log"
+exit $fail

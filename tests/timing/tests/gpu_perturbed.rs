@@ -1,0 +1,294 @@
+//! The kernels of a timing-perturbation build ([`PERTURBED`]: seeded delays at every pipeline
+//! step) give the shipped build's bits, under every seed of [`perturbation_seeds`]: every kernel
+//! kind of sm90a (TMA decode, persistent wgmma, the wgmma kernel in clusters of 2, cp.async TF32,
+//! the plain-load unaligned kernels, the exact cp.async decode and tiled kernels), the sm80 tier
+//! from its PTX (cp.async tensor-core kernels), an invariance sweep, and a packaged decode step
+//! replayed from a CUDA graph. A kernel whose result depends on one side of its pipeline being
+//! faster differs here.
+
+use gemm_runtime::{Context, GemmError, KernelInfo, Op, Policy, TierChoice};
+use gemm_timing_tests::case::dtypes::{BF16, BF16_F32, F16, F16_F32, F32};
+use gemm_timing_tests::case::{first_difference, run, Case, Data, Output, Rng, Uploaded};
+use gemm_timing_tests::step::{kernel_names, StepBuffers, StepHost};
+use gemm_timing_tests::{perturbation_seeds, PERTURBED};
+use std::collections::BTreeMap;
+
+const TC: Policy = Policy::TensorCore;
+const EX: Policy = Policy::Exact;
+
+/// The shipped kernels and the perturbed ones on the same device and tier choice.
+fn contexts(choice: TierChoice) -> (Context, Context) {
+    let plain = Context::open(0, gemm_runtime::KernelSet::shipped(), choice.clone())
+        .unwrap_or_else(|e| panic!("a CUDA device is needed: {e}"));
+    let perturbed =
+        Context::open(0, &PERTURBED, choice).unwrap_or_else(|e| panic!("the perturbed set: {e}"));
+    assert!(PERTURBED.timing_perturbation() && !plain.kernels().timing_perturbation());
+    assert!(matches!(
+        plain.set_timing_perturbation_seed(1),
+        Err(GemmError::NotPerturbed { .. })
+    ));
+    eprintln!(
+        "plain: {}; perturbed: {}",
+        plain.tier_selection(),
+        perturbed.tier_selection()
+    );
+    (plain, perturbed)
+}
+
+/// `family.tile` of the kernel a run launched, with its cluster when it has one.
+fn kind(ctx: &Context, out: &Output) -> String {
+    let Some(launch) = &out.launch else {
+        return "-".into();
+    };
+    let Some(k): Option<&KernelInfo> = launch.kernel.and_then(|id| ctx.kernels().kernel(id)) else {
+        return "-".into();
+    };
+    let mut s = format!("{}.{}", k.family, k.tile.name);
+    if k.cluster.0 > 1 {
+        s += &format!(" (cluster {})", k.cluster.0);
+    }
+    if launch.unaligned {
+        s += " (unaligned)";
+    }
+    s
+}
+
+/// Runs every case on both contexts and every seed on the perturbed one; returns the failures
+/// and, per kernel the perturbed context ran, how many outputs were compared.
+fn compare(
+    plain: &Context,
+    perturbed: &Context,
+    cases: &[Case],
+    seeds: &[u32],
+) -> (Vec<String>, BTreeMap<String, usize>) {
+    let mut failures = Vec::new();
+    let mut compared: BTreeMap<String, usize> = BTreeMap::new();
+    for case in cases {
+        let data = Data::new(case, &mut Rng::for_label(&case.label()));
+        let up_plain = Uploaded::new(plain, case, &data).unwrap();
+        let up_pert = Uploaded::new(perturbed, case, &data).unwrap();
+        let want =
+            run(plain, case, &data, &up_plain).unwrap_or_else(|e| panic!("{}: {e}", case.label()));
+        for &seed in seeds {
+            perturbed.set_timing_perturbation_seed(seed).unwrap();
+            let got = run(perturbed, case, &data, &up_pert)
+                .unwrap_or_else(|e| panic!("{}: {e}", case.label()));
+            *compared.entry(kind(perturbed, &got)).or_default() += 1;
+            if let Some(d) = first_difference(case, &want, &got) {
+                failures.push(format!("seed {seed:#x}: {d}"));
+            }
+        }
+    }
+    perturbed.set_timing_perturbation_seed(0).unwrap();
+    (failures, compared)
+}
+
+fn report(what: &str, seeds: &[u32], failures: &[String], compared: &BTreeMap<String, usize>) {
+    eprintln!("{what}: seeds {seeds:x?}; outputs compared per perturbed kernel:");
+    for (k, n) in compared {
+        eprintln!("  {k:<40} {n}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{what}: {} outputs differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// Every kernel kind of sm90a, at shapes that fill the GPU and at ragged ones.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
+    let (plain, perturbed) = contexts(TierChoice::Auto);
+    if perturbed.tier().name != "sm90a" {
+        eprintln!(
+            "skipped: the device runs tier {}, this test is sm90a's",
+            perturbed.tier().name
+        );
+        return;
+    }
+    let cases = [
+        // TMA decode: the reported step's two GEMMs (dec64: 296 CTAs, 56 k-blocks; dec32).
+        Case::new(TC, Op::Nn, BF16, (5, 18944, 3584)),
+        Case::new(TC, Op::Nn, BF16, (5, 3584, 18944)),
+        Case::new(TC, Op::Nt, F16, (16, 264, 200)).beta(0.5),
+        Case::new(TC, Op::Tn, BF16_F32, (9, 1000, 136)).bias(),
+        // Persistent wgmma: mid64, mid, mid2, and wide in clusters of 2 (TMA-store epilogue).
+        Case::new(TC, Op::Nn, BF16_F32, (64, 4096, 1024)),
+        Case::new(TC, Op::Nt, BF16, (100, 4096, 512)).bias(),
+        Case::new(TC, Op::Nn, BF16, (200, 8192, 1024)),
+        Case::new(TC, Op::Nn, BF16, (1000, 4096, 2048)),
+        Case::new(TC, Op::Tn, BF16_F32, (520, 1000, 264)).beta(1.0),
+        Case::new(TC, Op::Nt, F16_F32, (777, 2048, 520))
+            .bias()
+            .beta(-0.5),
+        // The unaligned kernel (plain loads).
+        Case::new(TC, Op::Nn, F16, (33, 65, 47)).pad(3),
+        Case::new(TC, Op::Nn, BF16_F32, (300, 1024, 512)).a_offset(1),
+        // TF32: cp.async dec, mid, wide, and the unaligned kernel.
+        Case::new(TC, Op::Nn, F32, (16, 1024, 512)),
+        Case::new(TC, Op::Nt, F32, (200, 512, 256)).bias(),
+        Case::new(TC, Op::Tn, F32, (600, 512, 320)).beta(1.0),
+        Case::new(TC, Op::Nn, F32, (33, 65, 47)).pad(3),
+        // Exact: the cp.async-staged decode, the transposed decode, mid and tiled.
+        Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
+        Case::new(EX, Op::Nn, F32, (12, 4096, 2048)),
+        Case::new(EX, Op::Nt, BF16_F32, (8, 1024, 1024)),
+        Case::new(EX, Op::Nn, F32, (100, 1024, 1024)),
+        Case::new(EX, Op::Tn, BF16_F32, (512, 512, 768)).bias(),
+    ];
+    let seeds = perturbation_seeds();
+    let (failures, compared) = compare(&plain, &perturbed, &cases, &seeds);
+    // Every kind ran under perturbation, the cluster among them.
+    for want in [
+        "tcdec.dec64",
+        "tcdec.dec32",
+        "tcwide.mid64",
+        "tcwide.mid ",
+        "tcwide.mid2",
+        "tcwide.wide (cluster 2)",
+        "tcmma.any",
+        "tcasync32.",
+        "tcmma32.any",
+        "fmadecs.",
+        "fma.",
+    ] {
+        assert!(
+            compared.keys().any(|k| format!("{k} ").contains(want)),
+            "no case ran {want:?}: {:?}",
+            compared.keys()
+        );
+    }
+    report("sm90a, every kind", &seeds, &failures, &compared);
+}
+
+/// The sm80 tier from its PTX (the cp.async tensor-core kernels and the exact ones) on this
+/// device, perturbed against plain.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn perturbed_sm80_ptx_gives_the_plain_sm80_bits() {
+    let (plain, perturbed) = contexts(TierChoice::named("sm80"));
+    let cases = [
+        Case::new(TC, Op::Nn, BF16, (5, 8192, 1024)),
+        Case::new(TC, Op::Nt, BF16_F32, (64, 2048, 512)).bias(),
+        Case::new(TC, Op::Tn, F16_F32, (300, 1024, 264)).beta(1.0),
+        Case::new(TC, Op::Nn, BF16, (700, 1024, 1024)),
+        Case::new(TC, Op::Nn, BF16_F32, (33, 65, 47)).pad(3),
+        Case::new(TC, Op::Nn, F32, (100, 512, 256)),
+        Case::new(EX, Op::Nn, BF16, (4, 8192, 2048)),
+        Case::new(EX, Op::Nn, F32, (200, 512, 512)),
+    ];
+    let seeds: Vec<u32> = perturbation_seeds().into_iter().take(2).collect();
+    let (failures, compared) = compare(&plain, &perturbed, &cases, &seeds);
+    report("sm80 from PTX", &seeds, &failures, &compared);
+}
+
+/// Rows of `X[:m] W` under perturbation equal the plain kernels' rows of `X W` at m = 300, for
+/// m over a subset of 1..=300 (every route boundary and its neighbours) and four (op, n, k).
+#[test]
+#[ignore = "needs a CUDA device"]
+fn perturbed_invariance_sweep_matches_the_plain_full_batch() {
+    let (plain, perturbed) = contexts(TierChoice::Auto);
+    const FULL: usize = 300;
+    let ms = [
+        1usize, 2, 3, 5, 8, 13, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 127, 128, 129, 200, 255,
+        256, 257, 299,
+    ];
+    let shapes = [
+        Case::new(TC, Op::Nn, BF16_F32, (FULL, 4096, 4096)),
+        Case::new(TC, Op::Nt, BF16, (FULL, 1000, 136)),
+        Case::new(TC, Op::Tn, BF16_F32, (FULL, 264, 1000)),
+        Case::new(TC, Op::Nn, F32, (FULL, 1000, 136)),
+    ];
+    let seeds: Vec<u32> = perturbation_seeds().into_iter().take(2).collect();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for full in &shapes {
+        let data = Data::new(full, &mut Rng::for_label(&full.label()));
+        let want = run(
+            &plain,
+            full,
+            &data,
+            &Uploaded::new(&plain, full, &data).unwrap(),
+        )
+        .unwrap();
+        let up = Uploaded::new(&perturbed, full, &data).unwrap();
+        for &seed in &seeds {
+            perturbed.set_timing_perturbation_seed(seed).unwrap();
+            for &m in &ms {
+                let case = full.at_m(m);
+                let got = run(&perturbed, &case, &data, &up).unwrap();
+                runs += 1;
+                if got.bits[..] != want.bits[..m * full.n] {
+                    let idx = got
+                        .bits
+                        .iter()
+                        .zip(&want.bits)
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(0);
+                    failures.push(format!(
+                        "seed {seed:#x}: {} ({}) row {} differs from m = {FULL}",
+                        case.label(),
+                        got.kernel,
+                        idx / full.n
+                    ));
+                }
+            }
+        }
+    }
+    perturbed.set_timing_perturbation_seed(0).unwrap();
+    eprintln!(
+        "invariance under perturbation: {runs} runs ({} shapes x {} seeds x {} m)",
+        shapes.len(),
+        seeds.len(),
+        ms.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The decode step recorded, packaged, captured into a CUDA graph and replayed on the perturbed
+/// kernels, under a different seed each replay (the seed is read when a kernel runs), gives
+/// the plain eager step's bits every time.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn perturbed_decode_step_replays_the_plain_bits() {
+    let (plain, perturbed) = contexts(TierChoice::Auto);
+    let host = StepHost::new(&mut Rng::for_label("perturbed decode step"));
+    let want = StepBuffers::new(&plain, &host)
+        .unwrap()
+        .eager(&plain)
+        .unwrap();
+    let seeds = perturbation_seeds();
+    let mut bufs = StepBuffers::new(&perturbed, &host).unwrap();
+    perturbed.set_timing_perturbation_seed(seeds[0]).unwrap();
+    assert!(
+        bufs.eager(&perturbed).unwrap() == want,
+        "eager step under seed {:#x} differs",
+        seeds[0]
+    );
+    let manifest = perturbed.record_manifest(&mut bufs.request(), 2).unwrap();
+    eprintln!(
+        "decode step kernels: {:?}",
+        kernel_names(&perturbed, &manifest)
+    );
+    let graph = perturbed
+        .prepare_package(&manifest, &mut bufs.request())
+        .unwrap()
+        .capture(&perturbed)
+        .unwrap();
+    for (i, &seed) in seeds.iter().enumerate() {
+        perturbed.set_timing_perturbation_seed(seed).unwrap();
+        bufs.poison(&perturbed).unwrap();
+        graph.replay(&perturbed).unwrap();
+        assert!(
+            bufs.bits(&perturbed).unwrap() == want,
+            "replay {i} under seed {seed:#x} differs from the plain eager step"
+        );
+    }
+    perturbed.set_timing_perturbation_seed(0).unwrap();
+    eprintln!(
+        "decode step: eager and {} replays under seeds {seeds:x?} equal the plain eager bits",
+        seeds.len()
+    );
+}
