@@ -7,7 +7,7 @@
 # tc-tests: the tensor-core policy's GPU tests: all of gpu_tensor_core, and the `tc_` tests of
 #   gpu_invariance (batch invariance sweeps, 20 runs) and gpu_exact (float64 bound);
 #   TC_TESTS="gpu_exact" limits it to those executables.
-# tc-sanitizer: memcheck and racecheck on small tensor-core cases (also part of `sanitizer`).
+# tc-sanitizer: tests/timing/run.sh's sanitized step (also part of `sanitizer`).
 # tc-bench: the tensor-core kernels against cuBLAS's default bf16/f16 GEMM (issue rows and
 #   targets); TC_BENCH_ARGS="--quick" (or "--dtype bf16", ...) is passed on.
 # Writes logs and bench JSON to $OUT (or ./gpu-out) and prints a short summary last.
@@ -31,16 +31,12 @@ run_tests() {
   (cd runtime && "$(bin $t)" --include-ignored --test-threads=1 --nocapture "$@") > "$log" 2>&1
   summary+=("$(basename "$log" .log): $(grep -E '^test result' "$log" | tail -1) $(grep -c 'skipped' "$log") skip lines")
 }
-# memcheck and racecheck over small tensor-core cases: every kernel kind of the routes (dec32,
-# dec64, mid, wide with cluster and persistent grid, the unaligned kernel, k = 0), and a
-# packaged decode step (tensor maps in a graph).
+# The tensor-core sanitizer cases: tests/timing/run.sh's sanitized step (small and GPU-filling
+# cases under memcheck, racecheck and synccheck, each output checked against float64 or the
+# exact model, a second run and the plain run's digests; docs/timing.md).
 tc_sanitizer() {
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 tc_sanitizer_small_cases
-  echo "memcheck gpu_exact tc rc=$?"
-  compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_tensor_core)" --include-ignored --test-threads=1 tc_decode_step tensor_maps_encode per_call_policy
-  echo "memcheck gpu_tensor_core rc=$?"
-  compute-sanitizer --tool racecheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 tc_sanitizer_small_cases
-  echo "racecheck gpu_exact tc rc=$?"
+  (cd "$root" && STEPS=sanitized OUT="$out/timing" DEVICE_DIR=$dev bash tests/timing/run.sh)
+  echo "tests/timing sanitized rc=$?"
 }
 for step in $steps; do
   case $step in
@@ -57,8 +53,8 @@ for step in $steps; do
         fi
       done ;;
     tc-sanitizer)
-      (cd runtime && tc_sanitizer) > "$out/compute_sanitizer_tc.log" 2>&1
-      summary+=("tc sanitizer: $(grep -E 'rc=|ERROR SUMMARY' "$out/compute_sanitizer_tc.log" | tr '\n' ' ')") ;;
+      tc_sanitizer > "$out/compute_sanitizer_tc.log" 2>&1
+      summary+=("tc sanitizer: $(grep -E 'rc=|sanitized under' "$out/compute_sanitizer_tc.log" | tr '\n' ' ')") ;;
     sanitizer)
       (
         cd runtime

@@ -15,7 +15,8 @@
 //   quiet R         R decode steps alone;
 //   corunner R      R steps while a hostile kernel (tests/timing/corunner.cu) keeps every SM busy
 //                   on another stream (launched before each GEMM, one CTA an SM, running ~2 ms);
-//   perturb R       built with -DGEMM_AOT_TIMING_PERTURBATION: R steps, seeds 1..R.
+//   perturb R       built with -DGEMM_AOT_TIMING_PERTURBATION: R steps, seeds 1..R;
+//   time R          the cost of the fix: each GEMM of fixed and legacy alone, median of R.
 // Each line: variant, mode, steps, GEMMs whose bits differ from the reference, and the worst
 // error against float64 as a fraction of the tests' bound (worst_err: at most 1 when right).
 // Build and run: decode_race.sh.
@@ -117,6 +118,41 @@ static void step(const Variant& v, Buffers& B, bool with_corunner, cudaStream_t 
     CHECK(cudaDeviceSynchronize());
 }
 
+// Mode `time`: each variant's two GEMMs alone, `reps` timed launches after a warm-up, median
+// with events; the weights (135 MB each) are larger than L2, so every launch streams them from
+// memory. Prints microseconds and the weight's GB/s.
+static void time_variants(const Variant* vs, int nv, Buffers& B, int reps) {
+    Problem p1{kOpNN, false, false, M, FF, HID, (int)B.X.ld, (int)B.W1.ld, (int)B.H.ld, B.X.p, B.W1.p, nullptr, B.H.p, 0.f, 0};
+    Problem p2{kOpNN, false, false, M, HID, FF, (int)B.H.ld, (int)B.W2.ld, (int)B.Y.ld, B.H.p, B.W2.p, nullptr, B.Y.p, 0.f, 0};
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    printf("%-7s %22s %22s\n", "variant", "dec64 5x18944x3584", "dec32 5x3584x18944");
+    for (int v = 0; v < nv; ++v) {
+        double med[2];
+        for (int g = 0; g < 2; ++g) {
+            const Problem& p = g == 0 ? p1 : p2;
+            LaunchFn f = g == 0 ? vs[v].dec64 : vs[v].dec32;
+            for (int w = 0; w < 5; ++w) f(p, 0);
+            std::vector<float> t;
+            for (int r = 0; r < reps; ++r) {
+                CHECK(cudaEventRecord(e0));
+                f(p, 0);
+                CHECK(cudaEventRecord(e1));
+                CHECK(cudaEventSynchronize(e1));
+                float ms;
+                CHECK(cudaEventElapsedTime(&ms, e0, e1));
+                t.push_back(ms);
+            }
+            std::sort(t.begin(), t.end());
+            med[g] = t[t.size() / 2] * 1000.0;
+        }
+        const double wbytes = 2.0 * HID * FF;
+        printf("%-7s %10.1f us %6.0f GB/s %10.1f us %6.0f GB/s\n", vs[v].name, med[0], wbytes / med[0] / 1e3, med[1],
+               wbytes / med[1] / 1e3);
+    }
+}
+
 int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IOLBF, 0);
     const char* mode = argc > 1 ? argv[1] : "quiet";
@@ -160,6 +196,10 @@ int main(int argc, char** argv) {
         {"early", launch<kDecode, Dec64Early>, launch<kDecode, Dec32Early>},
     };
 
+    if (strcmp(mode, "time") == 0) {  // fixed and legacy only: the control's bits are wrong anyway
+        time_variants(variants, 2, B, reps);
+        return 0;
+    }
     // The reference: fixed, quiet, seed 0; checked against float64.
     set_seed(0);
     step(variants[0], B, false, other, 0);

@@ -2,6 +2,7 @@
 # The mma_decode_tma release race (docs/timing.md): build here, run on the H200.
 #   bash bench/experiments/decode_race.sh build   # here: derives the variants, builds two binaries into .racebuild/
 #   bash bench/experiments/decode_race.sh run     # on the GPU machine (carry .racebuild): every mode, and memcheck
+#   MODES="time" bash bench/experiments/decode_race.sh run   # some modes (default: quiet corunner perturb time memcheck)
 # The variants come from the current kernels-templates/mma/mma_decode_tma.cuh (decode_race.cu
 # says what each is). Writes decode_race.log (and the sanitizer's own output) to $OUT.
 set -euo pipefail
@@ -44,13 +45,18 @@ run)
     echo "# sources:"; sed 's/^/#   /' "$BUILD/sources.sha256"
   } | tee "$LOG"
   rc=0
-  for mode in quiet corunner; do timeout ${MODE_TIMEOUT:-90} "$BUILD/decode_race" $mode "$REPS" 2>&1 | tee -a "$LOG" || rc=1; done
-  timeout ${MODE_TIMEOUT:-90} "$BUILD/decode_race_perturbed" perturb "$REPS" 2>&1 | tee -a "$LOG" || rc=1
-  if command -v compute-sanitizer > /dev/null; then
-    echo "# compute-sanitizer memcheck, quiet, ${SAN_REPS:-3} steps" | tee -a "$LOG"
-    timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool memcheck --print-limit 10 "$BUILD/decode_race" quiet "${SAN_REPS:-3}" > "$OUT/decode_race_memcheck.txt" 2>&1 || rc=1
-    grep -vE '^=+ *$' "$OUT/decode_race_memcheck.txt" | tail -12 | tee -a "$LOG"
-  fi
+  for mode in ${MODES:-quiet corunner perturb time memcheck}; do
+    case $mode in
+      quiet|corunner) timeout ${MODE_TIMEOUT:-90} "$BUILD/decode_race" $mode "$REPS" 2>&1 | tee -a "$LOG" || rc=1 ;;
+      perturb) timeout ${MODE_TIMEOUT:-90} "$BUILD/decode_race_perturbed" perturb "$REPS" 2>&1 | tee -a "$LOG" || rc=1 ;;
+      time) timeout ${MODE_TIMEOUT:-90} "$BUILD/decode_race" time "${TIME_REPS:-50}" 2>&1 | tee -a "$LOG" || rc=1 ;;
+      memcheck)
+        echo "# compute-sanitizer memcheck, quiet, ${SAN_REPS:-3} steps" | tee -a "$LOG"
+        timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool memcheck --print-limit 10 "$BUILD/decode_race" quiet "${SAN_REPS:-3}" > "$OUT/decode_race_memcheck.txt" 2>&1 || rc=1
+        grep -vE '^=+ *$' "$OUT/decode_race_memcheck.txt" | tail -12 | tee -a "$LOG" ;;
+      *) echo "unknown mode $mode" >&2; rc=2 ;;
+    esac
+  done
   echo "# exit status: $rc" | tee -a "$LOG"
   exit $rc
   ;;
