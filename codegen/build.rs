@@ -1,6 +1,6 @@
-//! Embeds every header of `kernels-templates/` (`.cuh` and `.h`, recursively) into the
-//! generator, so a new template needs no edit here: writes `templates.rs` into OUT_DIR with
-//! one `include_str!` a file, sorted by path.
+//! Embeds every header and kind manifest of `kernels-templates/` (`.cuh`, `.h` and `.toml`,
+//! recursively) into the generator, so a new template needs no edit here: writes
+//! `templates.rs` into OUT_DIR with one `include_str!` a file, sorted by path.
 
 use std::path::{Path, PathBuf};
 
@@ -12,7 +12,10 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) {
         let path = entry.path();
         if path.is_dir() {
             walk(root, &path, out);
-        } else if path.extension().is_some_and(|e| e == "cuh" || e == "h") {
+        } else if path
+            .extension()
+            .is_some_and(|e| e == "cuh" || e == "h" || e == "toml")
+        {
             if let Ok(rel) = path.strip_prefix(root) {
                 let parts: Vec<String> = rel
                     .components()
@@ -32,7 +35,7 @@ fn main() {
     walk(&root, &root, &mut files);
     files.sort();
     let mut text = format!(
-        "/// (path under `kernels-templates/`, text) of every template header, sorted by path.\npub const TEMPLATES: [(&str, &str); {}] = [\n",
+        "/// (path under `kernels-templates/`, text) of every template header and manifest, sorted by path.\npub const TEMPLATES: [(&str, &str); {}] = [\n",
         files.len()
     );
     for f in &files {
@@ -41,8 +44,24 @@ fn main() {
         ));
     }
     text.push_str("];\n");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join("templates.rs");
-    if std::fs::read_to_string(&out).ok().as_deref() != Some(text.as_str()) {
+    write_if_changed("templates.rs", &text);
+
+    // The shipped specs' hardware table and shared definitions: what a spec folder without
+    // its own `[[hardware]]` validates against, and what `Builder::shipped_definitions` adds.
+    let specs = manifest.join("..").join("specs");
+    for f in ["hardware.toml", "families.toml"] {
+        println!("cargo:rerun-if-changed={}", specs.join(f).display());
+    }
+    write_if_changed(
+        "shipped_specs.rs",
+        "/// The shipped `specs/hardware.toml`.\npub const HARDWARE: &str = include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../specs/hardware.toml\"));\n/// The shipped `specs/families.toml`: instructions, contracts, ABIs, conversions, families.\npub const DEFINITIONS: &str = include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/../specs/families.toml\"));\n",
+    );
+}
+
+/// Writes `name` into OUT_DIR unless it already holds `text`.
+fn write_if_changed(name: &str, text: &str) {
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default()).join(name);
+    if std::fs::read_to_string(&out).ok().as_deref() != Some(text) {
         if let Err(e) = std::fs::write(&out, text) {
             panic!("cannot write {}: {e}", out.display());
         }

@@ -16,7 +16,7 @@ fn every_shipped_tier_compiles_without_spills() {
     let report =
         build(&opts, &|m| eprintln!("{m}")).unwrap_or_else(|e| panic!("build failed:\n{e}"));
     let resources = report.resources.expect("compiled");
-    let shipped = gemm_spec::load_dir(&gemm_aot_tests::shipped_specs())
+    let shipped = gemm_aot_tests::load(&gemm_aot_tests::shipped_specs())
         .expect("shipped specs validate")
         .specs;
     let names: Vec<&str> = report.tiers.iter().map(|t| t.tier.as_str()).collect();
@@ -35,7 +35,7 @@ fn every_shipped_tier_compiles_without_spills() {
         "{:<7} {:<50} {:>4} {:>6} {:>6}",
         "tier", "kernel", "regs", "smem", "spills"
     );
-    for k in &report.plan.kernels {
+    for k in &report.catalog.kernels {
         let r = resources[k.id];
         eprintln!(
             "{:<7} {:<50} {:>4} {:>6} {:>6}",
@@ -45,7 +45,7 @@ fn every_shipped_tier_compiles_without_spills() {
             k.shared_bytes,
             r.spill_bytes()
         );
-        let tier = report.plan.specs.tier(&k.tier).unwrap();
+        let tier = report.catalog.specs.tier(&k.tier).unwrap();
         assert!(r.registers > 0, "{}: ptxas reported no registers", k.name);
         assert_eq!(r.spill_bytes(), 0, "{} spills", k.name);
         assert!(r.registers <= tier.max_registers_per_thread, "{}", k.name);
@@ -65,7 +65,7 @@ fn every_shipped_tier_compiles_without_spills() {
             .unwrap();
     assert_eq!(
         report_json["kernels"].as_array().unwrap().len(),
-        report.plan.kernels.len()
+        report.catalog.kernels.len()
     );
 }
 

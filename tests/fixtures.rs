@@ -2,43 +2,17 @@
 //! beside the specs under `tests/fixtures/<name>/`; run with `GEMM_AOT_BLESS=1` to rewrite
 //! them after an intended change, then review the diff.
 
-use gemm_codegen::pipeline::{generate, plan};
-use gemm_codegen::{Instrumentation, Provenance};
+use gemm_aot_tests::{catalog, ensure_file_contents as check, generated};
+use gemm_codegen::pipeline::{generate, template_files, validate_and_catalog};
+use gemm_codegen::{Instrumentation, Provenance, Templates};
 use std::path::Path;
-
-fn bless() -> bool {
-    std::env::var_os("GEMM_AOT_BLESS").is_some()
-}
-
-fn check(expected: &Path, actual: &str) {
-    if bless() {
-        std::fs::create_dir_all(expected.parent().unwrap()).unwrap();
-        std::fs::write(expected, actual).unwrap();
-        return;
-    }
-    let want = std::fs::read_to_string(expected).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e} (run with GEMM_AOT_BLESS=1 to create it)",
-            expected.display()
-        )
-    });
-    assert!(
-        want == actual,
-        "{} differs from the generated output; run with GEMM_AOT_BLESS=1 and review the diff.\n--- generated ---\n{actual}",
-        expected.display()
-    );
-}
 
 #[test]
 fn tiny_spec_generates_the_expected_files() {
     let root = Path::new("fixtures/tiny");
-    let (plan, warnings) = plan(&root.join("specs"), &[]).expect("fixture validates");
+    let (plan, warnings) = catalog(&root.join("specs"));
     assert!(warnings.is_empty(), "{warnings:?}");
-    let generated = generate(
-        &plan,
-        &Provenance::new("fixture test"),
-        Instrumentation::NONE,
-    );
+    let generated = generated(&plan);
     let mut compared = 0;
     let mut names = Vec::new();
     for (rel, text) in &generated.files {
@@ -71,13 +45,9 @@ fn several_tiers_generate_the_expected_tables() {
     // whole-table output, and which tiers embed PTX (every tier here: none uses an
     // arch-specific instruction, so the 9.0a tier's PTX is compute_90's).
     let root = Path::new("fixtures/tiers");
-    let (plan, warnings) = plan(&root.join("specs"), &[]).expect("fixture validates");
+    let (plan, warnings) = catalog(&root.join("specs"));
     assert!(warnings.is_empty(), "{warnings:?}");
-    let generated = generate(
-        &plan,
-        &Provenance::new("fixture test"),
-        Instrumentation::NONE,
-    );
+    let generated = generated(&plan);
     for name in ["kernels.rs", "dispatch.rs", "ptx.rs"] {
         let (_, text) = generated
             .files
@@ -93,11 +63,13 @@ fn a_timing_perturbation_build_differs_from_the_shipped_one_only_by_its_switch()
     // The switch defines GEMM_AOT_TIMING_PERTURBATION in every unit before anything is
     // included, and the tables say so; everything else is the shipped build's, line for line.
     let root = Path::new("fixtures/tiny");
-    let (plan, _) = plan(&root.join("specs"), &[]).unwrap();
+    let (plan, _) = catalog(&root.join("specs"));
     let prov = Provenance::new("fixture test");
-    let shipped = generate(&plan, &prov, Instrumentation::NONE);
+    let templates = template_files(&Templates::Shipped).unwrap();
+    let shipped = generate(&plan, &templates, &prov, Instrumentation::NONE);
     let perturbed = generate(
         &plan,
+        &templates,
         &prov,
         Instrumentation {
             timing_perturbation: true,
@@ -152,7 +124,7 @@ fn a_timing_perturbation_build_differs_from_the_shipped_one_only_by_its_switch()
 
 #[test]
 fn tiny_spec_dispatch_follows_first_match() {
-    let (plan, _) = plan(Path::new("fixtures/tiny/specs"), &[]).unwrap();
+    let (plan, _) = catalog(Path::new("fixtures/tiny/specs"));
     let tier = plan.specs.tier("sm80").unwrap();
     let f32 = "f32.f32.f32".parse().unwrap();
     let bf16 = "bf16.bf16.f32".parse().unwrap();
@@ -180,6 +152,8 @@ fn tiny_spec_dispatch_follows_first_match() {
 #[test]
 fn mixed_contracts_are_rejected_with_the_expected_message() {
     let root = Path::new("fixtures/mixed-contracts");
-    let err = plan(&root.join("specs"), &[]).expect_err("m switches contract");
+    let templates = template_files(&Templates::ShippedAnd(root.join("templates"))).unwrap();
+    let err = validate_and_catalog(&root.join("specs"), &[], &templates, false)
+        .expect_err("m switches contract");
     check(&root.join("expected-errors.txt"), &format!("{err}\n"));
 }

@@ -1,7 +1,60 @@
 //! Helpers shared by the cross-crate tests. Paths are relative to this crate's folder, where
 //! cargo runs its tests.
 
+use gemm_codegen::catalog::KernelCatalog;
+use gemm_codegen::pipeline::{generate, template_files, validate_and_catalog, Generated};
+use gemm_codegen::{Instrumentation, Provenance, Templates};
 use std::path::{Path, PathBuf};
+
+/// The one golden-file check of the tests: `actual` must equal the file at `expected`. With
+/// `GEMM_AOT_BLESS=1` the file is written instead (after an intended change; review the diff),
+/// so CI, which never sets it, only checks.
+pub fn ensure_file_contents(expected: &Path, actual: &str) {
+    if std::env::var_os("GEMM_AOT_BLESS").is_some_and(|v| !v.is_empty() && v != "0") {
+        std::fs::create_dir_all(expected.parent().unwrap_or(Path::new("."))).unwrap();
+        if std::fs::read_to_string(expected).ok().as_deref() != Some(actual) {
+            std::fs::write(expected, actual).unwrap();
+            eprintln!("blessed {}", expected.display());
+        }
+        return;
+    }
+    let want = std::fs::read_to_string(expected).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (run the test with GEMM_AOT_BLESS=1 to create it)",
+            expected.display()
+        )
+    });
+    assert!(
+        want == actual,
+        "{} differs from the generated output; run the test with GEMM_AOT_BLESS=1 and review the diff.\n--- generated ---\n{actual}",
+        expected.display()
+    );
+}
+
+/// The catalog of a spec folder against the generator's own templates, and its warnings.
+pub fn catalog(specs: &Path) -> (KernelCatalog, Vec<String>) {
+    catalog_tiers(specs, &[])
+}
+
+/// [`catalog`] of only these tiers.
+pub fn catalog_tiers(specs: &Path, tiers: &[&str]) -> (KernelCatalog, Vec<String>) {
+    let templates = template_files(&Templates::Shipped).unwrap_or_else(|e| panic!("{e}"));
+    let tiers: Vec<String> = tiers.iter().map(|t| t.to_string()).collect();
+    let (c, w) =
+        validate_and_catalog(specs, &tiers, &templates, false).unwrap_or_else(|e| panic!("{e}"));
+    (c, w.iter().map(|w| w.to_string()).collect())
+}
+
+/// Everything generated for `catalog` (the generator's own templates, no instrumentation).
+pub fn generated(catalog: &KernelCatalog) -> Generated {
+    let templates = template_files(&Templates::Shipped).unwrap_or_else(|e| panic!("{e}"));
+    generate(
+        catalog,
+        &templates,
+        &Provenance::new("fixture test"),
+        Instrumentation::NONE,
+    )
+}
 
 /// The shipped spec folder.
 pub fn shipped_specs() -> PathBuf {
@@ -32,4 +85,15 @@ pub fn tier_cubins(out: &Path, tier: &str) -> std::io::Result<Vec<(PathBuf, Vec<
         .into_iter()
         .map(|p| std::fs::read(&p).map(|b| (p, b)))
         .collect()
+}
+
+/// A spec folder validated as a build would (the generator's own templates, the shipped
+/// hardware table when the folder has none).
+pub fn load(specs: &Path) -> Result<gemm_spec::Validated, gemm_spec::SpecErrors> {
+    let templates = template_files(&Templates::Shipped).unwrap_or_else(|e| panic!("{e}"));
+    gemm_spec::load_dir(
+        specs,
+        templates.kinds(),
+        &gemm_codegen::shipped_specs::defaults(false),
+    )
 }

@@ -66,7 +66,7 @@ fn a_tensor_core_tier_from_a_spec_file_alone() {
     // Over the budget: 8 stages of 128x128x32 need 131072 bytes; refused at the tile's line.
     let too_deep = sm86_from_sm80(&sm80_text, 8);
     std::fs::write(specs.join("sm86.toml"), &too_deep).unwrap();
-    let errors: Vec<String> = gemm_spec::load_dir(&specs)
+    let errors: Vec<String> = gemm_aot_tests::load(&specs)
         .expect_err("8 stages exceed 99 KiB")
         .0
         .iter()
@@ -80,7 +80,7 @@ fn a_tensor_core_tier_from_a_spec_file_alone() {
 
     // Adjusted: validates without warnings and serves 8.6 to 8.8.
     std::fs::write(specs.join("sm86.toml"), sm86_from_sm80(&sm80_text, 3)).unwrap();
-    let v = gemm_spec::load_dir(&specs).expect("the new tier validates");
+    let v = gemm_aot_tests::load(&specs).expect("the new tier validates");
     assert!(v.warnings.is_empty(), "{:?}", v.warnings);
     let tier = v.specs.tier("sm86").unwrap();
     let sm80 = v.specs.tier("sm80").unwrap();
@@ -135,14 +135,14 @@ fn a_tensor_core_tier_from_a_spec_file_alone() {
     let report = build(&opts, &|m| eprintln!("{m}")).unwrap_or_else(|e| panic!("{e}"));
     let res = report.resources.as_ref().unwrap();
     let tc: Vec<_> = report
-        .plan
+        .catalog
         .kernels
         .iter()
         .filter(|k| k.family == "tcasync")
         .collect();
     assert!(!tc.is_empty());
     assert!(report
-        .plan
+        .catalog
         .kernels
         .iter()
         .all(|k| res[k.id].spill_bytes() == 0));

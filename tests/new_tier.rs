@@ -1,6 +1,8 @@
 //! Adding a GPU generation takes a spec file only. The README's steps ("Adding a tier"): copy
-//! `specs/sm89.toml` to `specs/sm86.toml` and change its `name`, `gencode` and
-//! `compute_capability`. Two tests do exactly that:
+//! `specs/sm89.toml` (a tier on `base = "sm80"` with what differs) to `specs/sm86.toml` and
+//! change its `name`, `gencode` and `compute_capability`. Two tests do exactly that, at the
+//! first 8.x capability the hardware table knows and no shipped tier claims (8.6 today; an
+//! added sm86 moves them to the next), so adding a tier at any capability keeps them green:
 //!
 //! - `a_new_tier_from_a_spec_file_alone`: the new tier validates, compiles with nvcc and
 //!   dispatches like the tier it was copied from;
@@ -15,23 +17,51 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// sm89.toml with the README's three edits, done by text replacement.
-fn sm86_from_sm89(sm89: &str) -> String {
-    let sm86 = sm89
-        .replace("name = \"sm89\"", "name = \"sm86\"")
-        .replace("arch=compute_89,code=sm_89", "arch=compute_86,code=sm_86")
-        .replace("compute_capability = [8, 9]", "compute_capability = [8, 6]");
-    for (old, new) in [
-        ("name = \"sm89\"", "name = \"sm86\""),
-        ("arch=compute_89,code=sm_89", "arch=compute_86,code=sm_86"),
-        ("compute_capability = [8, 9]", "compute_capability = [8, 6]"),
-    ] {
+/// The minor of the first 8.x capability `specs/hardware.toml` has an entry for and no tier
+/// file of `specs` claims, below sm89's.
+fn free_minor(specs: &Path) -> u32 {
+    let text = |f: &str| std::fs::read_to_string(specs.join(f)).unwrap();
+    let hardware = text("hardware.toml");
+    let claimed: Vec<u32> = std::fs::read_dir(specs)
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .filter(|t| t.lines().any(|l| l.trim() == "[tier]"))
+        .flat_map(|t| {
+            (0..10).filter(move |m| t.contains(&format!("compute_capability = [8, {m}]")))
+        })
+        .collect();
+    (1..9)
+        .filter(|m| hardware.contains(&format!("compute_capability = [8, {m}]")))
+        .find(|m| !claimed.contains(m))
+        .expect("a free 8.x capability below 8.9 in the hardware table")
+}
+
+/// sm89.toml with the README's three edits, done by text replacement, for 8.`minor`.
+fn tier_from_sm89(sm89: &str, minor: u32) -> String {
+    let edits = [
+        (
+            "name = \"sm89\"".to_string(),
+            format!("name = \"sm8{minor}\""),
+        ),
+        (
+            "arch=compute_89,code=sm_89".to_string(),
+            format!("arch=compute_8{minor},code=sm_8{minor}"),
+        ),
+        (
+            "compute_capability = [8, 9]".to_string(),
+            format!("compute_capability = [8, {minor}]"),
+        ),
+    ];
+    let mut new = sm89.to_string();
+    for (old, replacement) in &edits {
         assert!(
-            sm89.contains(old) && sm86.contains(new),
+            new.contains(old.as_str()),
             "sm89.toml has no `{old}`: the README's step no longer applies as written"
         );
+        new = new.replace(old.as_str(), replacement);
     }
-    sm86
+    new
 }
 
 #[test]
@@ -39,54 +69,59 @@ fn a_new_tier_from_a_spec_file_alone() {
     let dir = tempfile::tempdir().unwrap();
     let specs = dir.path().join("specs");
     gemm_aot_tests::copy_specs(&gemm_aot_tests::shipped_specs(), &specs).unwrap();
-    let before = gemm_spec::load_dir(&specs)
+    let before = gemm_aot_tests::load(&specs)
         .expect("shipped specs validate")
         .specs;
+    let minor = free_minor(&specs);
+    let name = format!("sm8{minor}");
     let sm89_text = std::fs::read_to_string(specs.join("sm89.toml")).unwrap();
-    std::fs::write(specs.join("sm86.toml"), sm86_from_sm89(&sm89_text)).unwrap();
+    std::fs::write(
+        specs.join(format!("{name}.toml")),
+        tier_from_sm89(&sm89_text, minor),
+    )
+    .unwrap();
 
-    // Validates, and serves 8.6 (and the minors above it up to the next tier); the other
-    // capabilities keep their tiers.
-    let v = gemm_spec::load_dir(&specs).expect("the new tier validates");
+    // Validates, and serves its capability (and the minors above it up to the next tier); the
+    // other capabilities keep their tiers.
+    let v = gemm_aot_tests::load(&specs).expect("the new tier validates");
     assert!(v.warnings.is_empty(), "{:?}", v.warnings);
-    let tier = v.specs.tier("sm86").expect("sm86 is a tier");
+    let tier = v.specs.tier(&name).expect("the new tier is a tier");
     let sm89 = v.specs.tier("sm89").unwrap();
     let serving = |cc| v.specs.tier_for_capability(cc).map(|t| t.name.as_str());
-    assert_eq!(serving((8, 6)), Some("sm86"));
+    assert_eq!(serving((8, minor)), Some(name.as_str()));
     assert_eq!(serving((8, 9)), Some("sm89"));
-    for minor in 0..6 {
+    for below in 0..minor {
         assert_eq!(
-            serving((8, minor)),
+            serving((8, below)),
             before
-                .tier_for_capability((8, minor))
+                .tier_for_capability((8, below))
                 .map(|t| t.name.as_str()),
-            "8.{minor} keeps its tier"
+            "8.{below} keeps its tier"
         );
     }
 
     // Compiles (only the new tier; the others are covered by compile_tiers).
     let out = dir.path().join("out");
     let mut opts = BuildOptions::new(&specs, &out, "new_tier test");
-    opts.tiers = vec!["sm86".into()];
+    opts.tiers = vec![name.clone()];
     opts.compile = CompileMode::Cubins { bootstrap: true };
     let report = build(&opts, &|m| eprintln!("{m}")).unwrap_or_else(|e| panic!("{e}"));
     let res = report.resources.as_ref().unwrap();
-    let (sm89_plan, _) =
-        gemm_codegen::pipeline::plan(&specs, &["sm89".to_string()]).expect("sm89 plans");
-    assert_eq!(report.plan.kernels.len(), sm89_plan.kernels.len());
+    let (sm89_plan, _) = gemm_aot_tests::catalog_tiers(&specs, &["sm89"]);
+    assert_eq!(report.catalog.kernels.len(), sm89_plan.kernels.len());
     assert!(report
-        .plan
+        .catalog
         .kernels
         .iter()
-        .all(|k| k.tier == "sm86" && res[k.id].spill_bytes() == 0));
-    let cubins = gemm_aot_tests::tier_cubins(&out, "sm86").unwrap();
+        .all(|k| k.tier == name && res[k.id].spill_bytes() == 0));
+    let cubins = gemm_aot_tests::tier_cubins(&out, &name).unwrap();
     assert!(!cubins.is_empty());
     for (path, cubin) in &cubins {
         assert_eq!(&cubin[..4], b"\x7fELF", "{}", path.display());
     }
 
     // Dispatches as sm89 does, at every route boundary of NN bf16; the generated Rust routes
-    // to its kernels and maps 8.6 devices to the tier.
+    // to its kernels and maps devices of its capability to the tier.
     let bf16 = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
     let routes = sm89.routes_for(Policy::Exact, Op::Nn, bf16);
     assert!(!routes.is_empty(), "sm89 routes exact NN bf16");
@@ -107,7 +142,7 @@ fn a_new_tier_from_a_spec_file_alone() {
         .select(Policy::Exact, Op::Nn, bf16, 1, 4096, 4096)
         .unwrap();
     let thin = report
-        .plan
+        .catalog
         .kernels
         .iter()
         .find(|k| {
@@ -129,7 +164,9 @@ fn a_new_tier_from_a_spec_file_alone() {
         .unwrap();
     assert_eq!(
         thin.name,
-        sm89_thin.name.replace("gemm_sm89_", "gemm_sm86_")
+        sm89_thin
+            .name
+            .replace("gemm_sm89_", &format!("gemm_{name}_"))
     );
     assert!(cubins.iter().any(|(_, c)| c
         .windows(thin.name.len())
@@ -142,10 +179,10 @@ fn a_new_tier_from_a_spec_file_alone() {
     assert!(dispatch.contains(&format!("kernel: KernelId({}),", thin.id)));
     let kernels = std::fs::read_to_string(out.join("rust/kernels.rs")).unwrap();
     assert!(
-        kernels.contains("(8, minor) if minor >= 6 => Some(TierId(0)),"),
+        kernels.contains(&format!("compute_capability: (8, {minor}),")),
         "{kernels}"
     );
-    assert!(kernels.contains("name: \"sm86\""));
+    assert!(kernels.contains(&format!("name: \"{name}\"")));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -300,22 +337,20 @@ fn the_workspace_tests_pass_with_a_new_tier() {
     }
     let root = std::fs::canonicalize("..").unwrap();
     let sm89 = root.join("specs/sm89.toml");
-    if root.join("specs/sm86.toml").exists() {
-        eprintln!("SKIPPED: specs/sm86.toml is shipped; the README's example tier exists already");
-        return;
-    }
+    let minor = free_minor(&root.join("specs"));
+    let name = format!("sm8{minor}");
     let started = Instant::now();
     let work = work_dir();
     let copy = work.join("repo");
     let target = work.join("target");
     let files = repository_files(&root);
     assert!(files.iter().any(|f| f == Path::new("Cargo.toml")));
-    let sm86 = sm86_from_sm89(&std::fs::read_to_string(&sm89).unwrap());
+    let new = tier_from_sm89(&std::fs::read_to_string(&sm89).unwrap(), minor);
     sync(
         &root,
         &copy,
         &files,
-        &[(PathBuf::from("specs/sm86.toml"), sm86)],
+        &[(PathBuf::from(format!("specs/{name}.toml")), new)],
     );
 
     // Offline first (the outer build fetched every crate); online if something is missing.
@@ -327,7 +362,7 @@ fn the_workspace_tests_pass_with_a_new_tier() {
     let tail = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
     assert!(
         ok,
-        "cargo test --workspace fails in {} with specs/sm86.toml added:\n{tail}",
+        "cargo test --workspace fails in {} with specs/{name}.toml added:\n{tail}",
         copy.display()
     );
     let results = log
@@ -341,7 +376,10 @@ fn the_workspace_tests_pass_with_a_new_tier() {
     let tables: Vec<PathBuf> = std::fs::read_dir(target.join("debug/build"))
         .unwrap()
         .flatten()
-        .map(|e| e.path().join("out/gemm-aot/rust/kernels.rs"))
+        .map(|e| {
+            e.path()
+                .join("out/gemm-aot-shipped_kernels/rust/kernels.rs")
+        })
         .filter(|p| p.is_file())
         .collect();
     let newest = tables
@@ -349,7 +387,11 @@ fn the_workspace_tests_pass_with_a_new_tier() {
         .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
         .expect("the copy built gemm-runtime");
     let kernels = std::fs::read_to_string(newest).unwrap();
-    assert!(kernels.contains("name: \"sm86\","), "{}", newest.display());
+    assert!(
+        kernels.contains(&format!("name: \"{name}\",")),
+        "{}",
+        newest.display()
+    );
     eprintln!(
         "the copy's cargo test --workspace passed ({results} test binaries, {:.1} s); skipped \
          there, as they need nvcc: {}",

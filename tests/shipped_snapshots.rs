@@ -13,15 +13,18 @@
 //!   `cargo insta test`) and commits them. The exact whole-table output across several tiers
 //!   (id offsets, the device-to-tier `match`) is pinned by `fixtures/tiers` in `fixtures.rs`.
 
-use gemm_codegen::pipeline::{generate, plan};
-use gemm_codegen::{Instrumentation, Provenance};
+use gemm_codegen::pipeline::{generate, template_files};
+use gemm_codegen::{Instrumentation, Provenance, Templates};
 use std::path::{Path, PathBuf};
 
 /// The generated files of the shipped specs, restricted to `tiers` (all when empty).
 fn files(tiers: &[String]) -> Vec<(String, String)> {
-    let (plan, _) = plan(&gemm_aot_tests::shipped_specs(), tiers).expect("shipped specs validate");
+    let tiers: Vec<&str> = tiers.iter().map(String::as_str).collect();
+    let (plan, _) = gemm_aot_tests::catalog_tiers(&gemm_aot_tests::shipped_specs(), &tiers);
+    let templates = template_files(&Templates::Shipped).unwrap();
     generate(
         &plan,
+        &templates,
         &Provenance::new("gemm-aot build"),
         Instrumentation::NONE,
     )
@@ -43,7 +46,7 @@ fn file(tiers: &[String], name: &str) -> String {
 }
 
 fn shipped_tiers() -> Vec<gemm_spec::Tier> {
-    gemm_spec::load_dir(&gemm_aot_tests::shipped_specs())
+    gemm_aot_tests::load(&gemm_aot_tests::shipped_specs())
         .expect("shipped specs validate")
         .specs
         .tiers
@@ -128,13 +131,9 @@ fn per_tier(file_name: &str, structural: fn(&gemm_spec::Tier, &str)) {
     }
 }
 
-/// What `plan` makes of one tier: its kernel names and its served combinations.
+/// What the catalog makes of one tier: its kernel names.
 fn tier_kernels(tier: &gemm_spec::Tier) -> Vec<String> {
-    let (plan, _) = plan(
-        &gemm_aot_tests::shipped_specs(),
-        std::slice::from_ref(&tier.name),
-    )
-    .unwrap();
+    let (plan, _) = gemm_aot_tests::catalog_tiers(&gemm_aot_tests::shipped_specs(), &[&tier.name]);
     plan.kernels.iter().map(|k| k.name.clone()).collect()
 }
 
@@ -161,12 +160,14 @@ fn kernel_table_per_tier() {
         assert!(text.contains(&format!("name: \"{}\",", tier.name)));
         assert!(text.contains(&format!("gencode: \"{}\",", tier.gencode)));
         let (major, minor) = tier.cc;
-        let arm = if tier.arch_specific {
-            format!("({major}, {minor}) => Some(TierId(0)),")
-        } else {
-            format!("({major}, minor) if minor >= {minor} => Some(TierId(0)),")
-        };
-        assert!(text.contains(&arm), "{}: no `{arm}`", tier.name);
+        let cc = format!("compute_capability: ({major}, {minor}),");
+        assert!(text.contains(&cc), "{}: no `{cc}`", tier.name);
+        assert!(text.contains(&format!("arch_specific: {},", tier.arch_specific)));
+        assert!(
+            text.contains("pub static ROUTES: [RouteInfo;"),
+            "{}",
+            tier.name
+        );
     });
 }
 

@@ -569,7 +569,7 @@ fn check(files: &[SpecFile], mutant: &str) -> Result<(), String> {
             if report.files_written == 0 || !out.join("rust/kernels.rs").is_file() {
                 return fail("an accepted mutant wrote no Rust".into());
             }
-            for t in &report.plan.specs.tiers {
+            for t in &report.catalog.specs.tiers {
                 // One source a compile unit (family, conversions) under `cuda/<tier>/`.
                 let units = std::fs::read_dir(out.join("cuda").join(&t.name)).is_ok_and(|d| {
                     d.flatten()

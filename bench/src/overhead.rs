@@ -5,7 +5,7 @@
 //! (the stream drained between batches, untimed), and the median per launch reported.
 
 use crate::sample::median;
-use gemm_runtime::{Context, DeviceBuffer, GemmArgs, GemmRequest, Recorder};
+use gemm_runtime::{ArgSources, Context, DeviceBuffer, GemmRequest, Recorder};
 use std::time::Instant;
 
 const BATCH: usize = 400;
@@ -44,7 +44,6 @@ fn request<'a>(
 }
 
 pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
-    use cudarc::driver::{LaunchConfig, PushKernelArg};
     let (m, n, k) = SHAPE;
     let x = ctx.upload(&vec![0.5f32; m * k])?;
     let w = ctx.upload(&vec![0.25f32; k * n])?;
@@ -82,10 +81,14 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
             kernel.shared_bytes as i32,
         )?;
     }
-    let args = GemmArgs {
+    // The kernel's argument struct as its set binds it (the same bytes the runtime launches).
+    let abi = ctx
+        .kernels()
+        .abi(kernel.abi)
+        .ok_or("the kernel's argument struct is not in its set")?;
+    let args = (abi.bind)(&ArgSources {
         a: x.span().base(),
         b: w.span().base(),
-        bias: 0,
         c: y.span().base(),
         m: m as i32,
         n: n as i32,
@@ -93,26 +96,36 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
         lda: k as i32,
         ldb: n as i32,
         ldc: n as i32,
-        beta: 0.0,
-        flags: 0,
-    };
-    let cfg = LaunchConfig {
-        grid_dim: launch.grid,
-        block_dim: launch.block,
-        shared_mem_bytes: launch.shared_bytes,
-    };
+        ..ArgSources::default()
+    });
+    let (g, b) = (launch.grid, launch.block);
     let bare = per_launch(ctx, || {
-        let mut b = ctx.stream().launch_builder(&func);
-        b.arg(&args);
-        // SAFETY: the same arguments the validated call above launched with.
-        unsafe { b.launch(cfg) }?;
+        let mut params = [args.as_ptr() as *mut std::ffi::c_void];
+        // SAFETY: the same kernel, geometry and argument bytes the validated call above
+        // launched with; `params` outlives the call.
+        unsafe {
+            cudarc::driver::sys::cuLaunchKernel(
+                func.cu_function(),
+                g.0,
+                g.1,
+                g.2,
+                b.0,
+                b.1,
+                b.2,
+                launch.shared_bytes,
+                ctx.stream().cu_stream(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
         Ok(())
     })?;
     println!(
         "launch overhead, {m}x{n}x{k} f32 ({}), median of {BATCHES} batches of {BATCH}:",
         kernel.name
     );
-    println!("  bare cudarc launch      {bare:>7.2} us");
+    println!("  bare driver launch      {bare:>7.2} us");
     println!(
         "  gemm (NoObserver)       {plain:>7.2} us  (+{:.2} us: validation, dispatch)",
         plain - bare
@@ -124,7 +137,7 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
     Ok(serde_json::json!({
         "commit": commit,
         "shape": [m, n, k], "kernel": kernel.name, "batch": BATCH, "batches": BATCHES,
-        "bare_cudarc_us": bare, "gemm_no_observer_us": plain, "gemm_recorder_us": recorded,
+        "bare_driver_us": bare, "gemm_no_observer_us": plain, "gemm_recorder_us": recorded,
         "method": "host time to enqueue, median over batches; stream drained between batches (untimed)",
     }))
 }

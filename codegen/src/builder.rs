@@ -26,15 +26,14 @@
 //! ```
 //!
 //! The generated file names `::gemm_runtime`, so the including crate depends on gemm-runtime
-//! (with `default-features = false` it leaves out the runtime's own cubins). Launches bind
-//! their arguments through the runtime's argument structs: the set's specs must declare every
-//! `[abi.*]` its kernels take as the runtime's specs do (`KernelSet::check`, run by
-//! `Context::with_kernels`, compares the layouts [`abi_layouts`] writes). docs/downstream.md
-//! walks through it.
+//! (with `default-features = false` it leaves out the runtime's own cubins). Each set binds
+//! its own arguments: its argument structs, and the code that fills them, are generated from
+//! its own `[abi.*]` declarations (`KernelSet::check`, run by `Context::with_kernels`, binds
+//! each and reads every field back). gemm-runtime's own build script is a `Builder` build of
+//! the shipped specs. docs/downstream.md walks through it.
 
 use crate::emit::Instrumentation;
 use crate::pipeline::{build, BuildError, BuildOptions, BuildReport, CompileMode};
-use gemm_spec::SpecSet;
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -104,6 +103,9 @@ pub struct Builder {
     cache: Option<PathBuf>,
     jobs: Option<usize>,
     instrumentation: Instrumentation,
+    templates: crate::Templates,
+    label: Option<String>,
+    shipped_definitions: bool,
 }
 
 impl Default for Builder {
@@ -135,6 +137,9 @@ impl Builder {
             cache: None,
             jobs: None,
             instrumentation: Instrumentation::NONE,
+            templates: crate::Templates::Shipped,
+            label: None,
+            shipped_definitions: false,
         }
     }
 
@@ -210,6 +215,39 @@ impl Builder {
         self
     }
 
+    /// Adds the shipped instructions, contracts, ABIs, conversions and families
+    /// (`specs/families.toml` of gemm-aot, as the generator embeds it) beside the crate's own
+    /// spec files (default off): the crate's folder then holds its tiers and what it adds, and
+    /// copies none of the shipped definitions. A name the crate defines again is an error
+    /// naming both places. (A folder without `[[hardware]]` always uses the shipped hardware
+    /// table.)
+    pub fn shipped_definitions(mut self, on: bool) -> Self {
+        self.shipped_definitions = on;
+        self
+    }
+
+    /// The set's name, as `KernelSet::name` and errors give it (default: the builder and
+    /// its tiers).
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// A templates folder (headers and kind manifests beside them) to build from instead of
+    /// the generator's own copy of `kernels-templates/` (the default): a changed copy of it.
+    pub fn templates(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.templates = crate::Templates::Folder(dir.into());
+        self
+    }
+
+    /// A folder of the crate's own kernel kinds, each a template and its manifest beside it
+    /// (kernels-templates/README.md), added to the generator's own: the crate's families may
+    /// name shipped and own templates alike, with no Rust edited.
+    pub fn extra_templates(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.templates = crate::Templates::ShippedAnd(dir.into());
+        self
+    }
+
     /// Validates the specs, generates the tables and the CUDA, compiles the cubins (through
     /// the content cache: an unchanged rebuild compiles nothing) and writes the include file.
     /// Nothing of the previous output is replaced unless every step succeeded.
@@ -233,6 +271,9 @@ impl Builder {
         );
         if self.cargo {
             println!("cargo:rerun-if-changed={}", self.specs.display());
+            if let crate::Templates::Folder(t) | crate::Templates::ShippedAnd(t) = &self.templates {
+                println!("cargo:rerun-if-changed={}", t.display());
+            }
             if self.compile.is_none() {
                 for var in ENV {
                     println!("cargo:rerun-if-env-changed={var}");
@@ -249,6 +290,8 @@ impl Builder {
         opts.compile = compile;
         opts.cache = self.cache.clone();
         opts.instrumentation = self.instrumentation;
+        opts.templates = self.templates.clone();
+        opts.shipped_definitions = self.shipped_definitions;
         if let Some(j) = self.jobs {
             opts.jobs = j;
         }
@@ -270,7 +313,13 @@ impl Builder {
                 println!("cargo:warning=gemm-aot: {w}");
             }
         }
-        let text = include_file(&self.static_name, &out, &report.plan.specs, &self.tiers);
+        let text = crate::emit::set_file::set_file(
+            &self.static_name,
+            self.label.as_deref(),
+            &out,
+            &report.catalog.specs,
+            &self.tiers,
+        );
         let file = out_dir.join(&self.file_name);
         crate::write::write_if_changed(&file, text.as_bytes()).map_err(|source| {
             BuilderError::Io {
@@ -289,129 +338,6 @@ fn is_identifier(s: &str) -> bool {
         .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
         && s != "_"
-}
-
-/// (ABI struct name, layout) of every argument struct of `specs`, sorted by name: its size,
-/// alignment and each field's name, type, offset and bound source. gemm-runtime's build
-/// script writes its own, each generated set carries its specs', and `KernelSet::check`
-/// compares them for every struct a kernel takes.
-pub fn abi_layouts(specs: &SpecSet) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = specs
-        .abis
-        .values()
-        .map(|abi| {
-            let fields: Vec<String> = abi
-                .fields
-                .iter()
-                .map(|f| format!("{} {:?} @{} <- {:?}", f.name, f.ty, f.offset, f.bind))
-                .collect();
-            (
-                abi.name.clone(),
-                format!(
-                    "size {}, align {}; {}",
-                    abi.size,
-                    abi.align,
-                    fields.join("; ")
-                ),
-            )
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// `pub static <name>: [(&str, &str); N]` of [`abi_layouts`], as Rust source.
-pub fn abi_layouts_rust(name: &str, specs: &SpecSet) -> String {
-    let rows: Vec<String> = abi_layouts(specs)
-        .iter()
-        .map(|(n, l)| format!("    ({n:?}, {l:?}),\n"))
-        .collect();
-    format!(
-        "/// (ABI struct, layout) of every argument struct of the specs.\npub static {name}: [(&str, &str); {}] = [\n{}];\n",
-        rows.len(),
-        rows.concat()
-    )
-}
-
-/// A path as a Rust string literal.
-fn literal(p: &Path) -> String {
-    format!("{:?}", p.display().to_string())
-}
-
-/// The include file: the static, and a private module holding the generated tables.
-fn include_file(name: &str, out: &Path, specs: &SpecSet, tiers: &[String]) -> String {
-    let module = format!("__gemm_kernels_{}", name.to_ascii_lowercase());
-    let cubins = literal(&out.join("cubins"));
-    let rust = |f: &str| literal(&out.join("rust").join(f));
-    let label = format!(
-        "gemm_codegen::Builder ({} tier(s): {})",
-        specs.tiers.len(),
-        specs
-            .tiers
-            .iter()
-            .map(|t| t.name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let picked = if tiers.is_empty() {
-        "every tier".to_string()
-    } else {
-        format!("tiers {}", tiers.join(", "))
-    };
-    format!(
-        "// @generated by gemm_codegen::Builder (gemm-codegen {version}). Do not edit: change the specs and rebuild.\n\
-\n\
-/// The kernel set built from the crate's specs ({picked}) by `gemm_codegen::Builder`: open a\n\
-/// context on it with `gemm_runtime::Context::with_kernels(ordinal, &{name})`.\n\
-pub static {name}: ::gemm_runtime::KernelSet =\n\
-    ::gemm_runtime::KernelSet::from_parts(::gemm_runtime::KernelSetParts {{\n\
-        name: {label:?},\n\
-        tiers: &{module}::TIERS,\n\
-        contracts: &{module}::CONTRACTS,\n\
-        kernels: &{module}::KERNELS,\n\
-        conversions: &{module}::CONVERSIONS,\n\
-        resources: &{module}::RESOURCES,\n\
-        cubins_present: {module}::CUBINS_PRESENT,\n\
-        timing_perturbation: {module}::TIMING_PERTURBATION,\n\
-        abi_layouts: &{module}::ABI_LAYOUTS,\n\
-        ptx: &{module}::TIER_PTX,\n\
-        dispatch: {module}::dispatch,\n\
-        tier_for_capability: {module}::tier_for_capability,\n\
-    }});\n\
-\n\
-/// The generated tables of [`{name}`].\n\
-#[doc(hidden)]\n\
-#[allow(clippy::all, missing_docs, unused_imports, dead_code, non_snake_case)]\n\
-mod {module} {{\n\
-    use ::gemm_runtime::table::*;\n\
-\n\
-    macro_rules! cubin {{\n\
-        ($tier:literal, $module:literal) => {{\n\
-            include_bytes!(concat!({cubins}, \"/\", $tier, \"/\", $module, \".cubin\"))\n\
-        }};\n\
-    }}\n\
-\n\
-    macro_rules! ptx {{\n\
-        ($tier:literal, $module:literal) => {{\n\
-            include_str!(concat!({cubins}, \"/\", $tier, \"/\", $module, \".ptx\"))\n\
-        }};\n\
-    }}\n\
-\n\
-    include!({kernels});\n\
-    include!({dispatch});\n\
-    include!({resources});\n\
-    include!({ptx});\n\
-{abi}}}\n",
-        version = env!("CARGO_PKG_VERSION"),
-        kernels = rust("kernels.rs"),
-        dispatch = rust("dispatch.rs"),
-        resources = rust("resources.rs"),
-        ptx = rust("ptx.rs"),
-        abi = abi_layouts_rust("ABI_LAYOUTS", specs)
-            .lines()
-            .map(|l| format!("    {l}\n"))
-            .collect::<String>(),
-    )
 }
 
 #[cfg(test)]
@@ -447,8 +373,7 @@ mod tests {
             assert!(!t.contains("crate::"), "{f} names crate::");
         }
         assert!(!text.contains("crate::"));
-        assert!(text.contains("(\"TinyArgs\", \"size "), "{text}");
-        assert_eq!(built.report.plan.specs.tiers.len(), 1);
+        assert_eq!(built.report.catalog.specs.tiers.len(), 1);
         assert!(built.out.join("cubins/sm80").is_dir());
     }
 
@@ -486,25 +411,5 @@ mod tests {
                 .unwrap_err();
             assert!(matches!(err, BuilderError::NoOutDir), "{err}");
         }
-    }
-
-    #[test]
-    fn abi_layouts_change_with_a_field_and_not_with_a_doc() {
-        let specs = gemm_spec::load_dir(&tiny()).unwrap().specs;
-        let base = abi_layouts(&specs);
-        assert_eq!(base.len(), 1);
-        let mut redoc = specs.clone();
-        for abi in redoc.abis.values_mut() {
-            abi.doc = "another doc".into();
-            for f in &mut abi.fields {
-                f.doc = "x".into();
-            }
-        }
-        assert_eq!(abi_layouts(&redoc), base);
-        let mut moved = specs.clone();
-        if let Some(abi) = moved.abis.values_mut().next() {
-            abi.fields[1].offset += 8;
-        }
-        assert_ne!(abi_layouts(&moved), base);
     }
 }

@@ -55,11 +55,33 @@ enum Command {
         /// (docs/timing.md). Its tables say so and the runtime sets the seed; never ship it.
         #[arg(long)]
         perturb_timing: bool,
+        /// A templates folder (headers and kind manifests) to use instead of the generator's own
+        /// copy of kernels-templates/: kernel kinds from files alone.
+        #[arg(long, conflicts_with = "extra_templates")]
+        templates: Option<PathBuf>,
+        /// A folder of kernel kinds (templates and their manifests) added to the generator's own.
+        #[arg(long)]
+        extra_templates: Option<PathBuf>,
+        /// Add the shipped instructions, contracts, ABIs, conversions and families beside the
+        /// folder's own files (a folder then needs only its tiers and what it adds).
+        #[arg(long)]
+        shipped_definitions: bool,
     },
     /// Show which route serves a GEMM, why earlier routes did not, and the kernel it launches.
     Explain {
         #[arg(long, default_value = "specs")]
         specs: PathBuf,
+        /// A templates folder (headers and kind manifests) to use instead of the generator's own
+        /// copy of kernels-templates/: kernel kinds from files alone.
+        #[arg(long, conflicts_with = "extra_templates")]
+        templates: Option<PathBuf>,
+        /// A folder of kernel kinds (templates and their manifests) added to the generator's own.
+        #[arg(long)]
+        extra_templates: Option<PathBuf>,
+        /// Add the shipped instructions, contracts, ABIs, conversions and families beside the
+        /// folder's own files (a folder then needs only its tiers and what it adds).
+        #[arg(long)]
+        shipped_definitions: bool,
         #[arg(long)]
         tier: String,
         /// exact or tensor-core.
@@ -82,6 +104,17 @@ enum Command {
     List {
         #[arg(long, default_value = "specs")]
         specs: PathBuf,
+        /// A templates folder (headers and kind manifests) to use instead of the generator's own
+        /// copy of kernels-templates/: kernel kinds from files alone.
+        #[arg(long, conflicts_with = "extra_templates")]
+        templates: Option<PathBuf>,
+        /// A folder of kernel kinds (templates and their manifests) added to the generator's own.
+        #[arg(long)]
+        extra_templates: Option<PathBuf>,
+        /// Add the shipped instructions, contracts, ABIs, conversions and families beside the
+        /// folder's own files (a folder then needs only its tiers and what it adds).
+        #[arg(long)]
+        shipped_definitions: bool,
         #[arg(long = "tier")]
         tiers: Vec<String>,
     },
@@ -102,6 +135,15 @@ enum ToolchainAction {
     Status,
     /// Download, verify and unpack the pinned CUDA 13.0 compiler wheels into the cache.
     Install,
+}
+
+/// The templates the command line names.
+fn templates_of(folder: Option<PathBuf>, extra: Option<PathBuf>) -> gemm_codegen::Templates {
+    match (folder, extra) {
+        (Some(f), _) => gemm_codegen::Templates::Folder(f),
+        (None, Some(e)) => gemm_codegen::Templates::ShippedAnd(e),
+        (None, None) => gemm_codegen::Templates::Shipped,
+    }
 }
 
 fn parse_dtype(s: &str) -> Result<DtypeTriple, String> {
@@ -144,9 +186,14 @@ fn run(cli: Cli) -> Result<(), String> {
             no_bootstrap,
             jobs,
             perturb_timing,
+            templates,
+            extra_templates,
+            shipped_definitions,
         } => {
             let mut opts = BuildOptions::new(&specs, &out, "gemm-aot build");
             opts.tiers = tiers;
+            opts.templates = templates_of(templates, extra_templates);
+            opts.shipped_definitions = shipped_definitions;
             opts.instrumentation.timing_perturbation = perturb_timing;
             opts.progress = true;
             opts.compile = if no_cubins {
@@ -179,7 +226,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 "{:<7} {:<48} {:>5} {:>7} {:>6}  compile",
                 "tier", "kernel", "regs", "smem", "spills"
             );
-            for k in &report.plan.kernels {
+            for k in &report.catalog.kernels {
                 let r = report.resources.as_ref().and_then(|r| r.get(k.id).copied());
                 let unit = report
                     .tiers
@@ -227,7 +274,7 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             println!(
                 "{} kernels in {} tiers; {} files written, {} unchanged{removed}, in {}; {:.1} s",
-                report.plan.kernels.len(),
+                report.catalog.kernels.len(),
                 report.tiers.len(),
                 report.files_written,
                 report.files_unchanged,
@@ -244,6 +291,9 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Explain {
             specs,
+            templates,
+            extra_templates,
+            shipped_definitions,
             tier,
             policy,
             op,
@@ -252,7 +302,16 @@ fn run(cli: Cli) -> Result<(), String> {
             n,
             k,
         } => {
-            let (plan, _) = gemm_codegen::pipeline::plan(&specs, &[]).map_err(|e| e.to_string())?;
+            let files =
+                gemm_codegen::pipeline::template_files(&templates_of(templates, extra_templates))
+                    .map_err(|e| e.to_string())?;
+            let (catalog, _) = gemm_codegen::pipeline::validate_and_catalog(
+                &specs,
+                &[],
+                &files,
+                shipped_definitions,
+            )
+            .map_err(|e| e.to_string())?;
             let q = Query {
                 policy: policy.parse::<Policy>().map_err(|e| e.to_string())?,
                 op: op.parse::<Op>().map_err(|e| e.to_string())?,
@@ -263,13 +322,27 @@ fn run(cli: Cli) -> Result<(), String> {
             };
             print!(
                 "{}",
-                explain::explain(&plan, &tier, &q).map_err(|e| e.to_string())?
+                explain::explain(&catalog, &tier, &q).map_err(|e| e.to_string())?
             );
             Ok(())
         }
-        Command::List { specs, tiers } => {
-            let (plan, warnings) =
-                gemm_codegen::pipeline::plan(&specs, &tiers).map_err(|e| e.to_string())?;
+        Command::List {
+            specs,
+            templates,
+            extra_templates,
+            shipped_definitions,
+            tiers,
+        } => {
+            let files =
+                gemm_codegen::pipeline::template_files(&templates_of(templates, extra_templates))
+                    .map_err(|e| e.to_string())?;
+            let (plan, warnings) = gemm_codegen::pipeline::validate_and_catalog(
+                &specs,
+                &tiers,
+                &files,
+                shipped_definitions,
+            )
+            .map_err(|e| e.to_string())?;
             for w in &warnings {
                 eprintln!("{w}");
             }

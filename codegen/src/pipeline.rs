@@ -4,16 +4,16 @@
 //! "Nothing written unless everything succeeded": specs are validated and every file is
 //! generated in memory first; the output is then assembled in a staging folder beside the
 //! output folder (sources, nvcc for every tier, resource checks, cubins, Rust, report), and
-//! swapped in only at the end (see [`crate::staging::Staging`]).
+//! swapped in only at the end (see [`crate::output_staging::OutputStaging`]).
 
+use crate::catalog::{CatalogError, KernelCatalog};
 use crate::compile::cache::{cache_root, CubinCache};
 use crate::compile::nvcc::{compile_all, CompileError, CompileJob, CompiledUnit};
 use crate::compile::ptxas::{self, KernelResources};
 use crate::compile::toolchain::{self, Toolchain, ToolchainError};
 use crate::emit::{self, Instrumentation, Provenance};
-use crate::plan::{Plan, PlanError};
-use crate::staging::Staging;
-use crate::templates::{self, TEMPLATES};
+use crate::output_staging::OutputStaging;
+use crate::template_files::TemplateFiles;
 use crate::write::{check_output_folder, files_under, OutputError};
 use gemm_spec::{SpecErrors, SpecWarning};
 use std::path::{Path, PathBuf};
@@ -45,6 +45,11 @@ pub struct BuildOptions {
     pub cache: Option<PathBuf>,
     /// What is compiled into the kernels beyond the specs (default: nothing, as shipped).
     pub instrumentation: Instrumentation,
+    /// Which kernel templates (headers and their kind manifests) to build from.
+    pub templates: Templates,
+    /// Add the shipped instructions, contracts, ABIs, conversions and families
+    /// ([`crate::shipped_specs`]) beside the spec folder's own files.
+    pub shipped_definitions: bool,
 }
 
 impl BuildOptions {
@@ -59,8 +64,23 @@ impl BuildOptions {
             jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
             cache: None,
             instrumentation: Instrumentation::NONE,
+            templates: Templates::Shipped,
+            shipped_definitions: false,
         }
     }
+}
+
+/// Which kernel templates a build instantiates: kernel kinds are files (a template and its
+/// manifest), so a new kind needs no Rust edited.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Templates {
+    /// The generator's own copy of `kernels-templates/` (as shipped).
+    #[default]
+    Shipped,
+    /// This folder instead (a copy of `kernels-templates/` with changes).
+    Folder(PathBuf),
+    /// The shipped templates and this folder's files beside them (a crate's own kinds).
+    ShippedAnd(PathBuf),
 }
 
 /// A kernel broke a budget after compilation.
@@ -105,17 +125,12 @@ pub enum BuildError {
     #[error("{0}")]
     Spec(SpecErrors),
     #[error(transparent)]
-    Plan(#[from] PlanError),
+    Catalog(#[from] CatalogError),
     #[error("{0}")]
     UnknownTier(String),
-    #[error(
-        "{family} names header {header}, which kernels-templates/ does not have (it has: {known})"
-    )]
-    MissingTemplate {
-        family: String,
-        header: String,
-        known: String,
-    },
+    /// A kind manifest of the templates folder is broken, or the folder cannot be read.
+    #[error("kernel templates: {0}")]
+    Templates(SpecErrors),
     #[error(transparent)]
     Toolchain(#[from] ToolchainError),
     #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))]
@@ -184,7 +199,7 @@ pub struct UnitOutcome {
 
 #[derive(Debug)]
 pub struct BuildReport {
-    pub plan: Plan,
+    pub catalog: KernelCatalog,
     pub warnings: Vec<SpecWarning>,
     pub toolchain: Option<Toolchain>,
     pub tiers: Vec<TierOutcome>,
@@ -207,41 +222,46 @@ pub struct Generated {
 }
 
 /// Generates everything but cubins and `rust/resources.rs`, in memory.
-pub fn generate(plan: &Plan, prov: &Provenance, instrumentation: Instrumentation) -> Generated {
+pub fn generate(
+    catalog: &KernelCatalog,
+    templates: &TemplateFiles,
+    prov: &Provenance,
+    instrumentation: Instrumentation,
+) -> Generated {
     let mut files = Vec::new();
     files.push((
         PathBuf::from("cuda/include/gemm_abi.h"),
-        emit::header::abi_header(&plan.specs, prov),
+        emit::header::abi_header(&catalog.specs, prov),
     ));
-    for (path, text) in TEMPLATES {
+    for (path, text) in templates.files() {
         files.push((
             PathBuf::from("cuda/kernels-templates").join(path),
             text.to_string(),
         ));
     }
-    for t in &plan.specs.tiers {
-        for (i, m) in plan.tier_modules(&t.name).iter().enumerate() {
+    for t in &catalog.specs.tiers {
+        for (i, m) in catalog.tier_modules(&t.name).iter().enumerate() {
             files.push((
                 unit_source_path(&t.name, m),
-                emit::cuda::unit_source(plan, &t.name, i, prov, instrumentation),
+                emit::cuda::unit_source(catalog, &t.name, i, prov, instrumentation),
             ));
         }
     }
     files.push((
         PathBuf::from("rust/abi.rs"),
-        emit::rust::abi(&plan.specs, prov),
+        emit::rust::abi(&catalog.specs, prov),
     ));
     files.push((
         PathBuf::from("rust/kernels.rs"),
-        emit::rust::kernels(plan, prov),
+        emit::rust::kernels(catalog, prov),
     ));
     files.push((
         PathBuf::from("rust/dispatch.rs"),
-        emit::rust::dispatch(plan, prov),
+        emit::rust::dispatch(catalog, prov),
     ));
     files.push((
         PathBuf::from("rust/ptx.rs"),
-        emit::ptx_table::ptx(plan, prov),
+        emit::ptx_table::ptx(catalog, prov),
     ));
     Generated { files }
 }
@@ -256,59 +276,66 @@ pub fn unit_cubin_path(tier: &str, module: &str) -> PathBuf {
     PathBuf::from(format!("cubins/{tier}/{module}.cubin"))
 }
 
-/// Validates the specs and plans the kernels (no files touched).
-pub fn plan(specs: &Path, tiers: &[String]) -> Result<(Plan, Vec<SpecWarning>), BuildError> {
-    let validated = gemm_spec::load_dir(specs).map_err(BuildError::Spec)?;
+/// The template files of `templates`.
+pub fn template_files(templates: &Templates) -> Result<TemplateFiles, BuildError> {
+    match templates {
+        Templates::Shipped => TemplateFiles::embedded(),
+        Templates::Folder(dir) => TemplateFiles::from_dir(dir),
+        Templates::ShippedAnd(dir) => TemplateFiles::embedded_and(dir),
+    }
+    .map_err(BuildError::Templates)
+}
+
+/// Validates the specs against the templates' kind manifests (and the shipped hardware table
+/// when the folder has none; the shipped definitions too when `shipped_definitions`) and
+/// catalogues the kernels (no files touched).
+pub fn validate_and_catalog(
+    specs: &Path,
+    tiers: &[String],
+    templates: &TemplateFiles,
+    shipped_definitions: bool,
+) -> Result<(KernelCatalog, Vec<SpecWarning>), BuildError> {
+    let defaults = crate::shipped_specs::defaults(shipped_definitions);
+    let validated =
+        gemm_spec::load_dir(specs, templates.kinds(), &defaults).map_err(BuildError::Spec)?;
     let mut set = validated.specs;
     set.retain_tiers(tiers).map_err(BuildError::UnknownTier)?;
-    let headers = set
-        .families
-        .values()
-        .map(|f| (format!("family {}", f.name), &f.header))
-        .chain(
-            set.conversions
-                .values()
-                .map(|c| (format!("conversion {}", c.name), &c.header)),
-        );
-    for (owner, header) in headers {
-        if !templates::has(header) {
-            return Err(BuildError::MissingTemplate {
-                family: owner,
-                header: header.clone(),
-                known: TEMPLATES
-                    .iter()
-                    .map(|(p, _)| *p)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-        }
-    }
-    Ok((Plan::new(set)?, validated.warnings))
+    Ok((KernelCatalog::new(set)?, validated.warnings))
+}
+
+/// The validated specs of `dir`, against the generator's own templates and the shipped
+/// hardware table (for tools and tests that need the model without a build).
+pub fn load_specs(dir: &Path) -> Result<gemm_spec::SpecSet, BuildError> {
+    let templates = template_files(&Templates::Shipped)?;
+    let defaults = crate::shipped_specs::defaults(false);
+    gemm_spec::load_dir(dir, templates.kinds(), &defaults)
+        .map(|v| v.specs)
+        .map_err(BuildError::Spec)
 }
 
 /// Checks ptxas's report of every kernel against its tier's budgets. With `allow_spills` (a
 /// timing-perturbation build, whose delays cost a few registers) spills are not violations:
 /// they change timing, never values, and the build prints them as warnings.
 pub fn check_resources(
-    plan: &Plan,
+    catalog: &KernelCatalog,
     compiled: &[CompiledUnit],
     allow_spills: bool,
 ) -> Result<Vec<KernelResources>, Vec<ResourceViolation>> {
-    let mut res = vec![KernelResources::default(); plan.kernels.len()];
+    let mut res = vec![KernelResources::default(); catalog.kernels.len()];
     let mut bad = Vec::new();
     for c in compiled {
         let report = ptxas::parse(&c.ptxas_log);
-        let Some(tier) = plan.specs.tier(&c.tier) else {
-            continue; // every compiled unit comes from the plan
+        let Some(tier) = catalog.specs.tier(&c.tier) else {
+            continue; // every compiled unit comes from the catalog
         };
-        let Some(module) = plan
+        let Some(module) = catalog
             .tier_modules(&c.tier)
             .iter()
             .position(|m| *m == c.module)
         else {
             continue;
         };
-        for k in plan.module_kernels(&c.tier, module) {
+        for k in catalog.module_kernels(&c.tier, module) {
             let mut fail = |message: String| {
                 bad.push(ResourceViolation {
                     kernel: k.name.clone(),
@@ -325,16 +352,12 @@ pub fn check_resources(
             let where_ = format!("tile {}.{} at {}", k.family, k.tile.name, k.tile.location);
             if r.spill_bytes() > 0 && !allow_spills {
                 fail(format!(
-                    "spills {} bytes ({} stored, {} loaded) on {}: {} of {where_}",
+                    "spills {} bytes ({} stored, {} loaded) on {}: shrink what a thread computes ({}) of {where_}",
                     r.spill_bytes(),
                     r.spill_store_bytes,
                     r.spill_load_bytes,
                     tier.name,
-                    match &k.tile.params {
-                        gemm_spec::TileParams::Scalar(p) =>
-                            format!("shrink thread_m x thread_n ({}x{})", p.thread_m, p.thread_n),
-                        _ => format!("shrink the tile ({})", k.tile.describe()),
-                    }
+                    k.describe
                 ));
             }
             if r.registers > tier.max_registers_per_thread {
@@ -359,7 +382,7 @@ pub fn check_resources(
             }
         }
         // Conversions: no spills and within the register budgets (no shared memory).
-        for conv in plan.module_conversions(&c.tier, module) {
+        for conv in catalog.module_conversions(&c.tier, module) {
             let mut fail = |message: String| {
                 bad.push(ResourceViolation {
                     kernel: conv.name.clone(),
@@ -395,41 +418,25 @@ pub fn check_resources(
     }
 }
 
-/// A tile as JSON: the common fields and its kind's parameters (scalar tiles keep the keys
-/// they always had).
+/// A tile as JSON: the common fields and its template's parameters.
 fn tile_json(t: &gemm_spec::Tile) -> serde_json::Value {
-    use gemm_spec::TileParams as P;
-    let mut v =
-        serde_json::json!({ "name": t.name, "m": t.m, "n": t.n, "k": t.k, "stages": t.stages() });
-    let extra = match &t.params {
-        P::Scalar(p) => {
-            serde_json::json!({ "thread_m": p.thread_m, "thread_n": p.thread_n, "k_split": p.k_split })
+    let mut v = serde_json::json!({ "name": t.name, "m": t.m, "n": t.n, "k": t.k });
+    if let Some(o) = v.as_object_mut() {
+        for (p, value) in &t.params {
+            o.insert(p.clone(), serde_json::json!(value));
         }
-        P::WgmmaTma(p) => {
-            serde_json::json!({ "kind": "wgmma_tma", "consumers": p.consumers, "cluster_m": p.cluster_m, "scheduler": "persistent" })
-        }
-        P::MmaDecodeTma(_) => serde_json::json!({ "kind": "mma_decode_tma" }),
-        P::MmaGemm(p) => {
-            serde_json::json!({ "kind": "mma_gemm", "warps_m": p.warps_m, "warps_n": p.warps_n })
-        }
-        P::MmaAsync(p) => {
-            serde_json::json!({ "kind": "mma_async", "warps_m": p.warps_m, "warps_n": p.warps_n })
-        }
-    };
-    if let (Some(o), serde_json::Value::Object(e)) = (v.as_object_mut(), extra) {
-        o.extend(e);
     }
     v
 }
 
 /// Machine-readable summary of the build (no timings, so it is stable across rebuilds).
 fn report_json(
-    plan: &Plan,
+    catalog: &KernelCatalog,
     resources: Option<&[KernelResources]>,
     warnings: &[CompileWarning],
     instrumentation: Instrumentation,
 ) -> String {
-    let kernels: Vec<serde_json::Value> = plan
+    let kernels: Vec<serde_json::Value> = catalog
         .kernels
         .iter()
         .map(|k| {
@@ -438,33 +445,36 @@ fn report_json(
                 "name": k.name,
                 "tier": k.tier,
                 "family": k.family,
+                "template": k.template,
                 "contract": k.contract,
                 "op": k.op.as_str(),
                 "dtype": k.dtype.to_string(),
                 "tile": tile_json(&k.tile),
-                "module": plan.tier_modules(&k.tier).get(k.module),
+                "module": catalog.tier_modules(&k.tier).get(k.module),
                 "grid": k.grid.as_str(),
                 "cluster": [k.cluster.0, k.cluster.1, k.cluster.2],
                 "tensor_maps": k.tensor_maps.iter().map(|m| serde_json::json!({
-                    "field": m.field, "operand": format!("{:?}", m.operand),
+                    "field": m.field, "operand": m.operand.to_string(), "optional": m.optional,
                     "box_inner": m.box_inner, "box_outer": m.box_outer, "swizzle_bytes": m.swizzle_bytes,
                 })).collect::<Vec<_>>(),
                 "block_threads": k.threads,
                 "shared_bytes": k.shared_bytes,
+                "min_blocks": k.min_blocks,
+                "describe": k.describe,
                 "resources": resources.and_then(|r| r.get(k.id)).map(|r| serde_json::to_value(r).unwrap_or_default()),
             })
         })
         .collect();
-    let tiers: Vec<serde_json::Value> = plan
+    let tiers: Vec<serde_json::Value> = catalog
         .specs
         .tiers
         .iter()
-        .map(|t| serde_json::json!({ "name": t.name, "gencode": t.gencode, "compute_capability": [t.cc.0, t.cc.1], "spec_file": t.file, "modules": plan.tier_modules(&t.name) }))
+        .map(|t| serde_json::json!({ "name": t.name, "gencode": t.gencode, "compute_capability": [t.cc.0, t.cc.1], "spec_file": t.file, "modules": catalog.tier_modules(&t.name) }))
         .collect();
-    let conversions: Vec<serde_json::Value> = plan
+    let conversions: Vec<serde_json::Value> = catalog
         .conversions
         .iter()
-        .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads, "module": plan.tier_modules(&c.tier).get(c.module) }))
+        .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads, "module": catalog.tier_modules(&c.tier).get(c.module) }))
         .collect();
     let v = serde_json::json!({
         "timing_perturbation": instrumentation.timing_perturbation,
@@ -484,8 +494,14 @@ fn report_json(
 /// folder is carried over as it was (an empty placeholder is added for a unit without one, so
 /// the Rust's `cubin!` references resolve; `CUBINS_PRESENT` is false).
 pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, BuildError> {
-    let (plan, warnings) = plan(&opts.specs, &opts.tiers)?;
-    let generated = generate(&plan, &opts.provenance, opts.instrumentation);
+    let templates = template_files(&opts.templates)?;
+    let (catalog, warnings) = validate_and_catalog(
+        &opts.specs,
+        &opts.tiers,
+        &templates,
+        opts.shipped_definitions,
+    )?;
+    let generated = generate(&catalog, &templates, &opts.provenance, opts.instrumentation);
     let cache_dir = opts.cache.clone().unwrap_or_else(cache_root);
     check_output_folder(&opts.out)?;
 
@@ -498,7 +514,7 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         CompileMode::NoCubins => None,
     };
 
-    let mut stage = Staging::new(&opts.out)?;
+    let mut stage = OutputStaging::new(&opts.out)?;
     for (rel, text) in generated
         .files
         .iter()
@@ -522,17 +538,17 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         let abi_rel = PathBuf::from("cuda/include/gemm_abi.h");
         let abi_input = format!("{}\n{}", abi_rel.display(), text_of(&abi_rel));
         let mut jobs: Vec<CompileJob> = Vec::new();
-        for t in &plan.specs.tiers {
-            for m in plan.tier_modules(&t.name) {
+        for t in &catalog.specs.tiers {
+            for m in catalog.tier_modules(&t.name) {
                 let source_rel = unit_source_path(&t.name, m);
                 let source_text = text_of(&source_rel).to_string();
                 // The cache key: the source, the ABI header and exactly the template headers
                 // it includes, so a template change recompiles only the units that use it.
                 let mut inputs = vec![source_text.clone(), abi_input.clone()];
-                for h in templates::transitive_includes(&source_text) {
+                for h in templates.transitive_includes(&source_text) {
                     inputs.push(format!(
                         "cuda/kernels-templates/{h}\n{}",
-                        templates::text(h).unwrap_or_default()
+                        templates.text(h).unwrap_or_default()
                     ));
                 }
                 jobs.push(CompileJob {
@@ -546,7 +562,7 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
                     ],
                     workdir: Some(stage.dir().to_path_buf()),
                     inputs,
-                    ptx: crate::ptx::ptx_target(&plan.specs, t),
+                    ptx: crate::ptx::ptx_target(&catalog.specs, t),
                 });
             }
         }
@@ -583,12 +599,16 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
                 }
             }));
         }
-        let res = check_resources(&plan, &compiled, opts.instrumentation.timing_perturbation)
-            .map_err(|violations| BuildError::Resources {
-                violations,
-                warnings: compile_warnings.clone(),
-            })?;
-        for t in &plan.specs.tiers {
+        let res = check_resources(
+            &catalog,
+            &compiled,
+            opts.instrumentation.timing_perturbation,
+        )
+        .map_err(|violations| BuildError::Resources {
+            violations,
+            warnings: compile_warnings.clone(),
+        })?;
+        for t in &catalog.specs.tiers {
             let units: Vec<UnitOutcome> = compiled
                 .iter()
                 .filter(|c| c.tier == t.name)
@@ -626,10 +646,10 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
             stage.put(&Path::new("cubins").join(rel), &bytes)?;
         }
         let mut placeholders = Vec::new();
-        for t in &plan.specs.tiers {
+        for t in &catalog.specs.tiers {
             let mut units = Vec::new();
-            let ptx = crate::ptx::ptx_target(&plan.specs, t).is_some();
-            for m in plan.tier_modules(&t.name) {
+            let ptx = crate::ptx::ptx_target(&catalog.specs, t).is_some();
+            for m in catalog.tier_modules(&t.name) {
                 let rel = PathBuf::from(format!("{}/{m}.cubin", t.name));
                 if !kept.contains(&rel) {
                     stage.put(&Path::new("cubins").join(&rel), &[])?;
@@ -668,7 +688,7 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
         stage.put(rel, text.as_bytes())?;
     }
     let res_rs = emit::rust::resources(
-        &plan,
+        &catalog,
         resources.as_deref(),
         &opts.provenance,
         opts.instrumentation,
@@ -677,7 +697,7 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
     stage.put(
         Path::new("report.json"),
         report_json(
-            &plan,
+            &catalog,
             resources.as_deref(),
             &compile_warnings,
             opts.instrumentation,
@@ -687,7 +707,7 @@ pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, Bui
     let committed = stage.commit()?;
 
     Ok(BuildReport {
-        plan,
+        catalog,
         warnings,
         toolchain,
         tiers: outcomes,
@@ -720,7 +740,8 @@ mod tests {
         assert!(!BuildError::Compile(vec![nvcc]).is_toolchain());
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("sm80.toml"), "[tier]\nname = 1\n").unwrap();
-        let spec = plan(dir.path(), &[]).unwrap_err();
+        let templates = template_files(&Templates::Shipped).unwrap();
+        let spec = validate_and_catalog(dir.path(), &[], &templates, false).unwrap_err();
         assert!(matches!(spec, BuildError::Spec(_)), "{spec}");
         assert!(!spec.is_toolchain());
         let output = BuildError::Output(OutputError::NotAFolder { path: "x".into() });

@@ -32,9 +32,7 @@ mod tests {
 
     fn specs() -> SpecSet {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../specs");
-        gemm_spec::load_dir(std::path::Path::new(dir))
-            .unwrap_or_else(|e| panic!("{e:?}"))
-            .specs
+        crate::pipeline::load_specs(std::path::Path::new(dir)).unwrap_or_else(|e| panic!("{e}"))
     }
 
     // Derived from the shipped specs: a tier whose families all use instructions without

@@ -23,10 +23,22 @@ fn gemm_aot_env(args: &[&str], env: &[(&str, &Path)]) -> (bool, String, String) 
     )
 }
 
+/// The catalog of `specs` restricted to `tiers`, as `gemm-aot build --tier` makes it.
+fn catalog(
+    specs: &Path,
+    tiers: &[&str],
+) -> (gemm_codegen::KernelCatalog, Vec<gemm_spec::SpecWarning>) {
+    let templates =
+        gemm_codegen::pipeline::template_files(&gemm_codegen::Templates::Shipped).unwrap();
+    let tiers: Vec<String> = tiers.iter().map(|t| t.to_string()).collect();
+    gemm_codegen::pipeline::validate_and_catalog(specs, &tiers, &templates, false).unwrap()
+}
+
 /// The tiers the shipped specs define, in the order the tool lists them.
 fn shipped_tiers() -> Vec<String> {
-    let v = gemm_spec::load_dir(Path::new("../specs")).expect("the shipped specs validate");
-    v.specs.tiers.iter().map(|t| t.name.clone()).collect()
+    let v = gemm_codegen::pipeline::load_specs(Path::new("../specs"))
+        .expect("the shipped specs validate");
+    v.tiers.iter().map(|t| t.name.clone()).collect()
 }
 
 /// A copy of the shipped specs in `dir/specs`.
@@ -284,7 +296,7 @@ fn build_without_cubins_writes_once_then_nothing() {
     ];
     let (ok, stdout, err) = gemm_aot(&args);
     assert!(ok, "{err}");
-    let (plan, _) = gemm_codegen::pipeline::plan(Path::new("../specs"), &["sm90a".into()]).unwrap();
+    let (plan, _) = catalog(Path::new("../specs"), &["sm90a"]);
     let kernels = format!("{} kernels in 1 tiers", plan.kernels.len());
     assert!(stdout.contains(&kernels), "{stdout}");
     for f in [
@@ -411,9 +423,7 @@ fn no_cubins_keeps_existing_cubins_and_says_so() {
     let (ok, stdout, err) = build("sm90a");
     assert!(ok, "{err}");
     // One placeholder a compile unit of the tier: its families, then its conversions.
-    let specs = gemm_spec::load_dir(std::path::Path::new("../specs"))
-        .unwrap()
-        .specs;
+    let specs = gemm_codegen::pipeline::load_specs(std::path::Path::new("../specs")).unwrap();
     let units: Vec<String> = specs
         .tier("sm90a")
         .unwrap()
@@ -548,7 +558,7 @@ fn a_failed_nvcc_leaves_the_old_output_and_a_removed_tier_disappears() {
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     let warnings = report["warnings"].as_array().unwrap();
     // A front-end and a ptxas warning from each compile unit (one a family, and conversions).
-    let (plan, _) = gemm_codegen::pipeline::plan(&specs, &["sm80".into(), "sm90a".into()]).unwrap();
+    let (plan, _) = catalog(&specs, &["sm80", "sm90a"]);
     let units: usize = plan.modules.iter().map(Vec::len).sum();
     assert_eq!(warnings.len(), 2 * units, "{warnings:?}");
     assert!(warnings
@@ -593,8 +603,15 @@ fn a_failed_nvcc_leaves_the_old_output_and_a_removed_tier_disappears() {
         leftovers(dir.path())
     );
 
-    // A tier gone from the specs: its source and cubin leave the output.
+    // A tier gone from the specs (with the tiers built on it): its source and cubin leave the
+    // output.
     std::fs::remove_file(specs.join("sm80.toml")).unwrap();
+    for f in std::fs::read_dir(&specs).unwrap() {
+        let p = f.unwrap().path();
+        if std::fs::read_to_string(&p).is_ok_and(|t| t.contains("base = \"sm80\"")) {
+            std::fs::remove_file(&p).unwrap();
+        }
+    }
     let (ok, stdout, err) = gemm_aot_env(
         &[
             "build",

@@ -147,32 +147,50 @@ pub enum SpecErrorKind {
         tier: String,
         allowed: u64,
     },
-    #[error("tile {family}.{tile} {m}x{n}x{k}: {key} = {value}, but template {template} needs {rule}: {why}")]
+    #[error("tile {family}.{tile} {shape}: template {template} needs {rule} ({values}): {why} ({manifest})")]
     TemplateLimit {
         family: String,
         tile: String,
-        m: u32,
-        n: u32,
-        k: u32,
+        shape: String,
         template: String,
-        key: &'static str,
-        value: u64,
-        rule: &'static str,
-        why: &'static str,
+        /// The limit as its manifest writes it.
+        rule: String,
+        /// `name = value, ...` of what the rule reads.
+        values: String,
+        why: String,
+        /// The manifest's file and line.
+        manifest: Location,
     },
+    #[error("tile {family}.{tile} {shape}: {problem}")]
+    Tile {
+        family: String,
+        tile: String,
+        shape: String,
+        problem: String,
+    },
+    #[error("kind manifest of {template}: {problem}")]
+    Manifest { template: String, problem: String },
+    #[error("hardware {major}.{minor}: {problem}")]
+    Hardware {
+        major: u32,
+        minor: u32,
+        problem: String,
+    },
+    #[error("tier {tier} is compute capability {major}.{minor}, which has no [[hardware]] entry (entries: {known}): add one for it (specs/hardware.toml)")]
+    NoHardware {
+        tier: String,
+        major: u32,
+        minor: u32,
+        known: String,
+    },
+    #[error("tier {tier}: base {problem}")]
+    TierBase { tier: String, problem: String },
     #[error("{owner}: template `{name}` is not a known kernel template{hint}; known: {known}", hint = suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
     UnknownTemplate {
         owner: String,
         name: String,
         suggestion: Option<String>,
         known: String,
-    },
-    #[error("{owner}: template {template} is in header `{expected}`, not `{header}`")]
-    TemplateHeader {
-        owner: String,
-        template: String,
-        header: String,
-        expected: String,
     },
     #[error("{owner}: template {template} {problem}")]
     TemplateMismatch {
@@ -207,16 +225,6 @@ pub enum SpecErrorKind {
         value: u64,
         problem: String,
     },
-    #[error("tile {family}.{tile} {m}x{n}x{k}: min_blocks = {value}, but no NVIDIA GPU through sm_120 keeps more than {max} blocks on an SM")]
-    MinBlocks {
-        family: String,
-        tile: String,
-        m: u32,
-        n: u32,
-        k: u32,
-        value: u32,
-        max: u32,
-    },
     #[error("contract {contract}: accumulator `{acc}` is not one the templates have; every kernel template accumulates in f32 (accumulator = \"f32\")")]
     ContractAccumulator { contract: String, acc: String },
     #[error("family {family}: variant {op} {dtype} accumulates in {acc}, but its contract {contract} accumulates in {contract_acc}")]
@@ -228,12 +236,13 @@ pub enum SpecErrorKind {
         contract: String,
         contract_acc: String,
     },
-    #[error("family {family}: variant {op} {dtype} takes {dtype} inputs, but its contract {contract} is defined for {inputs} inputs only (its `inputs`): give the variant a family of a contract for those inputs")]
+    #[error("family {family}: variant {op} {dtype} takes {dtype} inputs, but its {what} is defined for {inputs} inputs only (its `inputs`): give the variant a family whose {what} takes them")]
     VariantInputs {
         family: String,
         op: String,
         dtype: String,
-        contract: String,
+        /// `contract tc-k16`, `instruction mma16816`.
+        what: String,
         inputs: String,
     },
     #[error("contract {contract}: `inputs` is empty; list the operand dtypes the contract is defined for, or leave the key out for all")]

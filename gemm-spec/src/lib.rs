@@ -5,22 +5,26 @@
 //!
 //! A spec folder holds shared definitions (instructions, numeric contracts, argument-ABI
 //! structs, kernel families) and one file per SM tier (its compile target, budgets, tiles and
-//! first-match route table). [`load_dir`] parses the folder and returns a [`SpecSet`] that has
-//! passed every rule, or every error found, each naming the file, the line and the numbers.
+//! first-match route table), and the hardware of each compute capability. What a kernel
+//! template is comes from its manifest beside it ([`kinds`]). [`load_dir`] parses the folder
+//! against a [`KindLibrary`] and returns a [`SpecSet`] that has passed every rule, or every
+//! error found, each naming the file, the line and the numbers.
 
 mod error;
+pub mod kinds;
 mod load;
 pub mod model;
 pub mod raw;
 mod resolve;
 mod route_table;
 pub mod spelling;
-pub mod templates;
-pub mod vocab;
+/// The vocabulary every spec speaks (gemm-core's).
+pub use gemm_core::vocab;
 
 pub use error::{Location, SpecError, SpecErrorKind, SpecErrors, SpecWarning};
-pub use load::{line_of, load_dir, load_sources, SpecSource, Validated};
+pub use gemm_core::DIM_MAX;
+pub use kinds::KindLibrary;
+pub use load::{load_dir, load_sources, Defaults, SpecSource, Validated};
 pub use model::*;
-pub use resolve::{shared_bytes, shared_bytes_for};
-pub use route_table::DIM_MAX;
+pub use raw::line_of;
 pub use vocab::{Dtype, DtypeTriple, Op, Policy};

@@ -1,8 +1,9 @@
 //! Reading a spec folder: each `.toml` file is parsed on its own, then `resolve` joins them.
 
 use crate::error::{Location, SpecError, SpecErrorKind, SpecErrors, SpecWarning};
+use crate::kinds::KindLibrary;
 use crate::model::SpecSet;
-use crate::raw::RawFile;
+use crate::raw::{line_of, ParsedFile, RawFile};
 use std::path::Path;
 
 /// The text of one spec file, named relative to its folder (errors use this name).
@@ -12,6 +13,17 @@ pub struct SpecSource {
     pub text: String,
 }
 
+/// What a spec folder may leave to the generator: the hardware table (used when the folder has
+/// no `[[hardware]]` of its own; the generator passes its copy of the shipped
+/// `specs/hardware.toml`), and shared definitions added beside the folder's files (the
+/// shipped instructions, contracts, ABIs, conversions and families, when a build asks for
+/// them).
+#[derive(Clone, Debug, Default)]
+pub struct Defaults {
+    pub hardware: Vec<SpecSource>,
+    pub definitions: Vec<SpecSource>,
+}
+
 /// A spec folder that passed every rule, with the warnings it raised.
 #[derive(Clone, Debug)]
 pub struct Validated {
@@ -19,9 +31,15 @@ pub struct Validated {
     pub warnings: Vec<SpecWarning>,
 }
 
-/// Reads every `*.toml` file directly in `dir` (sorted by name), then parses and validates.
-/// A file that cannot be read, or is not UTF-8, is an error naming the file.
-pub fn load_dir(dir: &Path) -> Result<Validated, SpecErrors> {
+/// Reads every `*.toml` file directly in `dir` (sorted by name), then parses and validates them
+/// against the kernel kinds of `kinds` (the manifests of a templates folder), with `defaults`
+/// for what the folder leaves out. A file that cannot be read, or is not UTF-8, is an error
+/// naming the file.
+pub fn load_dir(
+    dir: &Path,
+    kinds: &KindLibrary,
+    defaults: &Defaults,
+) -> Result<Validated, SpecErrors> {
     let err_at = |file: String, line: usize, kind: SpecErrorKind| SpecError {
         location: Location { file, line },
         kind,
@@ -72,11 +90,15 @@ pub fn load_dir(dir: &Path) -> Result<Validated, SpecErrors> {
         return Err(SpecErrors(errors));
     }
     sources.sort_by(|a, b| a.file.cmp(&b.file));
-    load_sources(&sources)
+    load_sources(&sources, kinds, defaults)
 }
 
 /// Parses and validates spec files given as text (used by tests and by `load_dir`).
-pub fn load_sources(sources: &[SpecSource]) -> Result<Validated, SpecErrors> {
+pub fn load_sources(
+    sources: &[SpecSource],
+    kinds: &KindLibrary,
+    defaults: &Defaults,
+) -> Result<Validated, SpecErrors> {
     if sources.is_empty() {
         return Err(SpecErrors(vec![SpecError {
             location: Location {
@@ -88,7 +110,8 @@ pub fn load_sources(sources: &[SpecSource]) -> Result<Validated, SpecErrors> {
     }
     let mut errors = Vec::new();
     let mut parsed = Vec::new();
-    for src in sources {
+    let extra: Vec<&SpecSource> = defaults.definitions.iter().collect();
+    for src in sources.iter().chain(extra) {
         match toml::from_str::<RawFile>(&src.text) {
             Ok(raw) => parsed.push(ParsedFile {
                 name: src.file.clone(),
@@ -104,8 +127,33 @@ pub fn load_sources(sources: &[SpecSource]) -> Result<Validated, SpecErrors> {
             }),
         }
     }
+    // The hardware table: the folder's own, or the default one.
+    if !parsed
+        .iter()
+        .any(|f: &ParsedFile<'_>| !f.raw.hardware.is_empty())
+    {
+        for src in &defaults.hardware {
+            match toml::from_str::<RawFile>(&src.text) {
+                Ok(raw) => parsed.push(ParsedFile {
+                    name: src.file.clone(),
+                    text: &src.text,
+                    raw: RawFile {
+                        hardware: raw.hardware,
+                        ..RawFile::default()
+                    },
+                }),
+                Err(e) => errors.push(SpecError {
+                    location: Location {
+                        file: src.file.clone(),
+                        line: e.span().map_or(0, |s| line_of(&src.text, s.start)),
+                    },
+                    kind: SpecErrorKind::Toml(toml_message(&e, &src.text)),
+                }),
+            }
+        }
+    }
     let parse_failed = !errors.is_empty();
-    let resolved = crate::resolve::resolve(&parsed, parse_failed, &mut errors);
+    let resolved = crate::resolve::resolve(&parsed, kinds, parse_failed, &mut errors);
     match resolved {
         Some((specs, warnings)) if errors.is_empty() => Ok(Validated { specs, warnings }),
         _ => Err(SpecErrors(errors)),
@@ -127,30 +175,4 @@ fn toml_message(e: &toml::de::Error, text: &str) -> String {
         Some(k) => format!("duplicate key `{k}`: a key may appear once in a table"),
         None => msg,
     }
-}
-
-/// A parsed file with what is needed to turn spans into lines.
-pub(crate) struct ParsedFile<'a> {
-    pub name: String,
-    pub text: &'a str,
-    pub raw: RawFile,
-}
-
-impl ParsedFile<'_> {
-    pub fn at(&self, span: std::ops::Range<usize>) -> Location {
-        Location {
-            file: self.name.clone(),
-            line: line_of(self.text, span.start),
-        }
-    }
-}
-
-/// 1-based line of a byte offset (clamped to the text).
-pub fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }

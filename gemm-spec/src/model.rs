@@ -1,8 +1,14 @@
 //! The validated spec model: what the generator plans from. Every value here has passed the
-//! rules in `validate`; cross-references (family of a tile, kernel of a route) resolve.
+//! rules in `resolve`; cross-references (family of a tile, kernel of a route, template of a
+//! family) resolve. What a kernel template is and derives lives in its kind manifest
+//! ([`crate::kinds`]), never in a Rust type of its own.
 
+use crate::kinds::{Kind, KindLibrary};
 use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 use crate::Location;
+/// An operand as a tensor map describes it (A, B or C).
+pub use gemm_core::Operand as MapOperand;
+pub use gemm_core::{ConversionKind, DimRange, GridKind, OperandPath};
 use std::collections::BTreeMap;
 
 /// An MMA-like instruction a family is built on, and where it exists.
@@ -16,6 +22,8 @@ pub struct Instruction {
     pub max_cc: Option<(u32, u32)>,
     /// Only on an arch-specific target such as `sm_90a`.
     pub arch_specific: bool,
+    /// The operand (A and B) dtypes it takes (every dtype when the spec leaves `inputs` out).
+    pub inputs: Vec<Dtype>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +44,11 @@ pub struct Contract {
     /// family's variants must take one of them, and the half fallback may widen half inputs
     /// into an f32 kernel only when its contract lists them.
     pub inputs: Vec<Dtype>,
+    /// The k of one step of its chain (16 for tc-k16, 8 for tc-tf32-k8, 1 for a scalar chain);
+    /// templates read it as `Cfg::kStepK`.
+    pub k_step: u32,
+    /// The K chunk its sums restart at (256 for fma-k256), 0 for none; `Cfg::kChunk`.
+    pub chunk: u32,
 }
 
 /// Scalar type of an ABI field. Pointers are device addresses (`u64` on the Rust side).
@@ -93,14 +106,6 @@ impl FieldType {
     pub fn is_pointer(self) -> bool {
         matches!(self, FieldType::ConstPtr | FieldType::MutPtr)
     }
-}
-
-/// An operand of a GEMM, as a tensor map describes it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum MapOperand {
-    A,
-    B,
-    C,
 }
 
 /// What fills an ABI field at launch: a field of the runtime's `ArgSources` (docs/tensor-core.md
@@ -250,6 +255,25 @@ pub struct AbiField {
     pub doc: String,
     /// Byte offset in the struct, computed with C layout rules.
     pub offset: u64,
+    pub location: Location,
+}
+
+/// One bit of an ABI's `flags` field: set at launch exactly when its source is present (a
+/// bias pointer, a C tensor map). Templates read it as `Args::kFlag<Name>`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AbiFlag {
+    pub name: String,
+    pub bit: u32,
+    pub set: BindSource,
+    pub doc: String,
+    pub location: Location,
+}
+
+impl AbiFlag {
+    /// `kFlagCTensorMap` for `c_tensor_map`: the constant the generated struct carries.
+    pub fn constant(&self) -> String {
+        format!("kFlag{}", crate::kinds::camel(&self.name))
+    }
 }
 
 /// A by-value kernel argument struct, generated for both CUDA and Rust.
@@ -258,8 +282,11 @@ pub struct Abi {
     pub name: String,
     pub doc: String,
     pub fields: Vec<AbiField>,
+    /// The bits of its `flags` field (empty when it has none).
+    pub flags: Vec<AbiFlag>,
     pub size: u64,
     pub align: u64,
+    pub location: Location,
 }
 
 impl Abi {
@@ -274,170 +301,18 @@ impl Abi {
     }
 }
 
-/// How operand tiles are held in shared memory; decides the shared-memory budget of a tile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Staging {
-    /// Converted to f32 on load (4 bytes an element).
-    F32,
-    /// Kept in the operand's storage type.
-    Operand,
-}
-
-/// One term of a family's shared-memory need, per block.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SharedTerm {
-    /// `stages` copies of the A and B k-tiles: `stages * (m*k + k*n) * staging bytes`.
-    Operands,
-    /// The f32 running totals of a tile of C across K chunks: `m * n * 4`.
-    Totals,
-    /// One f32 partial per output element and parallel K chunk: `k_split * m * n * 4`.
-    Partials,
-    /// Per parallel K chunk (one warp each), `stages` slices of 32 k of A and B streamed by
-    /// cp.async: `stages * k_split * 32 * (m + n) * staging bytes`.
-    Slices,
-    /// Slack to align the first stage to 1024 bytes (128-byte TMA swizzle atoms): 1024.
-    Alignment,
-    /// Two 8-byte mbarriers (full, empty) a stage: `stages * 16`.
-    Barriers,
-    /// One k-step of A and B held k-contiguous, rows padded by 8 elements:
-    /// `(m + n) * (k + 8) * staging bytes` (mma_gemm).
-    PaddedStep,
-    /// The TMA-store epilogue's staging of C (wgmma_tma_gemm): each consumer warpgroup writes
-    /// its 64 rows in rounds of `round` boxes of 64 rows x 128 bytes, `round` = 2 when
-    /// `n / (128 / size of C)` is even, else 1: `consumers * round * 64 * 128`.
-    CStaging,
-}
-
-impl SharedTerm {
-    pub const ALL: [(&'static str, SharedTerm); 8] = [
-        ("operands", SharedTerm::Operands),
-        ("totals", SharedTerm::Totals),
-        ("partials", SharedTerm::Partials),
-        ("slices", SharedTerm::Slices),
-        ("alignment", SharedTerm::Alignment),
-        ("barriers", SharedTerm::Barriers),
-        ("padded_step", SharedTerm::PaddedStep),
-        ("c_staging", SharedTerm::CStaging),
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        SharedTerm::ALL
-            .iter()
-            .find(|(_, t)| *t == self)
-            .map_or("", |(s, _)| s)
-    }
-}
-
-/// Bytes of `SharedTerm::Alignment`.
-pub const SHARED_ALIGNMENT_SLACK: u64 = 1024;
-/// Bytes of mbarriers a stage (`SharedTerm::Barriers`): a full and an empty barrier of 8 bytes.
-pub const BARRIER_BYTES_PER_STAGE: u64 = 16;
-
-/// How a family's grid covers the output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GridKind {
-    /// One block per `tile.m x tile.n` output tile: grid = (ceil(m / tile.m), ceil(n / tile.n)).
-    Tiles,
-    /// As many CTAs as fit on the device at once (whole clusters), each walking output tiles
-    /// `blockIdx.x, + gridDim.x, ...` in a fixed order (docs/tensor-core.md §5). Only for
-    /// templates with a persistent scheduler.
-    Persistent,
-}
-
-impl GridKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GridKind::Tiles => "tiles",
-            GridKind::Persistent => "persistent",
-        }
-    }
-}
-
-/// What kind of kernel a template is; decides a tile's parameters (`TileParams`), its threads
-/// and which TMA maps it reads. Given by the family's template (`templates::KNOWN`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TileKind {
-    /// Scalar FMA templates (`fma_gemm`, `fma_decode_gemm`, `fma_decode_staged`).
-    Scalar,
-    /// `wgmma_tma_gemm`: wgmma, TMA ring, producer + consumer warpgroups, clusters, persistent.
-    WgmmaTma,
-    /// `mma_decode_tma`: mma.sync m16n8k16 fed by a TMA ring; 16 rows a CTA.
-    MmaDecodeTma,
-    /// `mma_gemm`: mma.sync m16n8k16 from plain predicated loads (no TMA).
-    MmaGemm,
-    /// `mma_async_gemm`: mma.sync m16n8k16 from ldmatrix, a cp.async pipeline (sm_80 and later).
-    MmaAsync,
-}
-
-impl TileKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TileKind::Scalar => "scalar",
-            TileKind::WgmmaTma => "wgmma_tma",
-            TileKind::MmaDecodeTma => "mma_decode_tma",
-            TileKind::MmaGemm => "mma_gemm",
-            TileKind::MmaAsync => "mma_async",
-        }
-    }
-
-    /// The tile keys of the kind beyond `family`, `name`, `m`, `n`, `k`.
-    pub fn keys(self) -> &'static [&'static str] {
-        match self {
-            TileKind::Scalar => &["stages", "thread_m", "thread_n", "k_split", "min_blocks"],
-            TileKind::WgmmaTma => &["stages", "consumers", "cluster_m", "scheduler"],
-            TileKind::MmaDecodeTma => &["stages"],
-            TileKind::MmaGemm => &["stages", "warps_m", "warps_n"],
-            TileKind::MmaAsync => &["stages", "warps_m", "warps_n", "min_blocks"],
-        }
-    }
-
-    /// Whether its kernels load A and B through TMA tensor maps (and so need an `unaligned`
-    /// kernel for operands TMA cannot take).
-    pub fn uses_tma(self) -> bool {
-        matches!(self, TileKind::WgmmaTma | TileKind::MmaDecodeTma)
-    }
-
-    /// How its kernels read A and B when they need 16-byte aligned operands (base addresses
-    /// and leading dimensions in bytes multiples of 16), so a route to them needs an
-    /// `unaligned` kernel; `None` when any alignment runs at full speed.
-    pub fn operand_alignment(self) -> Option<&'static str> {
-        match self {
-            TileKind::WgmmaTma | TileKind::MmaDecodeTma => Some("loads A and B through TMA"),
-            TileKind::MmaAsync => Some("copies A and B in 16-byte cp.async chunks"),
-            TileKind::Scalar | TileKind::MmaGemm => None,
-        }
-    }
-
-    /// Whether its kernels walk tiles persistently (`grid = "persistent"`).
-    pub fn persistent(self) -> bool {
-        self == TileKind::WgmmaTma
-    }
-
-    /// Whether its template has `kClusterM` (the tensor-core templates).
-    pub fn has_cluster_constant(self) -> bool {
-        self != TileKind::Scalar
-    }
-}
-
-/// A kernel template plus the numeric contract it implements.
+/// A kernel template plus the numeric contract it implements, and the (op, dtype) variants it
+/// is built for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Family {
     pub name: String,
     pub doc: String,
-    /// C++ function template in `header` that the generator instantiates.
-    pub template: String,
-    /// Path of the template header, relative to `kernels-templates/`.
-    pub header: String,
+    /// The template's kind manifest: its parameters, limits, derived numbers, grid and more.
+    pub kind: Kind,
     pub contract: String,
     pub policy: Policy,
     pub abi: String,
     pub instruction: String,
-    /// The kind of its template: what its tiles' parameters are.
-    pub kind: TileKind,
-    pub staging: Staging,
-    /// What it keeps in shared memory (summed for the tile's budget).
-    pub shared: Vec<SharedTerm>,
-    pub grid: GridKind,
     /// The (op, dtype) pairs the family instantiates, in spec order.
     pub variants: Vec<(Op, DtypeTriple)>,
     pub location: Location,
@@ -447,26 +322,20 @@ impl Family {
     pub fn has_variant(&self, op: Op, dtype: DtypeTriple) -> bool {
         self.variants.contains(&(op, dtype))
     }
-}
 
-/// What a conversion kernel does in the half fallback.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ConversionKind {
-    /// Half to f32 (exact), for the fallback's f32 GEMM inputs.
-    InputUpcast,
-    /// f32 to half, rounding to nearest even once, for the fallback's output.
-    OutputDowncast,
-}
+    /// The C++ class template the family instantiates.
+    pub fn template(&self) -> &str {
+        &self.kind.template
+    }
 
-impl ConversionKind {
-    /// The kind of a `from -> to` conversion: half to f32 widens, f32 to half narrows;
-    /// anything else is not a conversion the fallback uses.
-    pub fn of(from: Dtype, to: Dtype) -> Option<ConversionKind> {
-        match (from, to) {
-            (Dtype::Bf16 | Dtype::F16, Dtype::F32) => Some(ConversionKind::InputUpcast),
-            (Dtype::F32, Dtype::Bf16 | Dtype::F16) => Some(ConversionKind::OutputDowncast),
-            _ => None,
-        }
+    /// Its header, relative to `kernels-templates/`.
+    pub fn header(&self) -> &str {
+        &self.kind.header
+    }
+
+    /// How its grid covers C (its template's).
+    pub fn grid(&self) -> GridKind {
+        self.kind.grid
     }
 }
 
@@ -475,10 +344,8 @@ impl ConversionKind {
 pub struct Conversion {
     pub name: String,
     pub doc: String,
-    /// C++ class template in `header`, instantiated as `template<From, To, threads>`.
-    pub template: String,
-    /// Path of the template header, relative to `kernels-templates/`.
-    pub header: String,
+    /// The conversion template's kind manifest (instantiated as `template<From, To, Cfg>`).
+    pub kind: Kind,
     pub abi: String,
     /// Threads a block.
     pub threads: u32,
@@ -487,8 +354,8 @@ pub struct Conversion {
     pub location: Location,
 }
 
-/// A tile of one family on one tier: the common fields, and the parameters of its family's
-/// kind.
+/// A tile of one family on one tier: the common fields, and the values of its template's
+/// parameters (every parameter of the kind, in manifest order, defaults filled in).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Tile {
     pub family: String,
@@ -499,154 +366,16 @@ pub struct Tile {
     pub n: u32,
     /// Reduction step (a stage), or the K chunk for the scalar decode tiles.
     pub k: u32,
-    pub params: TileParams,
+    /// (parameter, value) in the kind's order; a parameter the tile left out has its default
+    /// (a default below the parameter's least value, such as `min_blocks = 0`, means none).
+    pub params: Vec<(String, u32)>,
     pub location: Location,
 }
 
-/// The parameters of a tile, by its family's kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TileParams {
-    Scalar(ScalarParams),
-    WgmmaTma(WgmmaTmaParams),
-    MmaDecodeTma(MmaDecodeTmaParams),
-    MmaGemm(MmaGemmParams),
-    MmaAsync(MmaAsyncParams),
-}
-
-/// Scalar FMA tiles: keys `stages`, `thread_m`, `thread_n`, `k_split` (each 1 when omitted)
-/// and `min_blocks` (optional).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ScalarParams {
-    pub stages: u32,
-    /// Rows of C a thread computes.
-    pub thread_m: u32,
-    /// Columns of C a thread computes.
-    pub thread_n: u32,
-    /// K chunks a block reduces in parallel (decode kernels); 1 otherwise.
-    pub k_split: u32,
-    /// Occupancy the compiler must allow (caps registers at registers_per_block / (threads * this)).
-    pub min_blocks: Option<u32>,
-}
-
-/// How a persistent kernel orders its tiles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Scheduler {
-    /// Each CTA walks tiles `blockIdx.x, + gridDim.x, ...` in groups of 8 tile rows.
-    Persistent,
-}
-
-/// `wgmma_tma_gemm` tiles: keys `stages`, `consumers`, `cluster_m` (1 when omitted),
-/// `scheduler` (`"persistent"` when omitted).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WgmmaTmaParams {
-    /// TMA ring stages of `k` (each an A and a B box set).
-    pub stages: u32,
-    /// Consumer warpgroups, 64 rows of the tile each (m = 64 * consumers).
-    pub consumers: u32,
-    /// CTAs a cluster along M (B multicast to each).
-    pub cluster_m: u32,
-    pub scheduler: Scheduler,
-}
-
-/// `mma_decode_tma` tiles: key `stages`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MmaDecodeTmaParams {
-    pub stages: u32,
-}
-
-/// `mma_gemm` tiles: keys `stages` (1 when omitted; 2 keeps the next k-step's loads in flight
-/// in registers), `warps_m`, `warps_n`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MmaGemmParams {
-    pub stages: u32,
-    /// Warps along M; each covers m / warps_m rows.
-    pub warps_m: u32,
-    /// Warps along N; each covers n / warps_n columns.
-    pub warps_n: u32,
-}
-
-/// `mma_async_gemm` tiles: keys `stages` (cp.async stages, all given), `warps_m`, `warps_n`,
-/// `min_blocks` (optional).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MmaAsyncParams {
-    pub stages: u32,
-    /// Warps along M; each covers m / warps_m rows.
-    pub warps_m: u32,
-    /// Warps along N; each covers n / warps_n columns.
-    pub warps_n: u32,
-    /// Occupancy the compiler must allow (mma.sync hides its latency with warps of other blocks).
-    pub min_blocks: Option<u32>,
-}
-
-impl TileParams {
-    pub fn kind(&self) -> TileKind {
-        match self {
-            TileParams::Scalar(_) => TileKind::Scalar,
-            TileParams::WgmmaTma(_) => TileKind::WgmmaTma,
-            TileParams::MmaDecodeTma(_) => TileKind::MmaDecodeTma,
-            TileParams::MmaGemm(_) => TileKind::MmaGemm,
-            TileParams::MmaAsync(_) => TileKind::MmaAsync,
-        }
-    }
-}
-
 impl Tile {
-    /// Threads per block, by kind: scalar, one per `thread_m x thread_n` micro-tile and
-    /// parallel K chunk; wgmma_tma, 128 per warpgroup (one producer and `consumers`);
-    /// mma_decode_tma, one warp per 8 columns and a producer warp; mma_gemm and mma_async,
-    /// `32 * warps_m * warps_n`.
-    pub fn threads(&self) -> u32 {
-        match &self.params {
-            TileParams::Scalar(p) => (self.m / p.thread_m.max(1))
-                .saturating_mul(self.n / p.thread_n.max(1))
-                .saturating_mul(p.k_split.max(1)),
-            TileParams::WgmmaTma(p) => 128u32.saturating_mul(p.consumers.saturating_add(1)),
-            TileParams::MmaDecodeTma(_) => 32u32.saturating_mul(self.n / 8).saturating_add(32),
-            TileParams::MmaGemm(p) => 32u32.saturating_mul(p.warps_m).saturating_mul(p.warps_n),
-            TileParams::MmaAsync(p) => 32u32.saturating_mul(p.warps_m).saturating_mul(p.warps_n),
-        }
-    }
-
-    pub fn kind(&self) -> TileKind {
-        self.params.kind()
-    }
-
-    /// Shared-memory stages (every kind has them).
-    pub fn stages(&self) -> u32 {
-        match &self.params {
-            TileParams::Scalar(p) => p.stages,
-            TileParams::WgmmaTma(p) => p.stages,
-            TileParams::MmaDecodeTma(p) => p.stages,
-            TileParams::MmaGemm(p) => p.stages,
-            TileParams::MmaAsync(p) => p.stages,
-        }
-    }
-
-    /// K chunks a block reduces in parallel (1 for every kind but scalar decode tiles).
-    pub fn k_split(&self) -> u32 {
-        match &self.params {
-            TileParams::Scalar(p) => p.k_split,
-            _ => 1,
-        }
-    }
-
-    /// `__launch_bounds__`'s second value: the spec's `min_blocks` (scalar, mma_async), 1 for the
-    /// persistent wgmma kernels (one CTA an SM), none otherwise.
-    pub fn min_blocks(&self) -> Option<u32> {
-        match &self.params {
-            TileParams::Scalar(p) => p.min_blocks,
-            TileParams::MmaAsync(p) => p.min_blocks,
-            TileParams::WgmmaTma(_) => Some(1),
-            _ => None,
-        }
-    }
-
-    /// CTAs a cluster (x, y, z): (cluster_m, 1, 1) for wgmma_tma tiles, else (1, 1, 1).
-    pub fn cluster(&self) -> (u32, u32, u32) {
-        match &self.params {
-            TileParams::WgmmaTma(p) => (p.cluster_m, 1, 1),
-            _ => (1, 1, 1),
-        }
+    /// The value of a parameter.
+    pub fn param(&self, name: &str) -> Option<u32> {
+        self.params.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
     }
 
     /// `m16n64k32`: the shape part of kernel names.
@@ -654,32 +383,9 @@ impl Tile {
         format!("m{}n{}k{}", self.m, self.n, self.k)
     }
 
-    /// One line for people: `64x64x8, 2 stage(s), thread tile 4x4, 1 K chunk(s) in parallel`.
-    pub fn describe(&self) -> String {
-        let shape = format!("{}x{}x{}", self.m, self.n, self.k);
-        match &self.params {
-            TileParams::Scalar(p) => format!(
-                "{shape}, {} stage(s), thread tile {}x{}, {} K chunk(s) in parallel",
-                p.stages, p.thread_m, p.thread_n, p.k_split
-            ),
-            TileParams::WgmmaTma(p) => format!(
-                "{shape}, {} stage(s), {} consumer warpgroup(s), cluster of {} along M, persistent scheduler",
-                p.stages, p.consumers, p.cluster_m
-            ),
-            TileParams::MmaDecodeTma(p) => format!(
-                "{shape}, {} stage(s), {} consumer warp(s) and a producer warp",
-                p.stages,
-                self.n / 8
-            ),
-            TileParams::MmaGemm(p) => format!(
-                "{shape}, {} stage(s), {}x{} warps",
-                p.stages, p.warps_m, p.warps_n
-            ),
-            TileParams::MmaAsync(p) => format!(
-                "{shape}, {} cp.async stage(s), {}x{} warps",
-                p.stages, p.warps_m, p.warps_n
-            ),
-        }
+    /// `64x64x8`.
+    pub fn shape(&self) -> String {
+        format!("{}x{}x{}", self.m, self.n, self.k)
     }
 }
 
@@ -693,35 +399,6 @@ pub struct TileRef {
 impl std::fmt::Display for TileRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}.{}", self.family, self.tile)
-    }
-}
-
-/// An inclusive range of one dimension; `max = None` is unbounded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DimRange {
-    pub min: u64,
-    pub max: Option<u64>,
-}
-
-impl DimRange {
-    pub const ANY: DimRange = DimRange { min: 0, max: None };
-
-    pub fn contains(&self, v: u64) -> bool {
-        v >= self.min && self.max.is_none_or(|max| v <= max)
-    }
-
-    pub fn is_any(&self) -> bool {
-        *self == DimRange::ANY
-    }
-}
-
-impl std::fmt::Display for DimRange {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.max {
-            None => write!(f, ">= {}", self.min),
-            Some(max) if self.min == 0 => write!(f, "<= {max}"),
-            Some(max) => write!(f, "{}..={max}", self.min),
-        }
     }
 }
 
@@ -772,6 +449,10 @@ pub struct Tier {
     pub max_registers_per_thread: u32,
     pub max_threads_per_block: u32,
     pub registers_per_block: u32,
+    /// What the tier's compute capability has (`[[hardware]]`).
+    pub hardware: Hardware,
+    /// The tier it was derived from (`base = "..."`), if any.
+    pub base: Option<String>,
     pub families: Vec<String>,
     pub tiles: Vec<Tile>,
     /// Expanded routes, in spec order (first match wins within a (policy, op, dtype)).
@@ -824,9 +505,33 @@ impl Tier {
     }
 }
 
+/// What one compute capability has: the limits of one SM and one block (`[[hardware]]`,
+/// specs/hardware.toml), against which tier budgets and tiles are checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hardware {
+    pub cc: (u32, u32),
+    /// The most dynamic shared memory a block may opt in to.
+    pub shared_bytes_per_block: u64,
+    /// Shared memory of one SM, shared by its resident blocks.
+    pub shared_bytes_per_sm: u64,
+    /// Shared memory the driver reserves for each block beside its own.
+    pub reserved_shared_bytes_per_block: u64,
+    pub registers_per_sm: u32,
+    pub registers_per_block: u32,
+    pub registers_per_thread: u32,
+    pub threads_per_sm: u32,
+    pub threads_per_block: u32,
+    pub blocks_per_sm: u32,
+    pub location: Location,
+}
+
 /// A whole validated spec folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecSet {
+    /// The kernel templates the specs may name (their manifests).
+    pub kinds: KindLibrary,
+    /// What each compute capability has.
+    pub hardware: Vec<Hardware>,
     pub instructions: BTreeMap<String, Instruction>,
     pub contracts: BTreeMap<String, Contract>,
     pub abis: BTreeMap<String, Abi>,
@@ -840,6 +545,33 @@ pub struct SpecSet {
 impl SpecSet {
     pub fn tier(&self, name: &str) -> Option<&Tier> {
         self.tiers.iter().find(|t| t.name == name)
+    }
+
+    /// Every number the kernel (tile of `tier` at `op`, `dtype`) derives from its kind's
+    /// manifest: threads, shared memory, cluster, launch bounds, tensor maps, and every value
+    /// its config carries. `None` when a reference does not resolve (validation rules that out).
+    pub fn derive(
+        &self,
+        tier: &Tier,
+        tile: &Tile,
+        op: Op,
+        dtype: DtypeTriple,
+    ) -> Option<Result<crate::kinds::Derived, crate::kinds::DeriveError>> {
+        let family = self.families.get(&tile.family)?;
+        Some(crate::kinds::derive(&crate::kinds::KernelPoint {
+            kind: &family.kind,
+            tile,
+            op,
+            dtype,
+            contract: self.contracts.get(&family.contract)?,
+            instruction: self.instructions.get(&family.instruction)?,
+            tier,
+        }))
+    }
+
+    /// The hardware entry of compute capability `cc`.
+    pub fn hardware_for(&self, cc: (u32, u32)) -> Option<&Hardware> {
+        self.hardware.iter().find(|h| h.cc == cc)
     }
 
     /// The tier that serves a device of compute capability `cc`: an arch-specific tier of

@@ -3,6 +3,7 @@
 //! Every table rejects unknown keys. Items that errors must point at are `Spanned`, so a
 //! validation error can name the line.
 
+use crate::error::Location;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
@@ -22,6 +23,9 @@ pub struct RawFile {
     pub family: BTreeMap<String, Spanned<RawFamily>>,
     #[serde(default)]
     pub conversion: BTreeMap<String, Spanned<RawConversion>>,
+    /// What each compute capability has (specs/hardware.toml).
+    #[serde(default)]
+    pub hardware: Vec<Spanned<RawHardware>>,
     pub tier: Option<Spanned<RawTier>>,
     #[serde(default)]
     pub tile: Vec<Spanned<RawTile>>,
@@ -47,6 +51,8 @@ pub struct RawInstruction {
     pub max_compute_capability: Option<[u32; 2]>,
     #[serde(default)]
     pub arch_specific: bool,
+    /// The operand (A and B) dtypes it takes; all when omitted.
+    pub inputs: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -57,6 +63,10 @@ pub struct RawContract {
     pub accumulator: Option<String>,
     /// The operand (A and B) dtypes the contract is defined for; all when omitted.
     pub inputs: Option<Vec<String>>,
+    /// The k of one step of its chain; 1 when omitted.
+    pub k_step: Option<u32>,
+    /// K cut into chunks of this many k; none when omitted.
+    pub chunk: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -64,7 +74,22 @@ pub struct RawContract {
 pub struct RawAbi {
     #[serde(default)]
     pub doc: String,
-    pub fields: Vec<RawAbiField>,
+    pub fields: Vec<Spanned<RawAbiField>>,
+    /// The bits of the struct's `flags` field, each set when its source is present.
+    #[serde(default)]
+    pub flags: Vec<Spanned<RawAbiFlag>>,
+}
+
+/// One bit of an ABI's `flags` field (`{ name = "bias", bit = 0, set = "bias.ptr" }`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAbiFlag {
+    pub name: String,
+    pub bit: u32,
+    /// The source whose presence sets the bit (`bias.ptr`, `c.tensor_map`).
+    pub set: String,
+    #[serde(default)]
+    pub doc: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,17 +109,12 @@ pub struct RawAbiField {
 pub struct RawFamily {
     #[serde(default)]
     pub doc: String,
+    /// The kernel template (its kind manifest says the rest: header, parameters, grid, ...).
     pub template: String,
-    pub header: String,
     pub contract: String,
     pub policy: String,
     pub abi: String,
     pub instruction: String,
-    pub staging: String,
-    /// What the family keeps in shared memory: any of `operands`, `totals`, `partials`, `slices`;
-    /// what its template keeps when omitted.
-    pub shared: Option<Vec<String>>,
-    pub grid: String,
     /// Op name to the dtype triples the family instantiates for it.
     pub variants: BTreeMap<String, Spanned<Vec<Spanned<String>>>>,
 }
@@ -106,55 +126,67 @@ pub struct RawConversion {
     #[serde(default)]
     pub doc: String,
     pub template: String,
-    pub header: String,
     pub abi: String,
     pub threads: u32,
     /// `from.to` dtype pairs, e.g. `bf16.f32`.
     pub variants: Vec<String>,
 }
 
+/// One compute capability's limits (`[[hardware]]`).
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHardware {
+    pub compute_capability: [u32; 2],
+    pub shared_bytes_per_block: u64,
+    pub shared_bytes_per_sm: u64,
+    pub reserved_shared_bytes_per_block: u64,
+    pub registers_per_sm: u32,
+    pub registers_per_block: u32,
+    pub registers_per_thread: u32,
+    pub threads_per_sm: u32,
+    pub threads_per_block: u32,
+    pub blocks_per_sm: u32,
+}
+
+/// A `[tier]`. With `base`, every key but `name` may be left out and comes from the base tier;
+/// without, `gencode`, `compute_capability`, `max_shared_bytes` and `families` are required
+/// (checked when the tier is resolved, so the error names the key).
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTier {
     pub name: String,
-    #[serde(default)]
-    pub doc: String,
-    pub gencode: String,
-    pub compute_capability: [u32; 2],
-    pub max_shared_bytes: u64,
-    pub max_registers_per_thread: u32,
-    #[serde(default = "default_max_threads")]
-    pub max_threads_per_block: u32,
-    #[serde(default = "default_registers_per_block")]
-    pub registers_per_block: u32,
-    pub families: Vec<String>,
-}
-
-fn default_max_threads() -> u32 {
-    1024
-}
-
-fn default_registers_per_block() -> u32 {
-    65536
+    /// A tier this one copies: its keys, tiles and routes, then this file's changes.
+    pub base: Option<String>,
+    pub doc: Option<String>,
+    pub gencode: Option<String>,
+    pub compute_capability: Option<[u32; 2]>,
+    pub max_shared_bytes: Option<u64>,
+    /// At most the hardware's; the hardware's when omitted.
+    pub max_registers_per_thread: Option<u32>,
+    pub max_threads_per_block: Option<u32>,
+    pub registers_per_block: Option<u32>,
+    pub families: Option<Vec<String>>,
 }
 
 /// A `[[tile]]`: the common keys, and the parameters of the family's kind (checked against
-/// the kind's keys when the family is known, so they are collected here as written).
+/// the kind's manifest when the family is known, so they are collected here as written). In a
+/// tier with a base, a tile of a base tile's family and name changes that tile (keys left out
+/// keep the base's), and `replaces = "old"` renames base tile `old` (routes follow it).
 #[derive(Debug, Deserialize)]
 pub struct RawTile {
     pub family: String,
     pub name: String,
-    pub m: u32,
-    pub n: u32,
-    pub k: u32,
-    /// Every other key: `stages`, `thread_m`, ... for scalar tiles, `consumers`, ... for
-    /// wgmma tiles (see `model::TileKind::keys`).
+    pub replaces: Option<String>,
+    pub m: Option<u32>,
+    pub n: Option<u32>,
+    pub k: Option<u32>,
+    /// Every other key: the parameters of the family's kind (its manifest's `[[param]]`s).
     #[serde(flatten)]
     pub params: BTreeMap<String, toml::Value>,
 }
 
 /// A value that may be written as one string or a list of strings.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(untagged)]
 pub enum OneOrMany {
     One(String),
@@ -170,14 +202,14 @@ impl OneOrMany {
     }
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawRange {
     pub min: Option<u64>,
     pub max: Option<u64>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawRoute {
     pub policy: String,
@@ -192,4 +224,30 @@ pub struct RawRoute {
     /// `family.tile` of a plain-load kernel of the same contract, used when TMA cannot take
     /// an operand; routes to TMA kernels only (and they must have it).
     pub unaligned: Option<String>,
+}
+
+/// A parsed file with what is needed to turn spans into lines.
+pub(crate) struct ParsedFile<'a> {
+    pub name: String,
+    pub text: &'a str,
+    pub raw: RawFile,
+}
+
+impl ParsedFile<'_> {
+    pub fn at(&self, span: std::ops::Range<usize>) -> Location {
+        Location {
+            file: self.name.clone(),
+            line: line_of(self.text, span.start),
+        }
+    }
+}
+
+/// 1-based line of a byte offset (clamped to the text).
+pub fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }

@@ -10,8 +10,7 @@ use crate::error::{SpecError, SpecErrorKind, SpecWarning};
 use crate::model::{serving_tier, DimRange, Route, SpecSet, Tier};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Largest dimension the kernels accept (dimensions travel as `i32`).
-pub const DIM_MAX: u64 = i32::MAX as u64;
+pub use gemm_core::DIM_MAX;
 
 /// Cell representatives of one axis: 0 and every point where some range starts or ends.
 fn cuts<'a>(ranges: impl Iterator<Item = &'a DimRange>) -> Vec<u64> {

@@ -1,7 +1,10 @@
 //! Property tests: malformed and random specs give errors, never a panic.
 
-use gemm_spec::{load_sources, SpecSource};
+mod support;
+
+use gemm_spec::SpecSource;
 use proptest::prelude::*;
+use support::load_sources;
 
 fn shipped() -> Vec<SpecSource> {
     let dir = std::path::Path::new("../specs");

@@ -1,6 +1,9 @@
 //! One failing spec per validation rule, each asserting its message (file, line, numbers).
 
-use gemm_spec::{load_sources, SpecSource, Validated};
+mod support;
+
+use gemm_spec::{SpecSource, Validated};
+use support::load_sources;
 
 const SHARED: &str = r#"
 [instruction.fma]
@@ -13,8 +16,9 @@ min_compute_capability = [9, 0]
 max_compute_capability = [9, 0]
 arch_specific = true
 
-[contract.fma-seq]
-doc = "one f32 fma chain over ascending k"
+[contract.fma-k256]
+doc = "K in chunks of 256, one f32 fma chain each, the chunks added in order"
+chunk = 256
 
 [contract.fma-pair]
 doc = "two interleaved chains, added at the end"
@@ -29,24 +33,18 @@ fields = [
 
 [family.fma]
 template = "fma_gemm"
-header = "fma/fma_gemm.cuh"
-contract = "fma-seq"
+contract = "fma-k256"
 policy = "exact"
 abi = "GemmArgs"
 instruction = "fma"
-staging = "f32"
-grid = "tiles"
 variants.nn = ["f32.f32.f32", "bf16.bf16.f32"]
 
 [family.fmb]
-template = "fma_gemm"
-header = "fma/fma_gemm.cuh"
+template = "fma_pair_gemm"
 contract = "fma-pair"
 policy = "exact"
 abi = "GemmArgs"
 instruction = "fma"
-staging = "f32"
-grid = "tiles"
 variants.nn = ["f32.f32.f32"]
 
 [abi.ConvertArgs]
@@ -60,15 +58,13 @@ fields = [
 ]
 
 [conversion.upcast]
-template = "ConvertMatrix"
-header = "convert/convert_matrix.cuh"
+template = "convert_matrix"
 abi = "ConvertArgs"
 threads = 256
 variants = ["bf16.f32", "f16.f32"]
 
 [conversion.narrow]
-template = "ConvertMatrix"
-header = "convert/convert_matrix.cuh"
+template = "convert_matrix"
 abi = "ConvertArgs"
 threads = 128
 variants = ["f32.bf16"]
@@ -179,7 +175,7 @@ fn unknown_keys_are_rejected_with_their_line() {
     let e = errors_with(false, "thread_n = 2\n", "thread_n = 2\nwarps = 4\n");
     assert_eq!(e.len(), 1);
     assert!(
-        e[0].starts_with("sm90a.toml:17: tile fma.thin: `warps` is not a parameter of a scalar tile (family fma, template fma_gemm); its keys are family, name, m, n, k, stages, thread_m, thread_n, k_split, min_blocks"),
+        e[0].starts_with("sm90a.toml:17: tile fma.thin: `warps` is not a parameter of template fma_gemm (family fma, fma/fma_gemm.toml); its keys are family, name, m, n, k, stages, thread_m, thread_n, k_split, min_blocks"),
         "{}",
         e[0]
     );
@@ -195,14 +191,14 @@ fn malformed_toml_names_the_line() {
 #[test]
 fn tile_must_be_a_multiple_of_the_instruction_shape() {
     let shared = format!(
-        "{SHARED}\n[family.tc]\ntemplate = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"wgmma\"\nstaging = \"f32\"\ngrid = \"tiles\"\nvariants.nn = [\"bf16.bf16.f32\"]\n"
+        "{SHARED}\n[family.tc]\ntemplate = \"fma_gemm\"\ncontract = \"fma-k256\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"wgmma\"\nvariants.nn = [\"bf16.bf16.f32\"]\n"
     );
     let tier = TIER.replace(r#"families = ["fma", "fmb"]"#, r#"families = ["fma", "fmb", "tc"]"#)
         + "\n[[tile]]\nfamily = \"tc\"\nname = \"big\"\nm = 96\nn = 256\nk = 64\nthread_m = 32\nthread_n = 64\n";
     let e = load(&shared, &tier).unwrap_err();
     assert_eq!(
         e,
-        vec!["sm90a.toml:50: tile tc.big 96x256x64: m = 96 is not a multiple of 64 (instruction wgmma is 64x8x16)"]
+        vec!["sm90a.toml:53: tile tc.big 96x256x64: m = 96 is not a multiple of 64 (instruction wgmma is 64x8x16)"]
     );
 }
 
@@ -210,7 +206,7 @@ fn tile_must_be_a_multiple_of_the_instruction_shape() {
 fn thread_tile_must_divide_the_tile() {
     assert_one(
         errors_with(false, "thread_n = 2\n", "thread_n = 3\n"),
-        "sm90a.toml:9: tile fma.thin 8x64x32: n = 64 is not a multiple of 3 (each thread computes thread_n columns)",
+        "sm90a.toml:9: tile fma.thin 8x64x32: template fma_gemm needs m % thread_m == 0 && n % thread_n == 0 (m = 8, thread_m = 1, n = 64, thread_n = 3): each thread computes thread_m rows and thread_n columns of the tile (fma/fma_gemm.toml:38)",
     );
 }
 
@@ -233,12 +229,13 @@ fn shared_memory_must_fit_the_tier() {
 #[test]
 fn instructions_must_exist_on_the_tier() {
     let shared = SHARED.replace(
-        "[family.fmb]\ntemplate = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-pair\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"fma\"",
-        "[family.fmb]\ntemplate = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-pair\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"wgmma\"",
+        "[family.fmb]\ntemplate = \"fma_pair_gemm\"\ncontract = \"fma-pair\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"fma\"",
+        "[family.fmb]\ntemplate = \"fma_pair_gemm\"\ncontract = \"fma-pair\"\npolicy = \"exact\"\nabi = \"GemmArgs\"\ninstruction = \"wgmma\"",
     );
     let tier = TIER
         .replace("compute_90a,code=sm_90a", "compute_80,code=sm_80")
-        .replace("[9, 0]", "[8, 0]");
+        .replace("[9, 0]", "[8, 0]")
+        .replace("max_shared_bytes = 232448", "max_shared_bytes = 166912");
     assert_eq!(
         load(&shared, &tier).unwrap_err(),
         vec!["sm90a.toml:1: family fmb uses instruction wgmma, which needs compute capability >= 9.0 and <= 9.0 on an arch-specific target (sm_XYa); tier sm90a is compute capability 8.0 (portable target)"]
@@ -304,7 +301,7 @@ fn batch_invariance_rejects_a_contract_switch_on_m() {
     );
     assert_eq!(
         load(SHARED, &tier).unwrap_err(),
-        vec!["sm90a.toml:51: batch invariance broken in tier sm90a for exact nn f32.f32.f32: at n = 0, k = 0, m = 0 takes route 1 (fmb.wide, contract fma-pair) but m = 65 takes route 3 (fma.tiled, contract fma-seq); every m of one (n, k) must reach one contract"]
+        vec!["sm90a.toml:51: batch invariance broken in tier sm90a for exact nn f32.f32.f32: at n = 0, k = 0, m = 0 takes route 1 (fmb.wide, contract fma-pair) but m = 65 takes route 3 (fma.tiled, contract fma-k256); every m of one (n, k) must reach one contract"]
     );
 }
 
@@ -332,7 +329,7 @@ fn batch_invariance_allows_a_contract_switch_on_n_and_k() {
 
 #[test]
 fn an_earlier_m_split_must_share_its_contract_with_later_overlapping_routes() {
-    // Route 1 (m <= 64, n <= 100) uses fma-pair; route 2 overlaps it in n with fma-seq.
+    // Route 1 (m <= 64, n <= 100) uses fma-pair; route 2 overlaps it in n with fma-k256.
     let tier = TIER.replace(
         "dtype = \"any\"\nm = { max = 64 }\nkernel = \"fma.thin\"",
         "dtype = \"f32.f32.f32\"\nm = { max = 64 }\nn = { min = 50, max = 100 }\nkernel = \"fmb.wide\"\n\n[[route]]\npolicy = \"exact\"\nop = \"nn\"\ndtype = \"bf16.bf16.f32\"\nkernel = \"fma.thin\"",
@@ -340,7 +337,7 @@ fn an_earlier_m_split_must_share_its_contract_with_later_overlapping_routes() {
     let e = load(SHARED, &tier).unwrap_err();
     assert_eq!(e.len(), 1, "{e:?}");
     assert!(
-        e[0].contains("at n = 50, k = 0, m = 0 takes route 1 (fmb.wide, contract fma-pair) but m = 65 takes route 3 (fma.tiled, contract fma-seq)"),
+        e[0].contains("at n = 50, k = 0, m = 0 takes route 1 (fmb.wide, contract fma-pair) but m = 65 takes route 3 (fma.tiled, contract fma-k256)"),
         "{}",
         e[0]
     );
@@ -351,10 +348,10 @@ fn references_must_resolve() {
     assert_one(
         errors_with(
             true,
-            "contract = \"fma-seq\"\npolicy",
+            "contract = \"fma-k256\"\npolicy",
             "contract = \"fma-exact\"\npolicy",
         ),
-        "families.toml:26: contract `fma-exact` is not defined; defined: fma-pair, fma-seq",
+        "families.toml:27: contract `fma-exact` is not defined; defined: fma-k256, fma-pair",
     );
     assert_one(
         errors_with(
@@ -383,7 +380,7 @@ fn gencode_must_match_the_compute_capability() {
 fn abi_fields_are_checked() {
     assert_one(
         errors_with(true, r#"{ name = "m", type = "i32" }"#, r#"{ name = "m", type = "int" }"#),
-        "families.toml:18: ABI struct GemmArgs: field `m` has type `int`; expected one of const_ptr, mut_ptr, i32, u32, i64, u64, f32, tensor_map",
+        "families.toml:23: ABI struct GemmArgs: field `m` has type `int`; expected one of const_ptr, mut_ptr, i32, u32, i64, u64, f32, tensor_map",
     );
     assert_one(
         errors_with(
@@ -391,7 +388,7 @@ fn abi_fields_are_checked() {
             r#"{ name = "m", type = "i32" }"#,
             r#"{ name = "a", type = "i32" }"#,
         ),
-        "families.toml:18: ABI struct GemmArgs: field `a` appears twice",
+        "families.toml:23: ABI struct GemmArgs: field `a` appears twice",
     );
 }
 
@@ -455,7 +452,7 @@ fn contract_names_are_lowercase_words_with_dashes() {
     let errors = errors_with(true, "[contract.fma-pair]", "[contract.\"Fma pair\"]");
     assert_eq!(
         errors[0],
-        "families.toml:15: contract name `Fma pair` must be lowercase letters, digits and `-`, starting with a letter"
+        "families.toml:16: contract name `Fma pair` must be lowercase letters, digits and `-`, starting with a letter"
     );
 }
 
@@ -545,7 +542,7 @@ fn shipped() -> Vec<SpecSource> {
 
 #[test]
 fn the_shipped_specs_validate_without_warnings() {
-    let v = gemm_spec::load_dir(std::path::Path::new("../specs")).expect("shipped specs validate");
+    let v = support::load_dir(std::path::Path::new("../specs")).expect("shipped specs validate");
     assert!(v.warnings.is_empty(), "{:?}", v.warnings);
     // One tier per file with a [tier] table, whatever tiers ship.
     let tier_files: Vec<String> = shipped()
@@ -590,11 +587,11 @@ fn conversions_resolve_with_their_kind() {
 fn a_conversion_must_widen_or_narrow_a_half_type() {
     assert_one(
         errors_with(true, r#"variants = ["bf16.f32", "f16.f32"]"#, r#"variants = ["bf16.f16"]"#),
-        "families.toml:58: conversion upcast: variant `bf16.f16` converts bf16 to f16; a conversion widens a half type to f32 or narrows f32 to a half type",
+        "families.toml:53: conversion upcast: variant `bf16.f16` converts bf16 to f16; a conversion widens a half type to f32 or narrows f32 to a half type",
     );
     assert_one(
         errors_with(true, r#"variants = ["bf16.f32", "f16.f32"]"#, r#"variants = ["bf16"]"#),
-        "families.toml:58: conversion upcast: variant `bf16` must read `from.to` with dtypes f32, bf16 or f16, e.g. `bf16.f32`",
+        "families.toml:53: conversion upcast: variant `bf16` must read `from.to` with dtypes f32, bf16 or f16, e.g. `bf16.f32`",
     );
 }
 
@@ -602,7 +599,7 @@ fn a_conversion_must_widen_or_narrow_a_half_type() {
 fn a_conversion_needs_whole_warps_and_a_known_abi() {
     assert_one(
         errors_with(true, "threads = 256", "threads = 100"),
-        "families.toml:58: conversion upcast: runs 100 threads a block; it needs a multiple of 32 and at most 1024",
+        "families.toml:53: conversion upcast: runs 100 threads a block, but template convert_matrix needs threads % 32 == 0 && threads <= 1024: a block is whole warps, at most 1024 threads (convert/convert_matrix.toml:9)",
     );
     assert_one(
         errors_with(
@@ -610,7 +607,7 @@ fn a_conversion_needs_whole_warps_and_a_known_abi() {
             "abi = \"ConvertArgs\"\nthreads = 256",
             "abi = \"CastArgs\"\nthreads = 256",
         ),
-        "families.toml:58: ABI struct `CastArgs` is not defined; defined: ConvertArgs, GemmArgs",
+        "families.toml:53: ABI struct `CastArgs` is not defined; defined: ConvertArgs, GemmArgs",
     );
     assert_one(
         errors_with(
@@ -618,7 +615,7 @@ fn a_conversion_needs_whole_warps_and_a_known_abi() {
             "abi = \"ConvertArgs\"\nthreads = 256",
             "abi = \"GemmArgs\"\nthreads = 256",
         ),
-        "families.toml:58: conversion upcast: ABI struct GemmArgs must have exactly the fields src (const_ptr), dst (mut_ptr), rows, cols, ld_src, ld_dst (i32)",
+        "families.toml:53: conversion upcast: ABI struct GemmArgs must have exactly the fields src (const_ptr), dst (mut_ptr), rows, cols, ld_src, ld_dst (i32)",
     );
 }
 
@@ -626,7 +623,7 @@ fn a_conversion_needs_whole_warps_and_a_known_abi() {
 fn a_conversion_pair_has_one_kernel() {
     assert_one(
         errors_with(true, r#"variants = ["f32.bf16"]"#, r#"variants = ["f16.f32"]"#),
-        "families.toml:58: conversion upcast: variant `f16.f32` is also built by conversion narrow; each pair needs one kernel",
+        "families.toml:53: conversion upcast: variant `f16.f32` is also built by conversion narrow; each pair needs one kernel",
     );
 }
 
@@ -640,14 +637,10 @@ min_compute_capability = [8, 0]
 
 [family.fms]
 template = "fma_decode_staged"
-header = "fma/fma_decode_staged.cuh"
-contract = "fma-seq"
+contract = "fma-k256"
 policy = "exact"
 abi = "GemmArgs"
 instruction = "cpasync"
-staging = "operand"
-shared = ["slices", "partials"]
-grid = "tiles"
 variants.nn = ["f32.f32.f32", "bf16.bf16.f32"]
 "#
     );
@@ -672,9 +665,15 @@ variants.nn = ["f32.f32.f32", "bf16.bf16.f32"]
         gemm_spec::Dtype::Bf16,
         gemm_spec::Dtype::F32,
     );
-    assert_eq!(gemm_spec::shared_bytes_for(family, t, f32), 147456 + 8192);
-    assert_eq!(gemm_spec::shared_bytes_for(family, t, bf16), 73728 + 8192);
-    assert_eq!(gemm_spec::shared_bytes(family, t), 147456 + 8192);
+    let _ = (family, t);
+    assert_eq!(
+        support::derived(&v, "sm90a", "fms", "dec", f32).shared_bytes,
+        147456 + 8192
+    );
+    assert_eq!(
+        support::derived(&v, "sm90a", "fms", "dec", bf16).shared_bytes,
+        73728 + 8192
+    );
     let Err(errors) = load(&shared, &tile(4)) else {
         panic!("four stages do not fit");
     };
@@ -698,26 +697,18 @@ min_compute_capability = [8, 0]
 
 [family.fmd]
 template = "fma_decode_gemm"
-header = "fma/fma_decode_gemm.cuh"
-contract = "fma-seq"
+contract = "fma-k256"
 policy = "exact"
 abi = "GemmArgs"
 instruction = "fma"
-staging = "f32"
-shared = ["partials"]
-grid = "tiles"
 variants.nn = ["f32.f32.f32"]
 
 [family.fms]
 template = "fma_decode_staged"
-header = "fma/fma_decode_staged.cuh"
-contract = "fma-seq"
+contract = "fma-k256"
 policy = "exact"
 abi = "GemmArgs"
 instruction = "cpasync"
-staging = "operand"
-shared = ["slices", "partials"]
-grid = "tiles"
 variants.nn = ["f32.f32.f32"]
 "#;
 
@@ -753,27 +744,27 @@ fn decode_tiles_keep_the_decode_template_limits() {
     load(&shared, &tier).expect("decode tiles that keep the limits validate");
     assert_one(
         dec("n = 32", "n = 64"),
-        "sm90a.toml:50: tile fmd.dec 4x64x256: n = 64, but template fma_decode_gemm needs n = 32: fma_decode_gemm makes a block one warp (32 columns) wide",
+        "sm90a.toml:50: tile fmd.dec 4x64x256: template fma_decode_gemm needs n == 32 (n = 64): a block is one warp (32 columns) wide (fma/fma_decode_gemm.toml:38)",
     );
     assert_one(
         dec("thread_n = 1", "thread_n = 2"),
-        "sm90a.toml:50: tile fmd.dec 4x32x256: thread_n = 2, but template fma_decode_gemm needs thread_n = 1: fma_decode_gemm gives each lane one column",
+        "sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs thread_n == 1 (thread_n = 2): each lane computes one column (fma/fma_decode_gemm.toml:42)",
     );
     assert_one(
         dec("thread_m = 4", "thread_m = 2"),
-        "sm90a.toml:50: tile fmd.dec 4x32x256: thread_m = 2, but template fma_decode_gemm needs thread_m = m: fma_decode_gemm: each thread computes all of the block's rows",
+        "sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs thread_m == m (thread_m = 2, m = 4): each thread computes all of the block's rows (fma/fma_decode_gemm.toml:46)",
     );
     assert_one(
         dec("k = 256", "k = 128"),
-        "sm90a.toml:50: tile fmd.dec 4x32x128: k = 128, but template fma_decode_gemm needs k = 256: fma_decode_gemm: tile k must equal the contract's chunk of 256",
+        "sm90a.toml:50: tile fmd.dec 4x32x128: template fma_decode_gemm needs k == chunk (k = 128, chunk = 256): tile k must equal the contract's chunk of 256 (fma/fma_decode_gemm.toml:50)",
     );
     assert_one(
         dec("k_split = 16", "k_split = 2"),
-        "sm90a.toml:50: tile fmd.dec 4x32x256: k_split = 2, but template fma_decode_gemm needs k_split >= m: fma_decode_gemm: the fold uses one thread per row of the block",
+        "sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs k_split >= m (k_split = 2, m = 4): the fold uses one thread per row of the block (fma/fma_decode_gemm.toml:54)",
     );
     assert_one(
         dec("k_split = 16", "k_split = 16\nstages = 2"),
-        "sm90a.toml:50: tile fmd.dec 4x32x256: stages = 2, but template fma_decode_gemm needs stages = 1: fma_decode_gemm reads operands straight from global memory and has no shared-memory stages",
+        "sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs stages == 1 (stages = 2): the template reads operands straight from global memory and has no shared-memory stages (fma/fma_decode_gemm.toml:63)",
     );
 }
 
@@ -781,11 +772,11 @@ fn decode_tiles_keep_the_decode_template_limits() {
 fn staged_decode_tiles_need_two_stages() {
     assert_one(
         tile_errors(&format!("family = \"fms\"\n{DEC}")),
-        "sm90a.toml:50: tile fms.dec 4x32x256: stages = 1, but template fma_decode_staged needs stages >= 2: fma_decode_staged needs at least two stages, one loading while one is read",
+        "sm90a.toml:50: tile fms.dec 4x32x256: template fma_decode_staged needs stages >= 2 (stages = 1): at least two stages, one loading while one is read (fma/fma_decode_staged.toml:64)",
     );
     assert_one(
         tile_errors(&format!("family = \"fms\"\nstages = 2\n{}", DEC.replace("n = 32", "n = 16"))),
-        "sm90a.toml:50: tile fms.dec 4x16x256: n = 16, but template fma_decode_staged needs n = 32: fma_decode_staged makes a block one warp (32 columns) wide",
+        "sm90a.toml:50: tile fms.dec 4x16x256: template fma_decode_staged needs n == 32 (n = 16): a block is one warp (32 columns) wide (fma/fma_decode_staged.toml:40)",
     );
 }
 
@@ -794,15 +785,15 @@ fn fma_gemm_tiles_keep_its_limits() {
     let tiled = |from: &str, to: &str| errors_with(false, from, to);
     assert_one(
         tiled("stages = 2\nthread_m = 8", "stages = 3\nthread_m = 8"),
-        "sm90a.toml:18: tile fma.tiled 128x128x8: stages = 3, but template fma_gemm needs 1 <= stages <= 2: fma_gemm supports one or two shared-memory stages",
+        "sm90a.toml:18: tile fma.tiled 128x128x8: template fma_gemm needs stages in [1, 2] (stages = 3): the template supports one or two shared-memory stages (fma/fma_gemm.toml:46)",
     );
     assert_one(
         tiled("thread_n = 8\n", "thread_n = 8\nk_split = 2\n"),
-        "sm90a.toml:18: tile fma.tiled 128x128x8: k_split = 2, but template fma_gemm needs k_split = 1: fma_gemm reduces K in sequence",
+        "sm90a.toml:18: tile fma.tiled 128x128x8: template fma_gemm needs k_split == 1 (k_split = 2): the template reduces K in sequence (fma/fma_gemm.toml:42)",
     );
     assert_one(
         tiled("k = 8\nstages = 2", "k = 24\nstages = 2"),
-        "sm90a.toml:18: tile fma.tiled 128x128x24: k = 24, but template fma_gemm needs 256 % k = 0: fma_gemm folds chunk totals every 256 / k k-tiles, so k must divide the contract's chunk of 256",
+        "sm90a.toml:18: tile fma.tiled 128x128x24: template fma_gemm needs chunk % k == 0 (chunk = 256, k = 24): chunk totals are folded every chunk / k k-tiles, so k must divide the contract's chunk of 256 (fma/fma_gemm.toml:50)",
     );
     // B's stage starts m*k = 2 floats in: a float4 read of B would be misaligned.
     assert_one(
@@ -810,51 +801,51 @@ fn fma_gemm_tiles_keep_its_limits() {
             "m = 8\nn = 64\nk = 32\nthread_m = 1\nthread_n = 2",
             "m = 2\nn = 64\nk = 1\nthread_m = 1\nthread_n = 4",
         ),
-        "sm90a.toml:9: tile fma.thin 2x64x1: m*k = 2, but template fma_gemm needs m*k % 4 = 0 when thread_n % 4 = 0: fma_gemm reads B from shared memory as float4, and B's stage starts m*k floats in",
+        "sm90a.toml:9: tile fma.thin 2x64x1: template fma_gemm needs thread_n % 4 != 0 || (m * k) % 4 == 0 (thread_n = 4, m = 2, k = 1): B is read from shared memory as float4, and B's stage starts m*k floats in (fma/fma_gemm.toml:57)",
     );
     assert_one(
         tiled(
             "m = 8\nn = 64\nk = 32\nthread_m = 1\nthread_n = 2",
             "m = 16\nn = 2\nk = 1\nstages = 2\nthread_m = 4\nthread_n = 1",
         ),
-        "sm90a.toml:9: tile fma.thin 16x2x1: k*n = 2, but template fma_gemm needs k*n % 4 = 0 when thread_m % 4 = 0 and stages = 2: fma_gemm reads A from shared memory as float4, and the second stage starts m*k + k*n floats in",
+        "sm90a.toml:9: tile fma.thin 16x2x1: template fma_gemm needs thread_m % 4 != 0 || stages != 2 || (k * n) % 4 == 0 (thread_m = 4, stages = 2, k = 1, n = 2): A is read from shared memory as float4, and the second stage starts m*k + k*n floats in (fma/fma_gemm.toml:61)",
     );
 }
 
 #[test]
 fn a_family_names_a_known_template() {
     assert_one(
-        errors_with(true, "template = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"", "template = \"fma_gem\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\""),
-        "families.toml:26: family fma: template `fma_gem` is not a known kernel template (did you mean `fma_gemm`?); known: fma_gemm (fma/fma_gemm.cuh), fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh), mma_async_gemm (mma/mma_async_gemm.cuh)",
+        errors_with(true, "template = \"fma_gemm\"\ncontract = \"fma-k256\"", "template = \"fma_gem\"\ncontract = \"fma-k256\""),
+        "families.toml:27: family fma: template `fma_gem` is not a known kernel template (did you mean `fma_gemm`?); known: fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), fma_gemm (fma/fma_gemm.cuh), fma_pair_gemm (test/fma_pair_gemm.cuh), mma_async_gemm (mma/mma_async_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh), mma_other_gemm (test/mma_other_gemm.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh)",
     );
     assert_one(
-        errors_with(true, "template = \"ConvertMatrix\"\nheader = \"convert/convert_matrix.cuh\"\nabi = \"ConvertArgs\"\nthreads = 256", "template = \"convert_matrix\"\nheader = \"convert/convert_matrix.cuh\"\nabi = \"ConvertArgs\"\nthreads = 256"),
-        "families.toml:58: conversion upcast: template `convert_matrix` is not a known kernel template (did you mean `ConvertMatrix`?); known: ConvertMatrix (convert/convert_matrix.cuh)",
+        errors_with(true, "template = \"convert_matrix\"\nabi = \"ConvertArgs\"\nthreads = 256", "template = \"ConvertMatrix\"\nabi = \"ConvertArgs\"\nthreads = 256"),
+        "families.toml:53: conversion upcast: template `ConvertMatrix` is not a known kernel template (did you mean `convert_matrix`?); known: convert_matrix (convert/convert_matrix.cuh)",
     );
     assert_one(
-        errors_with(true, "template = \"fma_gemm\"\nheader = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"", "template = \"ConvertMatrix\"\nheader = \"convert/convert_matrix.cuh\"\ncontract = \"fma-seq\""),
-        "families.toml:26: family fma: template ConvertMatrix is an elementwise conversion template; a family needs a GEMM template: fma_gemm (fma/fma_gemm.cuh), fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh), mma_async_gemm (mma/mma_async_gemm.cuh)",
+        errors_with(true, "template = \"fma_gemm\"\ncontract = \"fma-k256\"", "template = \"convert_matrix\"\ncontract = \"fma-k256\""),
+        "families.toml:27: family fma: template convert_matrix is an elementwise conversion template; a family needs a GEMM template: fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), fma_gemm (fma/fma_gemm.cuh), fma_pair_gemm (test/fma_pair_gemm.cuh), mma_async_gemm (mma/mma_async_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh), mma_other_gemm (test/mma_other_gemm.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh)",
     );
 }
 
 #[test]
-fn a_template_header_must_be_the_templates_own() {
-    assert_one(
-        errors_with(true, "header = \"fma/fma_gemm.cuh\"\ncontract = \"fma-seq\"", "header = \"fma/gemm.cuh\"\ncontract = \"fma-seq\""),
-        "families.toml:26: family fma: template fma_gemm is in header `fma/fma_gemm.cuh`, not `fma/gemm.cuh`",
-    );
-}
-
-#[test]
-fn a_family_declares_its_templates_shared_memory() {
-    assert_one(
-        errors_with(true, "staging = \"f32\"\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]", "staging = \"operand\"\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]"),
-        "families.toml:26: family fma: template fma_gemm holds operands in shared memory as staging = \"f32\"; the family says staging = \"operand\" (its shared-memory size must match the template's kSharedBytes)",
-    );
-    assert_one(
-        errors_with(true, "staging = \"f32\"\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]", "staging = \"f32\"\nshared = [\"operands\"]\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]"),
-        "families.toml:26: family fma: template fma_gemm keeps shared = [\"operands\", \"totals\"] in shared memory; the family says shared = [\"operands\"] (its shared-memory size must match the template's kSharedBytes)",
-    );
+fn a_family_says_nothing_its_templates_manifest_says() {
+    // Header, shared-memory layout and grid are the template's (its manifest's): a family
+    // that states them is refused by the TOML schema, at the key.
+    for (key, value) in [
+        ("header", "\"fma/fma_gemm.cuh\""),
+        ("staging", "\"f32\""),
+        ("shared", "[\"operands\"]"),
+        ("grid", "\"tiles\""),
+    ] {
+        let e = errors_with(
+            true,
+            "[family.fma]\ntemplate = \"fma_gemm\"\n",
+            &format!("[family.fma]\ntemplate = \"fma_gemm\"\n{key} = {value}\n"),
+        );
+        assert!(e[0].starts_with("families.toml:29: "), "{e:?}");
+        assert!(e[0].contains(&format!("unknown field `{key}`")), "{e:?}");
+    }
 }
 
 #[test]
@@ -862,7 +853,7 @@ fn a_family_lists_only_ops_its_template_supports() {
     let shared = format!("{SHARED}{DECODE_FAMILIES}variants.nt = [\"f32.f32.f32\"]\n");
     assert_eq!(
         load(&shared, TIER).unwrap_err(),
-        vec!["families.toml:99: family fms: template fma_decode_staged supports op nn only; the family lists variants.nt"]
+        vec!["families.toml:84: family fms: template fma_decode_staged supports op nn only; the family lists variants.nt"]
     );
 }
 
@@ -872,38 +863,32 @@ fn a_template_needs_an_instruction_of_its_capability() {
         .replace("instruction = \"cpasync\"", "instruction = \"fma\"");
     assert_eq!(
         load(&shared, TIER).unwrap_err(),
-        vec!["families.toml:88: family fms: template fma_decode_staged needs compute capability >= 8.0 (it copies operands with cp.async), but the family's instruction fma exists from 5.0: name an instruction that starts at 8.0 or later"]
+        vec!["families.toml:77: family fms: template fma_decode_staged needs compute capability >= 8.0 (it copies operands with cp.async), but the family's instruction fma exists from 5.0: name an instruction that starts at 8.0 or later"]
     );
 }
 
 #[test]
-fn the_template_list_names_every_shipped_template() {
-    let v = gemm_spec::load_dir(std::path::Path::new("../specs")).unwrap();
-    for f in v.specs.families.values() {
-        let t = gemm_spec::templates::find(&f.template).unwrap();
-        assert_eq!(t.header, f.header);
-    }
-    for t in gemm_spec::templates::KNOWN {
-        let path = std::path::Path::new("../kernels-templates").join(t.header);
-        let shipped = v.specs.families.values().any(|f| f.template == t.name)
-            || v.specs.conversions.values().any(|c| c.template == t.name);
-        // A template being written may be listed before its header lands; a shipped family's
-        // header must exist.
-        if !path.exists() && !shipped {
-            eprintln!(
-                "SKIPPED: {} ({}) has no header yet and no shipped family uses it",
-                t.name, t.header
-            );
-            continue;
-        }
-        let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+fn every_shipped_template_has_its_manifest_and_defines_its_struct() {
+    let v = support::load_dir(std::path::Path::new("../specs")).unwrap();
+    let kinds = v
+        .specs
+        .families
+        .values()
+        .map(|f| &f.kind)
+        .chain(v.specs.conversions.values().map(|c| &c.kind));
+    for k in kinds {
+        let header = std::path::Path::new("../kernels-templates").join(&k.header);
+        let text = std::fs::read_to_string(&header)
+            .unwrap_or_else(|e| panic!("{}: {e}", header.display()));
         assert!(
-            text.contains(&format!("struct {} {{", t.name)),
+            text.contains(&format!("struct {} {{", k.template)),
             "{} lacks struct {}",
-            t.header,
-            t.name
+            k.header,
+            k.template
         );
+        assert!(std::path::Path::new("../kernels-templates")
+            .join(&k.manifest)
+            .is_file());
     }
 }
 
@@ -914,11 +899,11 @@ fn the_template_list_names_every_shipped_template() {
 fn a_zero_thread_tile_is_an_error() {
     assert_one(
         errors_with(false, "thread_m = 1\n", "thread_m = 0\n"),
-        "sm90a.toml:9: tile fma.thin 8x64x32: thread_m = 0, but each thread computes at least one row of C",
+        "sm90a.toml:15: tile fma.thin: `thread_m` = 0, but its least value is 1 (rows of C a thread computes)",
     );
     assert_one(
         errors_with(false, "thread_n = 2\n", "thread_n = 0\n"),
-        "sm90a.toml:9: tile fma.thin 8x64x32: thread_n = 0, but each thread computes at least one column of C",
+        "sm90a.toml:16: tile fma.thin: `thread_n` = 0, but its least value is 1 (columns of C a thread computes)",
     );
 }
 
@@ -926,7 +911,7 @@ fn a_zero_thread_tile_is_an_error() {
 fn zero_stages_say_a_tile_needs_one() {
     assert_one(
         errors_with(false, "stages = 2\n", "stages = 0\n"),
-        "sm90a.toml:18: tile fma.tiled 128x128x8: stages = 0, but a tile needs at least one shared-memory stage",
+        "sm90a.toml:24: tile fma.tiled: `stages` = 0, but its least value is 1 (shared-memory stages: 1, or 2 with the next k-tile loaded into registers while one is used)",
     );
 }
 
@@ -934,11 +919,11 @@ fn zero_stages_say_a_tile_needs_one() {
 fn zero_tile_dimensions_and_k_split_are_errors() {
     assert_one(
         errors_with(false, "m = 8\n", "m = 0\n"),
-        "sm90a.toml:9: tile fma.thin 0x64x32: m = 0, but a tile covers at least one row of C",
+        "sm90a.toml:12: tile fma.thin: m = 0, but a tile covers at least one row of C",
     );
     assert_one(
         errors_with(false, "thread_n = 2\n", "thread_n = 2\nk_split = 0\n"),
-        "sm90a.toml:9: tile fma.thin 8x64x32: k_split = 0, but a block reduces at least one K chunk",
+        "sm90a.toml:17: tile fma.thin: `k_split` = 0, but its least value is 1 (K chunks a block reduces in parallel)",
     );
 }
 
@@ -946,11 +931,20 @@ fn zero_tile_dimensions_and_k_split_are_errors() {
 fn min_blocks_is_at_least_one_and_at_most_what_an_sm_holds() {
     assert_one(
         errors_with(false, "thread_n = 2\n", "thread_n = 2\nmin_blocks = 0\n"),
-        "sm90a.toml:9: tile fma.thin 8x64x32: min_blocks = 0, but an SM holds at least one block (leave min_blocks out for no occupancy bound)",
+        "sm90a.toml:17: tile fma.thin: `min_blocks` = 0, but its least value is 1 (blocks an SM the launch bounds ask for (caps registers); none when omitted); leave it out for none",
     );
+    // What the tier's hardware holds: blocks, threads, shared memory and registers an SM.
     assert_one(
         errors_with(false, "thread_n = 2\n", "thread_n = 2\nmin_blocks = 33\n"),
-        "sm90a.toml:9: tile fma.thin 8x64x32: min_blocks = 33, but no NVIDIA GPU through sm_120 keeps more than 32 blocks on an SM",
+        "sm90a.toml:9: tile fma.thin 8x64x32: min_blocks = 33 cannot be resident on compute capability 9.0 (hardware.toml:91): an SM holds at most 32 blocks",
+    );
+    assert_one(
+        errors_with(false, "thread_n = 2\n", "thread_n = 2\nmin_blocks = 9\n"),
+        "sm90a.toml:9: tile fma.thin 8x64x32: min_blocks = 9 cannot be resident on compute capability 9.0 (hardware.toml:91): 9 blocks of 256 threads are 2304 threads, more than an SM's 2048",
+    );
+    assert_one(
+        errors_with(false, "stages = 2\n", "stages = 2\nmin_blocks = 3\n"),
+        "sm90a.toml:18: tile fma.tiled 128x128x8: min_blocks = 3 cannot be resident on compute capability 9.0 (hardware.toml:91): 3 blocks of 81920 bytes of shared memory (and 1024 reserved each) are 248832 bytes, more than an SM's 233472",
     );
 }
 
@@ -977,16 +971,8 @@ fn empty_route_lists_are_errors() {
 #[test]
 fn an_empty_variant_list_is_an_error() {
     assert_one(
-        errors_with(true, "grid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\"]", "grid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\"]\nvariants.nt = []"),
-        "families.toml:47: family fmb: `variants.nt = []` lists nothing; list the dtype triples to build for the op, or leave the key out",
-    );
-}
-
-#[test]
-fn an_empty_shared_list_is_an_error() {
-    assert_one(
-        errors_with(true, "staging = \"f32\"\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\"]", "staging = \"f32\"\nshared = []\ngrid = \"tiles\"\nvariants.nn = [\"f32.f32.f32\"]"),
-        "families.toml:37: family fmb: `shared = []` lists nothing; name what the template keeps in shared memory (operands, totals, partials, slices)",
+        errors_with(true, "instruction = \"fma\"\nvariants.nn = [\"f32.f32.f32\"]", "instruction = \"fma\"\nvariants.nn = [\"f32.f32.f32\"]\nvariants.nt = []"),
+        "families.toml:42: family fmb: `variants.nt = []` lists nothing; list the dtype triples to build for the op, or leave the key out",
     );
 }
 
@@ -1064,12 +1050,12 @@ fn gencode_reads_major_then_one_minor_digit() {
 fn tier_budgets_are_bounded_by_the_hardware() {
     assert_one(
         errors_with(false, "max_shared_bytes = 232448", "max_shared_bytes = 5000000000"),
-        "sm90a.toml:1: tier sm90a: max_shared_bytes = 5000000000 is more than 232448, the most shared memory a block gets on any NVIDIA GPU through sm_120 (227 KiB on sm_90 and sm_100)",
+        "sm90a.toml:1: tier sm90a: max_shared_bytes = 5000000000 is more than compute capability 9.0 gives a block of shared memory (232448, hardware.toml:91): lower it, or correct the hardware entry",
     );
     let e = errors_with(false, "max_shared_bytes = 232448", "max_shared_bytes = 0");
     assert_eq!(
         e[0],
-        "sm90a.toml:1: tier sm90a: max_shared_bytes = 0 leaves a block no shared memory; every template needs some"
+        "sm90a.toml:1: tier sm90a: max_shared_bytes = 0 leaves a block no a block of shared memory"
     );
     let e = errors_with(
         false,
@@ -1078,15 +1064,15 @@ fn tier_budgets_are_bounded_by_the_hardware() {
     );
     assert_eq!(
         e,
-        vec!["sm90a.toml:1: tier sm90a: max_registers_per_thread = 256 is outside 16..=255: a thread addresses at most 255 registers on every NVIDIA GPU, and ptxas does not go below 16"]
+        vec!["sm90a.toml:1: tier sm90a: max_registers_per_thread = 256 is more than compute capability 9.0 gives a thread of registers (255, hardware.toml:91): lower it, or correct the hardware entry"]
     );
     assert_one(
         errors_with(false, "max_registers_per_thread = 255", "max_registers_per_thread = 255\nmax_threads_per_block = 1000"),
-        "sm90a.toml:1: tier sm90a: max_threads_per_block = 1000 must be a multiple of 32 (blocks are whole warps) from 32 to 1024, the most any NVIDIA GPU runs in a block",
+        "sm90a.toml:1: tier sm90a: max_threads_per_block = 1000 must be a multiple of 32: blocks are whole warps",
     );
     assert_one(
         errors_with(false, "max_registers_per_thread = 255", "max_registers_per_thread = 255\nregisters_per_block = 131072"),
-        "sm90a.toml:1: tier sm90a: registers_per_block = 131072 is outside 1..=65536: no NVIDIA GPU through sm_120 has more than 64 Ki registers for a block",
+        "sm90a.toml:1: tier sm90a: registers_per_block = 131072 is more than compute capability 9.0 gives a block of registers (65536, hardware.toml:91): lower it, or correct the hardware entry",
     );
 }
 
@@ -1110,7 +1096,7 @@ fn conversions_fit_every_tiers_thread_limit() {
 fn a_variant_accumulates_in_its_contracts_type() {
     assert_one(
         errors_with(true, "variants.nn = [\"f32.f32.f32\", \"bf16.bf16.f32\"]", "variants.nn = [\"f32.f32.f32\", \"bf16.bf16.bf16\"]"),
-        "families.toml:35: family fma: variant nn bf16.bf16.bf16 accumulates in bf16, but its contract fma-seq accumulates in f32",
+        "families.toml:33: family fma: variant nn bf16.bf16.bf16 accumulates in bf16, but its contract fma-k256 accumulates in f32",
     );
 }
 
@@ -1122,10 +1108,10 @@ fn a_variant_takes_inputs_its_contract_is_defined_for() {
     assert_one(
         errors_with(
             true,
-            "doc = \"one f32 fma chain over ascending k\"",
-            "doc = \"one f32 fma chain over ascending k\"\ninputs = [\"f32\"]",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"\ninputs = [\"f32\"]",
         ),
-        "families.toml:36: family fma: variant nn bf16.bf16.f32 takes bf16.bf16.f32 inputs, but its contract fma-seq is defined for f32 inputs only (its `inputs`): give the variant a family of a contract for those inputs",
+        "families.toml:34: family fma: variant nn bf16.bf16.f32 takes bf16.bf16.f32 inputs, but its contract fma-k256 is defined for f32 inputs only (its `inputs`): give the variant a family whose contract fma-k256 takes them",
     );
 }
 
@@ -1134,42 +1120,42 @@ fn contract_inputs_are_known_dtypes_listed_once() {
     assert_one(
         errors_with(
             true,
-            "doc = \"one f32 fma chain over ascending k\"",
-            "doc = \"one f32 fma chain over ascending k\"\ninputs = []",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"\ninputs = []",
         ),
-        "families.toml:12: contract fma-seq: `inputs` is empty; list the operand dtypes the contract is defined for, or leave the key out for all",
+        "families.toml:12: contract fma-k256: `inputs` is empty; list the operand dtypes the contract is defined for, or leave the key out for all",
     );
     assert_one(
         errors_with(
             true,
-            "doc = \"one f32 fma chain over ascending k\"",
-            "doc = \"one f32 fma chain over ascending k\"\ninputs = [\"f32\", \"tf32\"]",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"\ninputs = [\"f32\", \"tf32\"]",
         ),
-        "families.toml:12: contract fma-seq: inputs: unknown dtype `tf32`; expected one of f32, bf16, f16",
+        "families.toml:12: contract fma-k256: inputs: unknown dtype `tf32`; expected one of f32, bf16, f16",
     );
     assert_one(
         errors_with(
             true,
-            "doc = \"one f32 fma chain over ascending k\"",
-            "doc = \"one f32 fma chain over ascending k\"\ninputs = [\"f32\", \"bf16\", \"f32\"]",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"\ninputs = [\"f32\", \"bf16\", \"f32\"]",
         ),
-        "families.toml:12: contract fma-seq: input `f32` is listed twice",
+        "families.toml:12: contract fma-k256: input `f32` is listed twice",
     );
 }
 
 #[test]
 fn a_contract_accumulates_in_f32() {
     assert_one(
-        errors_with(true, "doc = \"one f32 fma chain over ascending k\"", "doc = \"one f32 fma chain over ascending k\"\naccumulator = \"f16\""),
-        "families.toml:12: contract fma-seq: accumulator `f16` is not one the templates have; every kernel template accumulates in f32 (accumulator = \"f32\")",
+        errors_with(true, "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"", "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"\naccumulator = \"f16\""),
+        "families.toml:12: contract fma-k256: accumulator `f16` is not one the templates have; every kernel template accumulates in f32 (accumulator = \"f32\")",
     );
     assert_one(
         errors_with(
             true,
-            "doc = \"one f32 fma chain over ascending k\"",
-            "doc = \"one f32 fma chain over ascending k\"\naccumulator = \"f64\"",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"",
+            "doc = \"K in chunks of 256, one f32 fma chain each, the chunks added in order\"\naccumulator = \"f64\"",
         ),
-        "families.toml:12: contract fma-seq: unknown dtype `f64`; expected one of f32, bf16, f16",
+        "families.toml:12: contract fma-k256: unknown dtype `f64`; expected one of f32, bf16, f16",
     );
 }
 
@@ -1196,16 +1182,27 @@ fn new_ampere_tier() -> (String, String, u32, String) {
         .expect("specs/sm89.toml ships")
         .text
         .clone();
-    let claimed = |minor: u32| {
-        files.iter().any(|s| {
-            s.text
-                .contains(&format!("compute_capability = [8, {minor}]"))
+    // A capability the hardware table knows and no tier file claims.
+    let tiers = files
+        .iter()
+        .filter(|s| s.text.lines().any(|l| l.trim() == "[tier]"));
+    let claimed: Vec<u32> = tiers
+        .flat_map(|s| {
+            (0..10).filter(|m| s.text.contains(&format!("compute_capability = [8, {m}]")))
         })
-    };
-    let minor = [6, 7, 5, 8, 1, 2, 3, 4]
-        .into_iter()
-        .find(|&m| !claimed(m))
-        .expect("a free 8.x capability");
+        .collect();
+    let hardware = files
+        .iter()
+        .find(|s| s.file == "hardware.toml")
+        .expect("specs/hardware.toml ships");
+    let minor = (1..10)
+        .filter(|m| {
+            hardware
+                .text
+                .contains(&format!("compute_capability = [8, {m}]"))
+        })
+        .find(|m| !claimed.contains(m))
+        .expect("a free 8.x capability in the hardware table");
     let name = format!("sm8{minor}");
     let text = sm89
         .replace("name = \"sm89\"", &format!("name = \"{name}\""))
@@ -1231,7 +1228,24 @@ fn a_tier_between_two_others_validates_when_it_serves_as_much() {
 #[test]
 fn a_tier_that_takes_devices_serves_what_they_had() {
     let (file, name, minor, text) = new_ampere_tier();
-    let no_tn = text.replace("op = [\"nn\", \"nt\", \"tn\"]", "op = [\"nn\", \"nt\"]");
+    // The new tier with routes of its own: its base's, without tn.
+    let base = shipped()
+        .into_iter()
+        .find(|s| s.file == "sm80.toml")
+        .expect("specs/sm80.toml ships")
+        .text;
+    // Every `[[route]]` table of the base, in order (each up to the next table).
+    let routes: String = base
+        .split("\n[")
+        .filter(|t| t.starts_with("[route]]"))
+        .map(|t| format!("\n[{t}\n"))
+        .collect();
+    assert!(!routes.is_empty(), "sm80 has routes");
+    let no_tn = format!(
+        "{text}\n{}",
+        routes.replace("op = [\"nn\", \"nt\", \"tn\"]", "op = [\"nn\", \"nt\"]")
+    );
+    assert_ne!(no_tn, format!("{text}\n{routes}"), "sm80's routes name tn");
     let e = shipped_with(&file, no_tn).unwrap_err();
     assert_eq!(e.len(), 1, "{e:?}");
     let start = format!("{file}:4: tier {name} takes devices of compute capability 8.{minor}");
@@ -1265,9 +1279,10 @@ fn a_tier_that_takes_devices_serves_what_they_had() {
     assert_eq!(got, want, "{e:?}");
     // With the shipped sm80 and sm89 and a new 8.6: it takes 8.6 to 8.8 from sm80.
     if minor == 6
-        && shipped()
-            .iter()
-            .all(|s| !s.text.contains("compute_capability = [8, 7]"))
+        && shipped().iter().all(|s| {
+            !s.text.lines().any(|l| l.trim() == "[tier]")
+                || !s.text.contains("compute_capability = [8, 7]")
+        })
     {
         assert_eq!(
             e[0],
@@ -1304,7 +1319,7 @@ fn a_file_that_is_not_utf8_is_named() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("good.toml"), SHARED).unwrap();
     std::fs::write(dir.join("bad.toml"), b"[tier]\nname = \"sm\xff\"\n").unwrap();
-    let e = gemm_spec::load_dir(&dir).unwrap_err();
+    let e = support::load_dir(&dir).unwrap_err();
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(
         e.0.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
@@ -1360,46 +1375,34 @@ fields = [
 
 [family.wide]
 template = "wgmma_tma_gemm"
-header = "wgmma/wgmma_tma_gemm.cuh"
 contract = "tc-k16"
 policy = "tensor-core"
 abi = "TcGemmArgs"
 instruction = "wgmma"
-staging = "operand"
-grid = "persistent"
 variants.nn = ["bf16.bf16.f32", "bf16.f32.f32"]
 
 [family.dec]
 template = "mma_decode_tma"
-header = "mma/mma_decode_tma.cuh"
 contract = "tc-k16"
 policy = "tensor-core"
 abi = "TcGemmArgs"
 instruction = "mmatma"
-staging = "operand"
-grid = "tiles"
 variants.nn = ["bf16.bf16.f32", "bf16.f32.f32"]
 
 [family.plain]
 template = "mma_gemm"
-header = "mma/mma_gemm.cuh"
 contract = "tc-k16"
 policy = "tensor-core"
 abi = "TcGemmArgs"
 instruction = "mma16816"
-staging = "operand"
-grid = "tiles"
 variants.nn = ["bf16.bf16.f32", "bf16.f32.f32"]
 
 [family.other]
-template = "mma_gemm"
-header = "mma/mma_gemm.cuh"
+template = "mma_other_gemm"
 contract = "tc-other"
 policy = "tensor-core"
 abi = "TcGemmArgs"
 instruction = "mma16816"
-staging = "operand"
-grid = "tiles"
 variants.nn = ["bf16.bf16.f32"]
 "#;
 
@@ -1485,22 +1488,20 @@ fn tc_base_spec_is_valid() {
         w,
         ["sm90a.toml:37: warning: kernel other.o nn bf16.bf16.f32 of tier sm90a is compiled but no route reaches it"]
     );
-    let wide = t.tile("wide", "w").unwrap();
-    assert_eq!(wide.threads(), 384);
-    assert_eq!(wide.cluster(), (1, 1, 1));
+    let bf16 = "bf16.bf16.f32".parse().unwrap();
+    let wide = support::derived(&v, "sm90a", "wide", "w", bf16);
+    assert_eq!(wide.threads, 384);
+    assert_eq!(wide.cluster, 1);
     assert_eq!(
-        gemm_spec::shared_bytes(&v.specs.families["wide"], wide),
+        wide.shared_bytes,
         // stages, the staging of C (2 consumers x 2 boxes of 64 x 128 bytes), slack, barriers
         4 * (128 * 64 + 64 * 256) * 2 + 2 * 2 * 64 * 128 + 1024 + 4 * 16
     );
-    let p = t.tile("plain", "p").unwrap();
-    assert_eq!(p.threads(), 128);
-    assert_eq!(
-        gemm_spec::shared_bytes(&v.specs.families["plain"], p),
-        (64 + 64) * (32 + 8) * 2
-    );
-    let d = t.tile("dec", "d").unwrap();
-    assert_eq!(d.threads(), 32 * 4 + 32);
+    let p = support::derived(&v, "sm90a", "plain", "p", bf16);
+    assert_eq!(p.threads, 128);
+    assert_eq!(p.shared_bytes, (64 + 64) * (32 + 8) * 2);
+    let d = support::derived(&v, "sm90a", "dec", "d", bf16);
+    assert_eq!(d.threads, 32 * 4 + 32);
     let r = &t.routes[0];
     assert_eq!(
         r.unaligned.as_ref().map(|u| u.to_string()).as_deref(),
@@ -1525,11 +1526,11 @@ fn tc_base_spec_is_valid() {
 fn a_key_of_another_kind_is_an_error_naming_the_kinds_keys() {
     assert_one(
         tc_errors(false, "consumers = 2\n", "consumers = 2\nthread_m = 4\n"),
-        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of a wgmma_tma tile (family wide, template wgmma_tma_gemm); its keys are family, name, m, n, k, stages, consumers, cluster_m, scheduler",
+        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m",
     );
     assert_one(
         tc_errors(false, "stages = 8\n", "stages = 8\nwarps_m = 1\n"),
-        "sm90a.toml:16: tile dec.d: `warps_m` is not a parameter of a mma_decode_tma tile (family dec, template mma_decode_tma); its keys are family, name, m, n, k, stages",
+        "sm90a.toml:16: tile dec.d: `warps_m` is not a parameter of template mma_decode_tma (family dec, mma/mma_decode_tma.toml); its keys are family, name, m, n, k, stages",
     );
 }
 
@@ -1537,11 +1538,11 @@ fn a_key_of_another_kind_is_an_error_naming_the_kinds_keys() {
 fn a_tc_tile_without_a_required_key_is_an_error() {
     assert_one(
         tc_errors(false, "consumers = 2\n", ""),
-        "sm90a.toml:17: tile wide.w: needs `consumers`: a wgmma_tma tile has no default for it",
+        "sm90a.toml:17: tile wide.w: needs `consumers` (consumer warpgroups, 64 rows of the tile each): template wgmma_tma_gemm has no default for it",
     );
     assert_one(
         tc_errors(false, "warps_n = 2\n", ""),
-        "sm90a.toml:27: tile plain.p: needs `warps_n`: a mma_gemm tile has no default for it",
+        "sm90a.toml:27: tile plain.p: needs `warps_n` (warps along N; each covers n / warps_n columns): template mma_gemm has no default for it",
     );
 }
 
@@ -1555,47 +1556,50 @@ fn tile_values_must_be_whole_numbers_and_a_known_scheduler() {
         tc_errors(false, "stages = 4\n", "stages = -4\n"),
         "sm90a.toml:23: tile wide.w: `stages` = -4 is not a whole number from 0 to 4294967295",
     );
+    // The grid is the template's (persistent, its manifest says): no tile key chooses it.
     assert_one(
         tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nscheduler = \"tiles\"\n"),
-        "sm90a.toml:26: tile wide.w: `scheduler` = \"tiles\" is not a scheduler of template wgmma_tma_gemm; expected \"persistent\"",
+        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m",
     );
 }
 
 #[test]
 fn zero_tc_parameters_are_errors() {
-    assert_one(tc_errors(false, "consumers = 2\n", "consumers = 0\n"), "sm90a.toml:17: tile wide.w 128x256x64: consumers = 0, but a tile has at least one consumer warpgroup");
-    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 0\n"), "sm90a.toml:17: tile wide.w 128x256x64: cluster_m = 0, but a cluster holds at least one CTA");
-    assert_one(tc_errors(false, "warps_m = 2\n", "warps_m = 0\n"), "sm90a.toml:27: tile plain.p 64x64x32: warps_m = 0, but a block has at least one warp along M");
+    assert_one(tc_errors(false, "consumers = 2\n", "consumers = 0\n"), "sm90a.toml:24: tile wide.w: `consumers` = 0, but its least value is 1 (consumer warpgroups, 64 rows of the tile each)");
+    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 0\n"), "sm90a.toml:25: tile wide.w: `cluster_m` = 0, but its least value is 1 (CTAs a cluster along M (B multicast to each))");
+    assert_one(tc_errors(false, "warps_m = 2\n", "warps_m = 0\n"), "sm90a.toml:34: tile plain.p: `warps_m` = 0, but its least value is 1 (warps along M; each covers m / warps_m rows)");
 }
 
 #[test]
 fn wgmma_tma_gemm_limits() {
     assert_one(
         tc_errors(false, "m = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\n", "m = 192\nn = 256\nk = 64\nstages = 4\nconsumers = 3\n"),
-        "sm90a.toml:17: tile wide.w 192x256x64: consumers = 3, but template wgmma_tma_gemm needs 1 <= consumers <= 2: wgmma_tma_gemm runs one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three)",
+        "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers in [1, 2] (consumers = 3): one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three) (wgmma/wgmma_tma_gemm.toml:31)",
     );
-    assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), "sm90a.toml:17: tile wide.w 192x256x64: m = 192, but template wgmma_tma_gemm needs m = 64 * consumers: each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x96x64: n = 96, but template wgmma_tma_gemm needs n % 64 = 0 and n <= 256: wgmma's n is at most 256, and B arrives in boxes of 64 columns");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 320\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x320x64: n = 320, but template wgmma_tma_gemm needs n % 64 = 0 and n <= 256: wgmma's n is at most 256, and B arrives in boxes of 64 columns");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x256x128: k = 128, but template wgmma_tma_gemm needs k = 64: a stage is 64 k, one 128-byte swizzled row of 16-bit elements");
-    assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), "sm90a.toml:17: tile wide.w 128x256x64: stages = 1, but template wgmma_tma_gemm needs 2 <= stages <= 8: the TMA ring needs a stage loading while another is consumed, and wgmma_tma_gemm's barrier phases support at most 8");
-    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), "sm90a.toml:17: tile wide.w 128x256x64: cluster_m = 4, but template wgmma_tma_gemm needs 1 <= cluster_m <= 2: wgmma_tma_gemm multicasts B to clusters of one or two CTAs along M");
+    assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs m == 64 * consumers (m = 192, consumers = 2): each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16 (wgmma/wgmma_tma_gemm.toml:35)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x96x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 96): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:39)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 320\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x320x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 320): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:39)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x256x128: template wgmma_tma_gemm needs k == 64 (k = 128): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (wgmma/wgmma_tma_gemm.toml:43)");
+    assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs stages >= 2 && stages <= 8 (stages = 1): the TMA ring needs a stage loading while another is consumed, and the barrier phases support at most 8 (wgmma/wgmma_tma_gemm.toml:47)");
+    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs cluster_m in [1, 2] (cluster_m = 4): B is multicast to clusters of one or two CTAs along M (wgmma/wgmma_tma_gemm.toml:51)");
 }
 
 #[test]
 fn mma_decode_tma_limits() {
-    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 32\nn = 32\n"), "sm90a.toml:9: tile dec.d 32x32x64: m = 32, but template mma_decode_tma needs m = 16: a CTA computes the 16 rows of one mma.sync m16n8k16");
-    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 16\nn = 24\n"), "sm90a.toml:9: tile dec.d 16x24x64: n = 24, but template mma_decode_tma needs n = 16, 32 or 64: one consumer warp per 8 columns, and B stored [k, n] arrives in boxes of n-element rows whose n * 2 bytes must be a TMA swizzle width (32, 64 or 128)");
-    assert_one(tc_errors(false, "n = 32\nk = 64\nstages = 8\n", "n = 32\nk = 32\nstages = 8\n"), "sm90a.toml:9: tile dec.d 16x32x32: k = 32, but template mma_decode_tma needs k = 64: a stage is 64 k, one 128-byte swizzled row of 16-bit elements");
-    assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), "sm90a.toml:9: tile dec.d 16x32x64: stages = 17, but template mma_decode_tma needs 2 <= stages <= 16: the TMA ring needs a stage loading while another is consumed, and mma_decode_tma supports at most 16");
+    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 32\nn = 32\n"), "sm90a.toml:9: tile dec.d 32x32x64: template mma_decode_tma needs m == 16 (m = 32): a CTA computes the 16 rows of one mma.sync m16n8k16 (mma/mma_decode_tma.toml:18)");
+    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 16\nn = 24\n"), "sm90a.toml:9: tile dec.d 16x24x64: template mma_decode_tma needs n in [16, 32, 64] (n = 24): one consumer warp per 8 columns, and B stored [k, n] arrives in boxes of n-element rows whose n * 2 bytes must be a TMA swizzle width (32, 64 or 128) (mma/mma_decode_tma.toml:22)");
+    assert_one(tc_errors(false, "n = 32\nk = 64\nstages = 8\n", "n = 32\nk = 32\nstages = 8\n"), "sm90a.toml:9: tile dec.d 16x32x32: template mma_decode_tma needs k == 64 (k = 32): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (mma/mma_decode_tma.toml:26)");
+    assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), "sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs stages >= 2 && stages <= 16 (stages = 17): the TMA ring needs a stage loading while another is consumed, and the template supports at most 16 (mma/mma_decode_tma.toml:30)");
 }
 
 #[test]
 fn mma_gemm_limits() {
-    assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), "sm90a.toml:27: tile plain.p 48x64x32: m = 48, but template mma_gemm needs m % (16 * warps_m) = 0: each warp covers whole 16-row mma.sync fragments");
-    assert_one(tc_errors(false, "warps_n = 2\n", "warps_n = 16\n"), "sm90a.toml:27: tile plain.p 64x64x32: n = 64, but template mma_gemm needs n % (8 * warps_n) = 0: each warp covers whole 8-column mma.sync fragments");
-    assert_errors(tc_errors(false, "k = 32\nstages = 2\n", "k = 24\nstages = 2\n"), &["sm90a.toml:27: tile plain.p 64x64x24: k = 24 is not a multiple of 16 (instruction mma16816 is 16x8x16)", "sm90a.toml:27: tile plain.p 64x64x24: k = 24, but template mma_gemm needs k % 16 = 0: a step is whole k16 steps of the contract"]);
-    assert_one(tc_errors(false, "stages = 2\nwarps_m", "stages = 3\nwarps_m"), "sm90a.toml:27: tile plain.p 64x64x32: stages = 3, but template mma_gemm needs 1 <= stages <= 2: mma_gemm loads a step then computes it (1), or keeps the next step's loads in flight in registers (2)");
+    assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), "sm90a.toml:27: tile plain.p 48x64x32: template mma_gemm needs m % (16 * warps_m) == 0 (m = 48, warps_m = 2): each warp covers whole 16-row mma.sync fragments (mma/mma_gemm.toml:30)");
+    assert_one(tc_errors(false, "warps_n = 2\n", "warps_n = 16\n"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs n % (8 * warps_n) == 0 (n = 64, warps_n = 16): each warp covers whole 8-column mma.sync fragments (mma/mma_gemm.toml:34)");
+    // The instruction's shape first, at the key's line; the template's limits are not judged
+    // for a tile the instruction cannot cover.
+    assert_one(tc_errors(false, "k = 32\nstages = 2\n", "k = 24\nstages = 2\n"), "sm90a.toml:32: tile plain.p 64x64x24: k = 24 is not a multiple of 16 (instruction mma16816 is 16x8x16)");
+    assert_one(tc_errors(false, "stages = 2\nwarps_m", "stages = 3\nwarps_m"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs stages in [1, 2] (stages = 3): the template loads a step then computes it (1), or keeps the next step's loads in flight in registers (2) (mma/mma_gemm.toml:42)");
 }
 
 #[test]
@@ -1616,19 +1620,7 @@ fn the_wide_tma_family_needs_a_c_map_for_its_tma_store() {
     );
     assert_eq!(
         errors,
-        ["families.toml:31: family wide: template wgmma_tma_gemm stores C through TMA from args.c_map when flags has bit 1; ABI struct TcGemmArgs has no field `c_map` of type tensor_map bound to c.tensor_map"]
-    );
-}
-
-#[test]
-fn a_grid_must_suit_the_templates_scheduler() {
-    assert_one(
-        tc_errors(true, "grid = \"persistent\"\n", "grid = \"tiles\"\n"),
-        "families.toml:32: family wide: template wgmma_tma_gemm is a wgmma_tma kernel, whose grid is grid = \"persistent\"; the family says grid = \"tiles\" (only templates with a persistent scheduler walk tiles on a persistent grid)",
-    );
-    assert_one(
-        tc_errors(true, "instruction = \"mma16816\"\nstaging = \"operand\"\ngrid = \"tiles\"", "instruction = \"mma16816\"\nstaging = \"operand\"\ngrid = \"persistent\""),
-        "families.toml:54: family plain: template mma_gemm is a mma_gemm kernel, whose grid is grid = \"tiles\"; the family says grid = \"persistent\" (only templates with a persistent scheduler walk tiles on a persistent grid)",
+        ["families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C (wgmma/wgmma_tma_gemm.toml:95); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map"]
     );
 }
 
@@ -1639,7 +1631,7 @@ fn a_tma_family_needs_tensor_map_fields() {
         "  { name = \"b_map\", type = \"tensor_map\", bind = \"b.tensor_map\" },\n",
         "",
     );
-    assert_errors(e, &["families.toml:42: family dec: template mma_decode_tma loads A and B through TMA from args.a_map and args.b_map; ABI struct TcGemmArgs has no field `b_map` of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm loads A and B through TMA from args.a_map and args.b_map; ABI struct TcGemmArgs has no field `b_map` of type tensor_map bound to b.tensor_map"]);
+    assert_errors(e, &["families.toml:39: family dec: template mma_decode_tma reads a tensor map of B (mma/mma_decode_tma.toml:56); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B (wgmma/wgmma_tma_gemm.toml:88); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map"]);
 }
 
 #[test]
@@ -1650,7 +1642,7 @@ fn tc_templates_need_their_instruction_and_16_bit_operands() {
     );
     assert_one(
         tc_errors(true, "instruction = \"mmatma\"", "instruction = \"mma16816\""),
-        "families.toml:43: family dec: template mma_decode_tma needs compute capability >= 9.0 (it loads operands with TMA), but the family's instruction mma16816 exists from 8.0: name an instruction that starts at 9.0 or later",
+        "families.toml:40: family dec: template mma_decode_tma needs compute capability >= 9.0 (it loads operands with TMA), but the family's instruction mma16816 exists from 8.0: name an instruction that starts at 9.0 or later",
     );
     assert_one(
         tc_errors(
@@ -1658,7 +1650,7 @@ fn tc_templates_need_their_instruction_and_16_bit_operands() {
             "variants.nn = [\"bf16.bf16.f32\", \"bf16.f32.f32\"]\n\n[family.dec]",
             "variants.nn = [\"bf16.bf16.f32\", \"f32.f32.f32\"]\n\n[family.dec]",
         ),
-        "families.toml:41: family wide: template wgmma_tma_gemm takes A and B of 2 bytes an element (bf16, f16); the family lists variant nn f32.f32.f32",
+        "families.toml:38: family wide: variant nn f32.f32.f32 takes f32.f32.f32 inputs, but its template wgmma_tma_gemm for contract tc-k16 is defined for bf16, f16 inputs only (its `inputs`): give the variant a family whose template wgmma_tma_gemm for contract tc-k16 takes them",
     );
 }
 
@@ -1666,32 +1658,32 @@ fn tc_templates_need_their_instruction_and_16_bit_operands() {
 fn abi_fields_bind_known_sources_of_their_type_once() {
     assert_one(
         tc_errors(true, "{ name = \"m\", type = \"i32\" }", "{ name = \"m\", type = \"i32\", bind = \"rows_of_c\" }"),
-        "families.toml:22: ABI struct TcGemmArgs: field `m` binds `rows_of_c`, which is not a source of launch arguments; give `bind` one of a.ptr, b.ptr, bias.ptr, c.ptr, a.tensor_map, b.tensor_map, c.tensor_map, m, n, k, lda, ldb, ldc, beta, flags, src, dst, rows, cols, ld_src, ld_dst",
+        "families.toml:29: ABI struct TcGemmArgs: field `m` binds `rows_of_c`, which is not a source of launch arguments; give `bind` one of a.ptr, b.ptr, bias.ptr, c.ptr, a.tensor_map, b.tensor_map, c.tensor_map, m, n, k, lda, ldb, ldc, beta, flags, src, dst, rows, cols, ld_src, ld_dst",
     );
     assert_one(
         tc_errors(true, "{ name = \"m\", type = \"i32\" }", "{ name = \"m\", type = \"i32\", bind = \"a.tensor_map\" }"),
-        "families.toml:22: ABI struct TcGemmArgs: field `m` has type i32 but binds a.tensor_map, a tensor_map value",
+        "families.toml:29: ABI struct TcGemmArgs: field `m` has type i32 but binds a.tensor_map, a tensor_map value",
     );
     assert_one(
         tc_errors(true, "{ name = \"m\", type = \"i32\" }", "{ name = \"m\", type = \"i32\" }, { name = \"rows\", type = \"i32\", bind = \"m\" }"),
-        "families.toml:22: ABI struct TcGemmArgs: field `rows` binds m, which field `m` binds already: each source fills one field",
+        "families.toml:29: ABI struct TcGemmArgs: field `rows` binds m, which field `m` binds already: each source fills one field",
     );
     assert_one(
         tc_errors(true, "{ name = \"m\", type = \"i32\" }", "{ name = \"count\", type = \"i32\" }"),
-        "families.toml:22: ABI struct TcGemmArgs: field `count` has no `bind`, and its name `count` is not a source of launch arguments; give `bind` one of a.ptr, b.ptr, bias.ptr, c.ptr, a.tensor_map, b.tensor_map, c.tensor_map, m, n, k, lda, ldb, ldc, beta, flags, src, dst, rows, cols, ld_src, ld_dst",
+        "families.toml:29: ABI struct TcGemmArgs: field `count` has no `bind`, and its name `count` is not a source of launch arguments; give `bind` one of a.ptr, b.ptr, bias.ptr, c.ptr, a.tensor_map, b.tensor_map, c.tensor_map, m, n, k, lda, ldb, ldc, beta, flags, src, dst, rows, cols, ld_src, ld_dst",
     );
 }
 
 #[test]
 fn unaligned_kernels_are_checked() {
-    assert_one(tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\n"), "sm90a.toml:46: route 1: kernel `dec.d` is a mma_decode_tma kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract tc-k16 for operands off 16 bytes");
+    assert_one(tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\n"), "sm90a.toml:46: route 1: kernel `dec.d` is a mma_decode_tma kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract tc-k16 for operands it cannot take");
     assert_one(
         tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"plain.p\"\nunaligned = \"plain.p\"\n"),
-        "sm90a.toml:46: route 1: unaligned kernel `plain.p` is given, but the route's kernel plain.p is a mma_gemm kernel, which takes operands of any alignment: only routes to kernels that need aligned operands (TMA, cp.async) have an unaligned kernel",
+        "sm90a.toml:46: route 1: unaligned kernel `plain.p` is given, but the route's kernel plain.p is a mma_gemm kernel, which reads A and B with plain loads: only routes to kernels that need aligned operands (TMA, cp.async) have an unaligned kernel",
     );
     assert_one(
         tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\nunaligned = \"wide.w\"\n"),
-        "sm90a.toml:46: route 1: unaligned kernel `wide.w` is a wgmma_tma kernel, which loads A and B through TMA too: name a plain-load kernel (e.g. of template mma_gemm)",
+        "sm90a.toml:46: route 1: unaligned kernel `wide.w` is a wgmma_tma_gemm kernel, which loads A and B through TMA too: name a plain-load kernel (e.g. of template mma_gemm)",
     );
     assert_one(
         tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\nunaligned = \"other.o\"\n"),
@@ -1707,8 +1699,8 @@ fn unaligned_kernels_are_checked() {
     );
     // The unaligned kernel must have every (op, dtype) the route serves.
     let shared = TC_SHARED.replace(
-        "contract = \"tc-k16\"\npolicy = \"tensor-core\"\nabi = \"TcGemmArgs\"\ninstruction = \"mma16816\"\nstaging = \"operand\"\ngrid = \"tiles\"\nvariants.nn = [\"bf16.bf16.f32\", \"bf16.f32.f32\"]",
-        "contract = \"tc-k16\"\npolicy = \"tensor-core\"\nabi = \"TcGemmArgs\"\ninstruction = \"mma16816\"\nstaging = \"operand\"\ngrid = \"tiles\"\nvariants.nn = [\"bf16.bf16.f32\"]",
+        "contract = \"tc-k16\"\npolicy = \"tensor-core\"\nabi = \"TcGemmArgs\"\ninstruction = \"mma16816\"\nvariants.nn = [\"bf16.bf16.f32\", \"bf16.f32.f32\"]",
+        "contract = \"tc-k16\"\npolicy = \"tensor-core\"\nabi = \"TcGemmArgs\"\ninstruction = \"mma16816\"\nvariants.nn = [\"bf16.bf16.f32\"]",
     );
     assert_errors(load(&shared, TC_TIER).unwrap_err(), &["sm90a.toml:46: route 1: unaligned kernel `plain.p` has no nn bf16.f32.f32 variant, which the route serves: family plain does not list it", "sm90a.toml:54: route 2: unaligned kernel `plain.p` has no nn bf16.f32.f32 variant, which the route serves: family plain does not list it"]);
 }
@@ -1719,5 +1711,139 @@ fn the_conversions_unit_name_is_reserved() {
     let tier = TC_TIER
         .replace("\"other\"]", "\"conversions\"]")
         .replace("family = \"other\"", "family = \"conversions\"");
-    assert_one(load(&shared, &tier).unwrap_err(), "families.toml:65: family name `conversions` is reserved: each family compiles to cuda/<tier>/<family>.cu, and conversions.cu holds the conversion kernels");
+    assert_one(load(&shared, &tier).unwrap_err(), "families.toml:56: family name `conversions` is reserved: each family compiles to cuda/<tier>/<family>.cu, and conversions.cu holds the conversion kernels");
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a kind manifest, a contract, an instruction and the hardware table let the specs say.
+
+#[test]
+fn a_family_cannot_claim_a_contract_its_template_does_not_implement() {
+    // fma_gemm implements fma-k256: a family of it labelled fma-pair would let a route switch
+    // by m between kernels of two reduction orders while both report one contract.
+    assert_one(
+        errors_with(
+            true,
+            "template = \"fma_gemm\"\ncontract = \"fma-k256\"",
+            "template = \"fma_gemm\"\ncontract = \"fma-pair\"",
+        ),
+        "families.toml:27: family fma: template fma_gemm implements fma-k256 (on f32, bf16, f16) (fma/fma_gemm.toml); the family says contract fma-pair, which its kernels would not keep: rows of one request could then differ with the batch",
+    );
+}
+
+#[test]
+fn accumulators_a_thread_must_fit_its_registers() {
+    // 16 x 16 f32 accumulators a thread: more than the 255 registers of compute capability 9.0.
+    assert_one(
+        errors_with(
+            false,
+            "stages = 2\nthread_m = 8\nthread_n = 8\n",
+            "stages = 2\nthread_m = 16\nthread_n = 16\n",
+        ),
+        "sm90a.toml:18: tile fma.tiled 128x128x8: each thread keeps 256 f32 accumulators (thread_m * thread_n of template fma_gemm), more than the 255 registers a thread has on compute capability 9.0: spread the tile over more threads (warps, thread tile)",
+    );
+}
+
+#[test]
+fn min_blocks_must_leave_the_registers_the_accumulators_need() {
+    let shared = format!(
+        "{TC_SHARED}\n[family.async]\ntemplate = \"mma_async_gemm\"\ncontract = \"tc-k16\"\npolicy = \"tensor-core\"\nabi = \"TcGemmArgs\"\ninstruction = \"mma16816\"\nvariants.nn = [\"bf16.bf16.f32\"]\n"
+    );
+    let tier = format!(
+        "{}\n[[tile]]\nfamily = \"async\"\nname = \"a\"\nm = 128\nn = 256\nk = 16\nstages = 2\nwarps_m = 2\nwarps_n = 4\nmin_blocks = 3\n",
+        TC_TIER.replace("\"other\"]", "\"other\", \"async\"]")
+    );
+    // 128 x 256 over 2 x 4 warps: 128 accumulators a thread; three blocks of 256 threads leave
+    // 65536 / 768 = 85 registers a thread, 80 in whole granules.
+    assert_one(
+        load(&shared, &tier).unwrap_err(),
+        "sm90a.toml:61: tile async.a 128x256x16: min_blocks = 3 cannot be resident on compute capability 9.0 (hardware.toml:91): 3 blocks of 256 threads leave 80 registers a thread of the SM's 65536, fewer than the tile's 128 f32 accumulators a thread",
+    );
+}
+
+#[test]
+fn an_instruction_takes_only_the_operand_types_it_lists() {
+    let e = tc_errors(
+        true,
+        "[instruction.mma16816]\nshape = { m = 16, n = 8, k = 16 }\nmin_compute_capability = [8, 0]\n",
+        "[instruction.mma16816]\nshape = { m = 16, n = 8, k = 16 }\nmin_compute_capability = [8, 0]\ninputs = [\"f16\"]\n",
+    );
+    // Every bf16 variant of each family on mma16816, at its own line.
+    assert_eq!(e.len(), 3, "{e:?}");
+    assert!(e.contains(&"families.toml:55: family plain: variant nn bf16.bf16.f32 takes bf16.bf16.f32 inputs, but its instruction mma16816 is defined for f16 inputs only (its `inputs`): give the variant a family whose instruction mma16816 takes them".to_string()), "{e:?}");
+    assert!(
+        e.iter()
+            .all(|x| x.contains("its instruction mma16816 is defined for f16 inputs only")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_tf32_family_s_limits_name_its_k8_steps() {
+    let shared = format!(
+        "{TC_SHARED}\n[instruction.mma1688tf32]\nshape = {{ m = 16, n = 8, k = 8 }}\nmin_compute_capability = [8, 0]\ninputs = [\"f32\"]\n\n[contract.tc-tf32-k8]\ndoc = \"TF32 k8 steps\"\ninputs = [\"f32\"]\nk_step = 8\n\n[family.tf32]\ntemplate = \"mma_gemm\"\ncontract = \"tc-tf32-k8\"\npolicy = \"tensor-core\"\nabi = \"TcGemmArgs\"\ninstruction = \"mma1688tf32\"\nvariants.nn = [\"f32.f32.f32\"]\n"
+    );
+    let tier = format!(
+        "{}\n[[tile]]\nfamily = \"tf32\"\nname = \"t\"\nm = 64\nn = 64\nk = 24\nwarps_m = 2\nwarps_n = 2\n",
+        TC_TIER.replace("\"other\"]", "\"other\", \"tf32\"]")
+    );
+    let e = load(&shared, &tier).unwrap_err();
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].starts_with(
+            "sm90a.toml:61: tile tf32.t 64x64x24: template mma_gemm needs k % 16 == 0 (k = 24)"
+        ),
+        "{e:?}"
+    );
+    assert!(e[0].contains("k8 mma.sync steps"), "{e:?}");
+    assert!(!e[0].contains("k16 mma.sync"), "{e:?}");
+}
+
+#[test]
+fn hardware_entries_are_checked_and_located() {
+    let hw = "[[hardware]]\ncompute_capability = [9, 0]\nshared_bytes_per_block = 300000\nshared_bytes_per_sm = 233472\nreserved_shared_bytes_per_block = 1024\nregisters_per_sm = 65536\nregisters_per_block = 65536\nregisters_per_thread = 255\nthreads_per_sm = 2048\nthreads_per_block = 1024\nblocks_per_sm = 32\n";
+    let e = load_sources(&[
+        SpecSource {
+            file: "families.toml".into(),
+            text: SHARED.into(),
+        },
+        SpecSource {
+            file: "hw.toml".into(),
+            text: hw.into(),
+        },
+        SpecSource {
+            file: "sm90a.toml".into(),
+            text: TIER.into(),
+        },
+    ])
+    .unwrap_err();
+    let e: Vec<String> = e.0.iter().map(|e| e.to_string()).collect();
+    assert_eq!(
+        e,
+        ["hw.toml:1: hardware 9.0: shared_bytes_per_block (300000) and its reserved 1024 bytes exceed shared_bytes_per_sm (233472)"]
+    );
+    // A folder's own table replaces the default one: a tier at a capability it lacks is named.
+    let other = hw
+        .replace("[9, 0]", "[8, 0]")
+        .replace("300000", "166912")
+        .replace("233472", "167936");
+    let e = load_sources(&[
+        SpecSource {
+            file: "families.toml".into(),
+            text: SHARED.into(),
+        },
+        SpecSource {
+            file: "hw.toml".into(),
+            text: other,
+        },
+        SpecSource {
+            file: "sm90a.toml".into(),
+            text: TIER.into(),
+        },
+    ])
+    .unwrap_err();
+    assert_eq!(
+        e.0.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+        ["sm90a.toml:1: tier sm90a is compute capability 9.0, which has no [[hardware]] entry (entries: 8.0): add one for it (specs/hardware.toml)"]
+    );
 }

@@ -1,14 +1,13 @@
 // The tail every contract shares: v = acc; v = v + bias[n]; v = fma(beta, C[m, n], v);
-// one rounding to C's dtype at the store. The order is part of the numeric contract.
+// one rounding to C's dtype at the store. The order is part of the numeric contract. The bias
+// bit is the argument struct's (Args::kFlagBias, generated from its `flags` in the specs).
 #pragma once
 #include "common/element.cuh"
-
-constexpr unsigned kGemmFlagBias = 1u;
 
 template <typename TC, typename Args>
 __device__ __forceinline__ void epilogue_store(float acc, int m, int n, const Args& p) {
     float v = acc;
-    if (p.flags & kGemmFlagBias) {
+    if (p.flags & Args::kFlagBias) {
         v = __fadd_rn(v, to_f32(static_cast<const TC*>(p.bias)[n]));
     }
     TC* c = static_cast<TC*>(p.c) + (size_t)m * p.ldc + n;

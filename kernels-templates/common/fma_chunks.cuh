@@ -1,14 +1,14 @@
-// Contract `fma-k256`, shared by every exact kernel: K is cut into chunks of kFmaChunk
-// consecutive k (the last may be shorter). Each chunk is one f32 FMA chain from +0 over
+// Contract `fma-k256`, shared by every exact kernel: K is cut into chunks of kChunk consecutive
+// k (the contract's chunk, 256, delivered in each kernel's config as Cfg::kChunk; the last may
+// be shorter). Each chunk is one f32 FMA chain from +0 over
 // ascending k; the chunk results are added left to right in ascending chunk order
 // (acc = p0; acc = acc + p1; ...), and acc = 0 when K = 0. The cut depends on K alone, so a
 // kernel may reduce chunks in parallel (decode) or in sequence (tiles) and give the same bits.
 #pragma once
 #include "common/timing_perturbation.cuh"
 
-constexpr int kFmaChunk = 256;
-
-__device__ __forceinline__ int fma_chunk_count(int k) { return (k + kFmaChunk - 1) / kFmaChunk; }
+template <int kChunk>
+__device__ __forceinline__ int fma_chunk_count(int k) { return (k + kChunk - 1) / kChunk; }
 
 // Folds chunk `c`'s result into the running total: the contract's left-to-right sum.
 __device__ __forceinline__ float fma_chunk_fold(int c, float total, float partial) {

@@ -5,11 +5,12 @@
 #pragma once
 #include "common/element.cuh"
 
-template <typename From, typename To, int Threads>
-struct ConvertMatrix {
-    static constexpr int kThreads = Threads;
+template <typename From, typename To, typename Cfg>
+struct convert_matrix {
+    static constexpr int kThreads = Cfg::kThreads;
 
-    __device__ static void run(const ConvertArgs& args) {
+    template <typename Args>
+    __device__ static void run(const Args& args) {
         const From* src = static_cast<const From*>(args.src);
         To* dst = static_cast<To*>(args.dst);
         const long long cols = args.cols;

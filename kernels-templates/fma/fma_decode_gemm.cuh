@@ -1,8 +1,8 @@
 // Family `fmadec`, contract `fma-k256` (see common/fma_chunks.cuh), for small m (decode).
 //
-// A few rows of A against a wide B: the work is streaming B. One block covers Tile::M rows and
+// A few rows of A against a wide B: the work is streaming B. One block covers Cfg::M rows and
 // 32 columns (one warp wide, so a warp reads a 128-byte row segment of B for nn); its
-// Tile::K_SPLIT warps reduce K chunks in parallel, one chunk each per round. After a round
+// Cfg::K_SPLIT warps reduce K chunks in parallel, one chunk each per round. After a round
 // the chunk results go to shared memory and are folded in ascending chunk order, which is the
 // contract's order however many warps ran them.
 #pragma once
@@ -10,23 +10,24 @@
 #include "common/epilogue.cuh"
 #include "common/fma_chunks.cuh"
 #include "common/operand_layout.cuh"
-#include "common/tile_config.cuh"
 
-template <typename TAB, typename TC, int OP, typename Tile>
+template <typename TAB, typename TC, int OP, typename Cfg>
 struct fma_decode_gemm {
-    static constexpr int BM = Tile::M, BN = Tile::N, KS = Tile::K_SPLIT;
-    static constexpr int kThreads = BN * KS;
-    static constexpr int kSharedBytes = KS * BM * BN * (int)sizeof(float);
+    static constexpr int BM = Cfg::M, BN = Cfg::N, KS = Cfg::K_SPLIT;
+    static constexpr int kChunk = Cfg::kChunk;  // the contract's K chunk
+    static constexpr int kThreads = Cfg::kThreads;
+    static constexpr int kSharedBytes = Cfg::kSharedBytes;
     // B loads a thread issues together before their FMAs. Measured on the H200 (bench runs
     // af86f82 and 7511e2e): 8 in a batch beat both 32 and a plain unrolled loop.
     static constexpr int kBatch = 8;
     using Layout = OperandLayout<OP>;
 
-    static_assert(BN == 32 && Tile::THREAD_N == 1, "fma_decode_gemm: a block is one warp (32 columns) wide");
-    static_assert(Tile::THREAD_M == BM, "fma_decode_gemm: each thread computes all of the block's rows");
-    static_assert(Tile::K == kFmaChunk, "fma_decode_gemm: tile k must equal the contract's chunk (256)");
-    static_assert(kFmaChunk % kBatch == 0, "fma_decode_gemm: the load batch must divide the chunk");
-    static_assert(KS >= BM, "fma_decode_gemm: k_split must be at least tile m (the fold uses one thread per element)");
+    // The layout against the numbers the generator delivers from the manifest
+    // (fma/fma_decode_gemm.toml): a warp of 32 columns a K chunk, the partials of every warp in
+    // shared memory, whole load batches a chunk, the tier's cap.
+    static_assert(kThreads == BN * KS && BN == 32 && kSharedBytes == KS * BM * BN * (int)sizeof(float) &&
+                      kSharedBytes <= Cfg::kMaxSharedBytes && kChunk % kBatch == 0,
+                  "fma_decode_gemm: its layout does not match the config the generator delivered");
 
     template <typename Args>
     __device__ static void run(const Args& p) {
@@ -39,7 +40,7 @@ struct fma_decode_gemm {
         const int j = blockIdx.y * BN + lane;
         const int rows = min(BM, p.m - m0);
         const bool col_ok = j < p.n;
-        const int chunks = fma_chunk_count(p.k);
+        const int chunks = fma_chunk_count<kChunk>(p.k);
         const int rounds = (chunks + KS - 1) / KS;
         // The folding thread of element (fr, lane) keeps its running total here.
         const int fr = threadIdx.x / BN;
@@ -51,9 +52,9 @@ struct fma_decode_gemm {
 #pragma unroll
             for (int r = 0; r < BM; ++r) part[r] = 0.0f;
             if (c < chunks && col_ok) {
-                const int k0 = c * kFmaChunk;
-                const int k1 = min(k0 + kFmaChunk, p.k);
-                if (k1 - k0 == kFmaChunk) {
+                const int k0 = c * kChunk;
+                const int k1 = min(k0 + kChunk, p.k);
+                if (k1 - k0 == kChunk) {
                     // Issue kBatch loads of B before their FMAs: the B stream is the cost, and
                     // loads in flight are what hide its latency.
                     for (int kb = k0; kb < k1; kb += kBatch) {

@@ -1,9 +1,9 @@
 // Family `fmadecs`, contract `fma-k256` (see common/fma_chunks.cuh), for small m (decode),
 // nn only (A stored [m, k], B stored [k, n]).
 //
-// Like fma_decode_gemm: a block covers Tile::M rows and 32 columns, its Tile::K_SPLIT warps
+// Like fma_decode_gemm: a block covers Cfg::M rows and 32 columns, its Cfg::K_SPLIT warps
 // reduce K chunks in parallel, and the chunk results are folded in ascending chunk order. The
-// difference is how the operands arrive: each warp streams its chunk through Tile::STAGES
+// difference is how the operands arrive: each warp streams its chunk through Cfg::STAGES
 // shared-memory stages, each a slice of kRows k-rows of B ([kRows][32]) and of A
 // ([M][kRows]), copied with cp.async, so several stages per warp are in flight while the FMA
 // chain consumes the oldest. Decode is bound by how many bytes of B are in flight (a register
@@ -14,32 +14,30 @@
 #include "common/fma_chunks.cuh"
 #include "common/operand_layout.cuh"
 #include "common/timing_perturbation.cuh"
-#include "common/tile_config.cuh"
 
-template <typename TAB, typename TC, int OP, typename Tile>
+template <typename TAB, typename TC, int OP, typename Cfg>
 struct fma_decode_staged {
-    static constexpr int BM = Tile::M, BN = Tile::N, KS = Tile::K_SPLIT, S = Tile::STAGES;
+    static constexpr int BM = Cfg::M, BN = Cfg::N, KS = Cfg::K_SPLIT, S = Cfg::STAGES;
+    static constexpr int kChunk = Cfg::kChunk;  // the contract's K chunk
     // k-rows of B in one slice: one per lane.
     static constexpr int kRows = 32;
-    static constexpr int kThreads = BN * KS;
+    static constexpr int kThreads = Cfg::kThreads;
     static constexpr int kSliceElems = kRows * BN;
     static constexpr int kASliceElems = BM * kRows;
     static constexpr int kStageElems = kSliceElems + kASliceElems;
-    static constexpr int kSharedBytes =
-        KS * S * kStageElems * (int)sizeof(TAB) + KS * BM * BN * (int)sizeof(float);
+    static constexpr int kSharedBytes = Cfg::kSharedBytes;
     // 16-byte pieces of one slice row, and elements in a piece.
     static constexpr int kPieceElems = 16 / (int)sizeof(TAB);
     static constexpr int kRowPieces = BN / kPieceElems;
     using Layout = OperandLayout<OP>;
 
-    static_assert(OP == kOpNN, "fma_decode_staged: nn only (A stored [m, k], B stored [k, n])");
-    static_assert(BN == 32 && Tile::THREAD_N == 1, "fma_decode_staged: a block is one warp (32 columns) wide");
-    static_assert(Tile::THREAD_M == BM, "fma_decode_staged: each thread computes all of the block's rows");
-    static_assert(Tile::K == kFmaChunk, "fma_decode_staged: tile k must equal the contract's chunk (256)");
-    static_assert(kFmaChunk % kRows == 0, "fma_decode_staged: slices must divide the chunk");
-    static_assert(S >= 2, "fma_decode_staged: at least two stages, one loading while one is read");
-    static_assert(KS >= BM, "fma_decode_staged: k_split must be at least tile m (the fold uses one thread per element)");
-    static_assert((kRows * kRowPieces) % 32 == 0, "fma_decode_staged: a slice must split evenly over the lanes");
+    // The layout against the numbers the generator delivers from the manifest
+    // (fma/fma_decode_staged.toml): per warp S stages of a B slice and an A slice, then the
+    // partials of every warp; whole slices a chunk, split evenly over the lanes; the tier's cap.
+    static_assert(kThreads == BN * KS && BN == 32 &&
+                      kSharedBytes == KS * S * kStageElems * (int)sizeof(TAB) + KS * BM * BN * (int)sizeof(float) &&
+                      kSharedBytes <= Cfg::kMaxSharedBytes && kChunk % kRows == 0 && (kRows * kRowPieces) % 32 == 0,
+                  "fma_decode_staged: its layout does not match the config the generator delivered");
 
     __device__ __forceinline__ static void cp_async16(void* smem, const void* gmem) {
         const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -105,7 +103,7 @@ struct fma_decode_staged {
         const int j = j0 + lane;
         const int rows = min(BM, p.m - m0);
         const bool col_ok = j < p.n;
-        const int chunks = fma_chunk_count(p.k);
+        const int chunks = fma_chunk_count<kChunk>(p.k);
         const int rounds = (chunks + KS - 1) / KS;
         TAB* mine = stages + warp * S * kStageElems;
         const int fr = threadIdx.x / BN;
@@ -117,8 +115,8 @@ struct fma_decode_staged {
 #pragma unroll
             for (int r = 0; r < BM; ++r) part[r] = 0.0f;
             if (c < chunks) {
-                const int k0 = c * kFmaChunk;
-                const int k1 = min(k0 + kFmaChunk, p.k);
+                const int k0 = c * kChunk;
+                const int k1 = min(k0 + kChunk, p.k);
                 const int nslices = (k1 - k0 + kRows - 1) / kRows;
                 // Prologue: S - 1 stages in flight. Every issue commits a group (empty past
                 // the last slice), so "at most S - 1 groups pending" means slice s arrived.

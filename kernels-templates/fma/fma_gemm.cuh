@@ -1,6 +1,6 @@
 // Family `fma`, contract `fma-k256` (see common/fma_chunks.cuh), for mid-size and large m.
 //
-// Schedule: one block per Tile::M x Tile::N tile of C; each thread owns THREAD_M x THREAD_N
+// Schedule: one block per Cfg::M x Cfg::N tile of C; each thread owns THREAD_M x THREAD_N
 // elements. Operands are widened to f32 into shared memory (A as [K][M], B as [K][N]); with
 // STAGES == 2 the next k-tile is loaded into registers while the current one is used. The
 // chunk partials live in registers; at each chunk end they are folded into f32 totals kept in
@@ -15,16 +15,16 @@
 #include "common/fma_chunks.cuh"
 #include "common/operand_layout.cuh"
 #include "common/timing_perturbation.cuh"
-#include "common/tile_config.cuh"
 
-template <typename TAB, typename TC, int OP, typename Tile>
+template <typename TAB, typename TC, int OP, typename Cfg>
 struct fma_gemm {
-    static constexpr int BM = Tile::M, BN = Tile::N, BK = Tile::K;
-    static constexpr int TM = Tile::THREAD_M, TN = Tile::THREAD_N;
-    static constexpr int kStages = Tile::STAGES;
-    static constexpr int kThreads = (BM / TM) * (BN / TN);
+    static constexpr int BM = Cfg::M, BN = Cfg::N, BK = Cfg::K;
+    static constexpr int TM = Cfg::THREAD_M, TN = Cfg::THREAD_N;
+    static constexpr int kStages = Cfg::STAGES;
+    static constexpr int kChunk = Cfg::kChunk;  // the contract's K chunk
+    static constexpr int kThreads = Cfg::kThreads;
     static constexpr int kStageFloats = BM * BK + BK * BN;
-    static constexpr int kSharedBytes = (kStages * kStageFloats + BM * BN) * (int)sizeof(float);
+    static constexpr int kSharedBytes = Cfg::kSharedBytes;
     static constexpr int kLoadsA = (BM * BK + kThreads - 1) / kThreads;
     static constexpr int kLoadsB = (BK * BN + kThreads - 1) / kThreads;
     // Split placement (two halves BM/2 apart) when a half is a whole float4.
@@ -32,11 +32,13 @@ struct fma_gemm {
     static constexpr bool kSplitN = TN % 8 == 0;
     using Layout = OperandLayout<OP>;
 
-    static_assert(Tile::K_SPLIT == 1, "fma_gemm: reduces K in sequence; k_split must be 1");
-    static_assert(BM % TM == 0 && BN % TN == 0, "fma_gemm: tile m and n must be multiples of thread_m and thread_n");
-    static_assert(kThreads % 32 == 0, "fma_gemm: threads per block must be a multiple of 32");
-    static_assert(kStages == 1 || kStages == 2, "fma_gemm: supports 1 or 2 shared-memory stages");
-    static_assert(kFmaChunk % BK == 0, "fma_gemm: tile k must divide the contract's chunk (256)");
+    // The layout against the numbers the generator delivers from the manifest
+    // (fma/fma_gemm.toml): a thread per thread_m x thread_n micro-tile, the stages of A and B as
+    // f32 then the chunk totals, whole k-tiles a chunk, the tier's cap.
+    static_assert(kThreads == (BM / TM) * (BN / TN) &&
+                      kSharedBytes == (kStages * kStageFloats + BM * BN) * (int)sizeof(float) &&
+                      kSharedBytes <= Cfg::kMaxSharedBytes && kChunk % BK == 0,
+                  "fma_gemm: its layout does not match the config the generator delivered");
 
     __device__ __forceinline__ static int row_of(int ty, int i) {
         if (kSplitM) return i < TM / 2 ? ty * (TM / 2) + i : BM / 2 + ty * (TM / 2) + (i - TM / 2);
@@ -157,7 +159,7 @@ struct fma_gemm {
             for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
         const int tiles = (p.k + BK - 1) / BK;
-        constexpr int kTilesPerChunk = kFmaChunk / BK;
+        constexpr int kTilesPerChunk = kChunk / BK;
         float ra[kLoadsA], rb[kLoadsB];
         if (tiles > 0) {
             load(p, m0, n0, 0, ra, rb);

@@ -24,7 +24,7 @@
 // same layout (a choice from addresses and leading dimensions, uniform over the grid, never from
 // m), which changes the speed, never a bit.
 //
-// Launch: kThreads = 32 * WARPS_M * WARPS_N threads, dynamic shared memory
+// Launch (from the manifest): kThreads = 32 * WARPS_M * WARPS_N threads, dynamic shared memory
 //   kSharedBytes = STAGES * (M * K + K * N) * sizeof(TAB).
 #pragma once
 #include <cstdint>
@@ -32,7 +32,6 @@
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
-#include "common/tc_config.cuh"
 #include "common/timing_perturbation.cuh"
 #include "tc/cp_async.cuh"
 #include "tc/mma_sync.cuh"
@@ -44,38 +43,26 @@ struct mma_async_gemm {
     static constexpr int kWarpsM = Cfg::WARPS_M, kWarpsN = Cfg::WARPS_N;
     static constexpr int WM = BM / kWarpsM, WN = BN / kWarpsN;  // per-warp block
     static constexpr int MI = WM / 16, NI = WN / 8;              // m16 / n8 fragments per warp
-    static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
-    static constexpr int kClusterM = 1;
+    static constexpr int kThreads = Cfg::kThreads;
     static constexpr bool kAKMajor = OperandLayout<OP>::kAContiguousK;
     static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;
     static constexpr bool kTf32 = sizeof(TAB) == 4;  // f32 operands: contract tc-tf32-k8
-    static constexpr int kStepK = kTf32 ? 8 : 16;    // k of one mma.sync
+    static constexpr int kStepK = Cfg::kStepK;       // k of one mma.sync: the contract's step
     static constexpr int kVec = 16 / (int)sizeof(TAB);  // elements a 16-byte chunk
     using Raw = typename std::conditional<kTf32, uint32_t, uint16_t>::type;  // an element's bits
     // A stage of each operand as stored: (rows, bytes a row).
     using ATile = SwizzledRows<kAKMajor ? BM : BK, (kAKMajor ? BK : BM) * (int)sizeof(TAB)>;
     using BTile = SwizzledRows<kBKMajor ? BN : BK, (kBKMajor ? BK : BN) * (int)sizeof(TAB)>;
     static constexpr int kStageBytes = ATile::kBytes + BTile::kBytes;
-    static constexpr int kSharedBytes = kStages * kStageBytes;
+    static constexpr int kSharedBytes = Cfg::kSharedBytes;
 
-    static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half) || __is_same(TAB, float),
-                  "mma_async_gemm: TAB must be __nv_bfloat16, __half or float (TF32, contract tc-tf32-k8)");
-    static_assert(!kTf32 || __is_same(TC, float), "mma_async_gemm: TF32 kernels store f32 C");
-    static_assert(__is_same(TC, __nv_bfloat16) || __is_same(TC, __half) || __is_same(TC, float),
-                  "mma_async_gemm: TC must be __nv_bfloat16, __half or float");
-    static_assert(OP == kOpNN || OP == kOpNT || OP == kOpTN, "mma_async_gemm: OP must be kOpNN, kOpNT or kOpTN");
-    static_assert(BK == 16 || BK == 32 || BK % 64 == 0,
-                  "mma_async_gemm: tile k must be 16, 32 or a multiple of 64 (whole k16 steps in a swizzled row)");
-    static_assert(BM == 16 || BM == 32 || BM % 64 == 0,
-                  "mma_async_gemm: tile m must be 16, 32 or a multiple of 64 (tn stages A's rows of m)");
-    static_assert(BN == 16 || BN == 32 || BN % 64 == 0,
-                  "mma_async_gemm: tile n must be 16, 32 or a multiple of 64 (nn and tn stage B's rows of n)");
-    static_assert(BM % kWarpsM == 0 && WM % 16 == 0, "mma_async_gemm: tile m / warps_m must be a multiple of 16");
-    static_assert(BN % kWarpsN == 0 && WN % 16 == 0,
-                  "mma_async_gemm: tile n / warps_n must be a multiple of 16 (B fragments load in n8 pairs)");
-    static_assert(kThreads <= 1024, "mma_async_gemm: at most 1024 threads (warps_m * warps_n <= 32)");
-    static_assert(kStages >= 2 && kStages <= 8, "mma_async_gemm: stages must be 2..8");
-    static_assert(kSharedBytes <= 232448, "mma_async_gemm: shared memory exceeds the 227 KiB a CTA can have");
+    // The layout against the numbers the generator delivers from the manifest
+    // (mma/mma_async_gemm.toml): the stages of swizzled rows, one warp per fragment block (B
+    // fragments in n8 pairs), the contract's k step, the tier's cap.
+    static_assert(kSharedBytes == kStages * kStageBytes && kSharedBytes <= Cfg::kMaxSharedBytes &&
+                      kThreads == 32 * kWarpsM * kWarpsN && MI * 16 * kWarpsM == BM && NI * 8 * kWarpsN == BN &&
+                      NI % 2 == 0 && kStepK == (kTf32 ? 8 : 16),
+                  "mma_async_gemm: its layout does not match the config the generator delivered");
 
     // Copies a stage of one operand: rows `outer0 ..` (< outer_lim) by elements `inner0 ..`
     // (< inner_lim) of `g` (leading dimension ld) into the swizzled tile at `dst`; zeros outside.

@@ -25,7 +25,6 @@
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
-#include "common/tc_config.cuh"
 #include "common/timing_perturbation.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/smem_sync.cuh"
@@ -37,29 +36,23 @@ struct mma_decode_tma {
     static constexpr int BM = Cfg::M, BN = Cfg::N, BK = Cfg::K, kStages = Cfg::STAGES;
     static constexpr bool kAKMajor = OperandLayout<OP>::kAContiguousK;
     static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;
-    static constexpr int kWarps = BN / 8;  // consumer warps
-    static constexpr int kThreads = 32 * kWarps + 32;
-    static constexpr int kClusterM = 1;
+    static constexpr int kWarps = Cfg::kConsumerWarps;  // consumer warps, 8 columns each
+    static constexpr int kThreads = Cfg::kThreads;
     static constexpr int kABytes = BM * BK * (int)sizeof(TAB);
     static constexpr int kBBytes = BK * BN * (int)sizeof(TAB);
-    static constexpr int kSharedBytes = kStages * (kABytes + kBBytes) + 2 * kStages * 8 + 1024;
+    static constexpr int kSharedBytes = Cfg::kSharedBytes;
 
-    static constexpr int kABoxInner = kAKMajor ? BK : BM, kABoxOuter = kAKMajor ? BM : BK;
-    static constexpr int kBBoxInner = kBKMajor ? BK : BN, kBBoxOuter = kBKMajor ? BN : BK;
-    static constexpr int kSwizzleA = kAKMajor ? 128 : 32;
-    static constexpr int kSwizzleB = kBKMajor ? 128 : 2 * BN;
-
-    static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half),
-                  "mma_decode_tma: TAB must be __nv_bfloat16 or __half (tf32 has its own contract)");
-    static_assert(__is_same(TC, __nv_bfloat16) || __is_same(TC, __half) || __is_same(TC, float),
-                  "mma_decode_tma: TC must be __nv_bfloat16, __half or float");
-    static_assert(OP == kOpNN || OP == kOpNT || OP == kOpTN, "mma_decode_tma: OP must be kOpNN, kOpNT or kOpTN");
-    static_assert(BM == 16, "mma_decode_tma: tile m must be 16 (one m16 fragment)");
-    static_assert(BK == 64, "mma_decode_tma: tile k must be 64 (one 128-byte swizzle row of 16-bit elements)");
-    static_assert(BN == 16 || BN == 32 || BN == 64,
-                  "mma_decode_tma: tile n must be 16, 32 or 64 (a B row of 32, 64 or 128 bytes is one swizzle span)");
-    static_assert(kStages >= 2 && kStages <= 16, "mma_decode_tma: stages must be 2..16");
-    static_assert(kSharedBytes <= 232448, "mma_decode_tma: shared memory exceeds the 227 KiB a CTA can have on sm_90");
+    // The layout against the numbers the generator delivers from the manifest
+    // (mma/mma_decode_tma.toml): the carve of shared memory, one consumer warp per 8 columns
+    // and a producer warp, the boxes the TMA loads and the ldmatrix addressing assume (A and B
+    // as stored: a K-major operand in 128-byte swizzled rows of 64 k), the tier's cap.
+    static_assert(kSharedBytes == kStages * (kABytes + kBBytes) + 2 * kStages * 8 + 1024 &&
+                      kSharedBytes <= Cfg::kMaxSharedBytes && kWarps * 8 == BN && kThreads == 32 * kWarps + 32 &&
+                      Cfg::kABoxInner == (kAKMajor ? BK : BM) && Cfg::kABoxOuter == (kAKMajor ? BM : BK) &&
+                      Cfg::kSwizzleA == (kAKMajor ? 128 : 32) &&
+                      Cfg::kBBoxInner == (kBKMajor ? BK : BN) && Cfg::kBBoxOuter == (kBKMajor ? BN : BK) &&
+                      Cfg::kSwizzleB == (kBKMajor ? 128 : 2 * BN),
+                  "mma_decode_tma: its layout does not match the config the generator delivered");
 
     template <class Args>
     __device__ static void run(const Args& p) {

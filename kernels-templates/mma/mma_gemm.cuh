@@ -13,7 +13,7 @@
 // ascending order, the last padded with zeros; k = 0 leaves it +0 and runs the epilogue alone.
 // Same bits as wgmma_tma_gemm and mma_decode_tma for half operands.
 //
-// Launch: kThreads threads, dynamic shared memory
+// Launch (from the manifest): kThreads threads, dynamic shared memory
 //   kSharedBytes = (M + N) * (K * sizeof(TAB) + 16).
 #pragma once
 #include <cstdint>
@@ -21,7 +21,6 @@
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
-#include "common/tc_config.cuh"
 #include "common/timing_perturbation.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/tc_epilogue.cuh"
@@ -32,29 +31,23 @@ struct mma_gemm {
     static constexpr int kWarpsM = Cfg::WARPS_M, kWarpsN = Cfg::WARPS_N;
     static constexpr int WM = BM / kWarpsM, WN = BN / kWarpsN;  // per-warp block
     static constexpr int MI = WM / 16, NI = WN / 8;              // fragments per warp
-    static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
-    static constexpr int kClusterM = 1;
+    static constexpr int kThreads = Cfg::kThreads;
     static constexpr bool kTf32 = sizeof(TAB) == 4;  // f32 operands: contract tc-tf32-k8
-    static constexpr int kStepK = kTf32 ? 8 : 16;    // k of one mma.sync
+    static constexpr int kStepK = Cfg::kStepK;       // k of one mma.sync: the contract's step
     using Raw = typename std::conditional<kTf32, uint32_t, uint16_t>::type;  // an element's bits
     static constexpr int kLd = BK + 16 / (int)sizeof(TAB);  // shared row length in elements (16 bytes of padding)
-    static constexpr int kSharedBytes = (BM + BN) * kLd * (int)sizeof(TAB);
+    static constexpr int kSharedBytes = Cfg::kSharedBytes;
     static constexpr int kLoadsA = (BM * BK + kThreads - 1) / kThreads;
     static constexpr int kLoadsB = (BK * BN + kThreads - 1) / kThreads;
     using Layout = OperandLayout<OP>;
 
-    static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half) || __is_same(TAB, float),
-                  "mma_gemm: TAB must be __nv_bfloat16, __half or float (TF32, contract tc-tf32-k8)");
-    static_assert(!kTf32 || __is_same(TC, float), "mma_gemm: TF32 kernels store f32 C");
-    static_assert(__is_same(TC, __nv_bfloat16) || __is_same(TC, __half) || __is_same(TC, float),
-                  "mma_gemm: TC must be __nv_bfloat16, __half or float");
-    static_assert(OP == kOpNN || OP == kOpNT || OP == kOpTN, "mma_gemm: OP must be kOpNN, kOpNT or kOpTN");
-    static_assert(BK % 16 == 0, "mma_gemm: tile k must be a multiple of 16 (whole k16 steps)");
-    static_assert(BM % kWarpsM == 0 && WM % 16 == 0, "mma_gemm: tile m / warps_m must be a multiple of 16");
-    static_assert(BN % kWarpsN == 0 && WN % 8 == 0, "mma_gemm: tile n / warps_n must be a multiple of 8");
-    static_assert(kThreads <= 1024, "mma_gemm: at most 1024 threads (warps_m * warps_n <= 32)");
-    static_assert(kStages == 1 || kStages == 2, "mma_gemm: stages must be 1 or 2");
-    static_assert(kSharedBytes <= 232448, "mma_gemm: shared memory exceeds the 227 KiB a CTA can have on sm_90");
+    // The layout against the numbers the generator delivers from the manifest
+    // (mma/mma_gemm.toml): both operands k-contiguous in padded rows, one warp per fragment
+    // block, whole k16 steps (k8 steps of TF32 for f32 operands), the tier's cap.
+    static_assert(kSharedBytes == (BM + BN) * kLd * (int)sizeof(TAB) && kSharedBytes <= Cfg::kMaxSharedBytes &&
+                      kThreads == 32 * kWarpsM * kWarpsN && MI * 16 * kWarpsM == BM && NI * 8 * kWarpsN == BN &&
+                      kStepK == (kTf32 ? 8 : 16) && BK % 16 == 0,
+                  "mma_gemm: its layout does not match the config the generator delivered");
 
     // Element e of a step, placed so that consecutive threads read consecutive addresses.
     __device__ __forceinline__ static void a_coord(int e, int& i, int& kk) {

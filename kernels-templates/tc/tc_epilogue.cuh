@@ -13,13 +13,11 @@
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
 
-// Bit 1 of TcGemmArgs::flags (bit 0 is kGemmFlagBias): C may be written through the tensor map
-// p.c_map (rows = m, columns = n, ld = ldc; box and swizzle from the kernel's kCBox*, kSwizzleC).
-// The host sets it only when C can take TMA (16-byte aligned base, ldc * sizeof(TC) a multiple
-// of 16), from addresses and ldc, never from m. It chooses how C is written, never a value;
-// kernels without a TMA-store epilogue ignore it.
-constexpr unsigned kGemmFlagCTensorMap = 2u;
-
+// Args::kFlagCTensorMap (the `c_tensor_map` bit of the argument struct's `flags` in the specs):
+// C may be written through the tensor map p.c_map (rows = m, columns = n, ld = ldc; box and
+// swizzle from the kernel's kCBox*, kSwizzleC). The host sets it only when C can take TMA
+// (16-byte aligned base, ldc * sizeof(TC) a multiple of 16), from addresses and ldc, never from
+// m. It chooses how C is written, never a value; kernels without a TMA-store epilogue ignore it.
 // Whether a kernel with a TMA-store epilogue writes C through p.c_map: the bit is set and a row
 // of C ends on a 16-byte boundary (n * sizeof(TC) a multiple of 16). A TMA store writes whole
 // 16-byte chunks: where n ends inside one, it would also write the columns n.. of that chunk
@@ -27,7 +25,7 @@ constexpr unsigned kGemmFlagCTensorMap = 2u;
 // the grid, from n alone (never m): it changes no value.
 template <typename TC, typename Args>
 __device__ __forceinline__ bool tc_c_tensor_map(const Args& p) {
-    return (p.flags & kGemmFlagCTensorMap) != 0 && (p.n * (int)sizeof(TC)) % 16 == 0;
+    return (p.flags & Args::kFlagCTensorMap) != 0 && (p.n * (int)sizeof(TC)) % 16 == 0;
 }
 
 template <typename TC> struct alignas(2 * sizeof(TC)) TcPair { TC v[2]; };
@@ -47,7 +45,7 @@ __device__ __forceinline__ void tc_store_pair(const Args& p, int row, int col, f
     if (vec) {
         TC* c = static_cast<TC*>(p.c) + (size_t)row * p.ldc + col;
         float v0 = acc0, v1 = acc1;
-        if (p.flags & kGemmFlagBias) {
+        if (p.flags & Args::kFlagBias) {
             const TC* bias = static_cast<const TC*>(p.bias);
             v0 = __fadd_rn(v0, to_f32(bias[col]));
             v1 = __fadd_rn(v1, to_f32(bias[col + 1]));
@@ -72,11 +70,11 @@ __device__ __forceinline__ void tc_store_pair(const Args& p, int row, int col, f
 // the same operations in the same order. Reads bias only for columns < n and the old C only for
 // rows < m and columns < n; outside, the values are meaningless and must not be stored.
 // The caller guarantees that C's base is pair-aligned and ldc even when beta != 0 (both follow
-// from the conditions of kGemmFlagCTensorMap).
+// from the conditions of Args::kFlagCTensorMap).
 template <typename TC, typename Args>
 __device__ __forceinline__ void tc_epi_pair(const Args& p, int row, int col, float& v0, float& v1) {
     const bool in0 = col < p.n, in1 = col + 1 < p.n;
-    if (p.flags & kGemmFlagBias) {
+    if (p.flags & Args::kFlagBias) {
         const TC* bias = static_cast<const TC*>(p.bias);
         if (in0) v0 = __fadd_rn(v0, to_f32(bias[col]));
         if (in1) v1 = __fadd_rn(v1, to_f32(bias[col + 1]));
@@ -100,7 +98,7 @@ __device__ __forceinline__ void tc_epi_pair(const Args& p, int row, int col, flo
 // nothing loaded) and are never stored.
 template <typename TC, typename Args>
 __device__ __forceinline__ void tc_epi_pair_old(const Args& p, int col, float& v0, float& v1, TC o0, TC o1) {
-    if (p.flags & kGemmFlagBias) {
+    if (p.flags & Args::kFlagBias) {
         const TC* bias = static_cast<const TC*>(p.bias);
         if (col < p.n) v0 = __fadd_rn(v0, to_f32(bias[col]));
         if (col + 1 < p.n) v1 = __fadd_rn(v1, to_f32(bias[col + 1]));

@@ -16,7 +16,7 @@
 //
 // Epilogue, chosen at run time, the same values either way (tc/tc_epilogue.cuh: v = acc;
 // + bias[n]; fma(beta, old C, v) when beta != 0; one rounding):
-//  * flags bit kGemmFlagCTensorMap (2) clear: straight from the accumulators; rows >= m and
+//  * flags bit Args::kFlagCTensorMap clear: straight from the accumulators; rows >= m and
 //    columns >= n are skipped; pairs are stored as vectors when C and ldc are pair-aligned and
 //    the tile lies inside n.
 //  * bit set (the host sets it when C can take TMA: 16-byte aligned base, ldc * sizeof(TC) a
@@ -40,8 +40,9 @@
 //    the buffer (with beta != 0, the wait on the round's load implies it); the kernel's end
 //    waits for all of them.
 //
-// Launch (the generator's entry point): __launch_bounds__(kThreads, 1), dynamic shared memory
-// kSharedBytes, cluster (kClusterM, 1, 1), grid.x a multiple of kClusterM (persistent).
+// Launch (the generator's entry point, from the manifest): __launch_bounds__(kThreads, 1),
+// dynamic shared memory kSharedBytes, cluster (kClusterM, 1, 1), grid.x a multiple of kClusterM
+// (persistent). Every number comes in Cfg (the manifest's parameters and lets, evaluated).
 // Shared memory: kSharedBytes = STAGES * (M*K + K*N) * sizeof(TAB)   (the ring)
 //                             + CONSUMERS * kCRoundBoxes * 64 * 128   (C staging: per consumer,
 //                               kCRoundBoxes boxes of 64 rows x 128 bytes; kCRoundBoxes = 2 when
@@ -59,7 +60,6 @@
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
-#include "common/tc_config.cuh"
 #include "common/timing_perturbation.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/smem_sync.cuh"
@@ -76,7 +76,7 @@ struct wgmma_tma_gemm {
     static constexpr bool kAKMajor = OperandLayout<OP>::kAContiguousK;  // nn, nt: A stored [m, k]
     static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;  // nt: B stored [n, k]
 
-    static constexpr int kThreads = 128 * (1 + kConsumers);
+    static constexpr int kThreads = Cfg::kThreads;
     static constexpr int kABytes = BM * BK * (int)sizeof(TAB);  // one stage of A
     static constexpr int kBBytes = BK * BN * (int)sizeof(TAB);  // one stage of B
     static constexpr int kStageBytes = kABytes + kBBytes;
@@ -84,42 +84,36 @@ struct wgmma_tma_gemm {
 
     // The TMA-store epilogue's box of C (elements of C as stored, inner = contiguous n): one
     // 128-byte swizzled row (64 bf16 / f16 or 32 f32) x one consumer warpgroup's 64 rows.
-    static constexpr int kCBoxInner = 128 / (int)sizeof(TC), kCBoxOuter = 64;
-    static constexpr int kSwizzleC = 128;
+    static constexpr int kCBoxInner = Cfg::kCBoxInner, kCBoxOuter = Cfg::kCBoxOuter;
+    static constexpr int kSwizzleC = Cfg::kSwizzleC;
     static constexpr int kCBoxBytes = kCBoxInner * kCBoxOuter * (int)sizeof(TC);  // 8 KiB
     static constexpr int kCBoxesPerRow = BN / kCBoxInner;                        // boxes across the tile
-    static constexpr int kCRoundBoxes = kCBoxesPerRow % 2 == 0 ? 2 : 1;          // boxes staged per round
+    static constexpr int kCRoundBoxes = Cfg::kCRoundBoxes;                       // boxes staged per round
     static constexpr int kCRounds = kCBoxesPerRow / kCRoundBoxes;
     static constexpr int kCRoundCols = kCRoundBoxes * kCBoxInner;                // columns per round
     static constexpr int kCStageBytes = kCRoundBoxes * kCBoxBytes;               // one consumer's buffer
     static constexpr int kCBytes = kConsumers * kCStageBytes;
+    static constexpr int kSharedBytes = Cfg::kSharedBytes;
 
-    static constexpr int kSharedBytes = kStages * kStageBytes + kCBytes + kBarrierBytes + 1024;
-    static_assert(8 * kConsumers <= 1024 - 1008, "wgmma_tma_gemm: the C-load mbarriers must fit in the alignment slack");
-
-    // Tensor-map boxes (elements of the operand as stored, inner = contiguous) and swizzles (bytes).
-    static constexpr int kABoxInner = 64, kABoxOuter = kAKMajor ? BM : 64;
-    static constexpr int kBBoxInner = 64, kBBoxOuter = kBKMajor ? BN : 64;
-    static constexpr int kSwizzleA = 128, kSwizzleB = 128;
+    // Tensor-map boxes of A and B (elements of the operand as stored, inner = contiguous):
+    // 64 x 64 boxes of 128-byte swizzled rows.
     static constexpr int kABoxes = kAKMajor ? 1 : kConsumers;  // TMA boxes of A per stage
     static constexpr int kBBoxes = kBKMajor ? 1 : BN / 64;     // TMA boxes of B per stage
     static constexpr int kBoxBytes = 64 * 64 * (int)sizeof(TAB);  // one 64 x 64 box (8 KiB)
 
     static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // setmaxnreg, 2 consumers
 
-    static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half),
-                  "wgmma_tma_gemm: TAB must be __nv_bfloat16 or __half (tf32 has its own contract)");
-    static_assert(__is_same(TC, __nv_bfloat16) || __is_same(TC, __half) || __is_same(TC, float),
-                  "wgmma_tma_gemm: TC must be __nv_bfloat16, __half or float");
-    static_assert(OP == kOpNN || OP == kOpNT || OP == kOpTN, "wgmma_tma_gemm: OP must be kOpNN, kOpNT or kOpTN");
-    static_assert(BK == 64, "wgmma_tma_gemm: tile k must be 64 (one 128-byte swizzle row of 16-bit elements)");
-    static_assert(kConsumers == 1 || kConsumers == 2, "wgmma_tma_gemm: consumers must be 1 or 2");
-    static_assert(BM == 64 * kConsumers, "wgmma_tma_gemm: tile m must be 64 * consumers");
-    static_assert(BN % 64 == 0 && BN >= 64 && BN <= 256, "wgmma_tma_gemm: tile n must be 64, 128, 192 or 256");
-    static_assert(kStages >= 2 && kStages <= 8, "wgmma_tma_gemm: stages must be 2..8");
-    static_assert(kClusterM == 1 || kClusterM == 2, "wgmma_tma_gemm: cluster_m must be 1 or 2");
-    static_assert(BN % kCBoxInner == 0 && kCRoundCols % 16 == 0, "wgmma_tma_gemm: C boxes must tile N");
-    static_assert(kSharedBytes <= 232448, "wgmma_tma_gemm: shared memory exceeds the 227 KiB a CTA can have on sm_90");
+    // The layout against the numbers the generator delivers from the manifest
+    // (wgmma/wgmma_tma_gemm.toml): the carve of shared memory below, the boxes the loads and
+    // stores assume, the C-load mbarriers inside the alignment slack, the tier's cap.
+    static_assert(kSharedBytes == kStages * kStageBytes + kCBytes + kBarrierBytes + 1024 &&
+                      kSharedBytes <= Cfg::kMaxSharedBytes && kThreads == 128 * (1 + kConsumers) &&
+                      8 * kConsumers <= 1024 - 1008 &&
+                      Cfg::kABoxInner == 64 && Cfg::kABoxOuter == (kAKMajor ? BM : 64) && Cfg::kSwizzleA == 128 &&
+                      Cfg::kBBoxInner == 64 && Cfg::kBBoxOuter == (kBKMajor ? BN : 64) && Cfg::kSwizzleB == 128 &&
+                      kCBoxInner * (int)sizeof(TC) == 128 && kCBoxOuter == 64 && kSwizzleC == 128 &&
+                      BN % kCBoxInner == 0 && kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0,
+                  "wgmma_tma_gemm: its layout does not match the config the generator delivered");
 
     template <class Args>
     __device__ static void run(const Args& p) {

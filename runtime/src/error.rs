@@ -2,32 +2,11 @@
 //! a call returns one of these.
 
 use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy};
-use crate::tensor_map::TmaProblem;
+use gemm_core::{NotRunnable, Refusal, TierChoiceError, TmaProblem, DIM_MAX};
 use thiserror::Error;
 
 /// Which operand of a GEMM call an error is about.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operand {
-    /// The first GEMM operand.
-    A,
-    /// The second GEMM operand.
-    B,
-    /// The bias vector.
-    Bias,
-    /// The output.
-    C,
-}
-
-impl std::fmt::Display for Operand {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Operand::A => "A",
-            Operand::B => "B",
-            Operand::Bias => "bias",
-            Operand::C => "C",
-        })
-    }
-}
+pub use gemm_core::Operand;
 
 /// Why a call was refused or failed. Each variant's fields are the values its message names;
 /// [`kind`](Self::kind) is a stable name for metrics and logs. New refusals may be added
@@ -49,7 +28,7 @@ pub enum GemmError {
     NotPerturbed { set: &'static str },
     /// The runtime cannot serve the kernel set given to `Context::with_kernels`.
     #[error(transparent)]
-    KernelSet(#[from] crate::kernel_set::KernelSetError),
+    KernelSet(#[from] gemm_core::KernelSetError),
     /// No tier of the specs serves the device.
     #[error("no tier serves device {ordinal} of compute capability {major}.{minor}; the specs define {tiers}")]
     NoTier {
@@ -67,7 +46,7 @@ pub enum GemmError {
         tier: &'static str,
         tier_capability: (u32, u32),
         device_capability: (u32, u32),
-        reason: crate::tier_choice::NotRunnable,
+        reason: NotRunnable,
     },
     /// The driver could not JIT-compile a module of the tier's PTX (a driver older than the
     /// CUDA that wrote the PTX refuses its ISA version).
@@ -208,8 +187,9 @@ pub enum GemmError {
         /// What is missing.
         what: &'static str,
     },
-    /// A kernel's argument struct is an ABI this runtime cannot bind.
-    #[error("kernel argument struct {abi} is not one this runtime binds (GemmArgs, TcGemmArgs)")]
+    /// A kernel's argument struct is not among its set's (a hand-made set; generated sets
+    /// always carry theirs, and `KernelSet::check` refuses one that does not).
+    #[error("kernel argument struct {abi} is not among its kernel set's argument structs")]
     UnknownAbi { abi: &'static str },
     /// The request needs something the cuBLAS modes do not offer.
     #[error("{0} is not supported in the cuBLAS modes")]
@@ -234,7 +214,62 @@ pub enum GemmError {
     },
 }
 
+impl From<TierChoiceError> for GemmError {
+    fn from(e: TierChoiceError) -> Self {
+        match e {
+            TierChoiceError::NoTier {
+                ordinal,
+                major,
+                minor,
+                tiers,
+            } => GemmError::NoTier {
+                ordinal,
+                major,
+                minor,
+                tiers,
+            },
+            TierChoiceError::UnknownTier { name, tiers } => GemmError::UnknownTier { name, tiers },
+            TierChoiceError::TierNotRunnable {
+                tier,
+                tier_capability,
+                device_capability,
+                reason,
+            } => GemmError::TierNotRunnable {
+                tier,
+                tier_capability,
+                device_capability,
+                reason,
+            },
+        }
+    }
+}
+
 impl GemmError {
+    /// The error of a call the planner refused for its shape and types alone.
+    pub(crate) fn refused(
+        refusal: Refusal,
+        tier: &'static str,
+        policy: Policy,
+        op: Op,
+        dtype: DtypeTriple,
+    ) -> GemmError {
+        match refusal {
+            Refusal::DimensionOverflow { dim, value } => GemmError::DimensionOverflow {
+                what: dim,
+                value,
+                max: DIM_MAX,
+            },
+            Refusal::ColumnsTooMany { n, max } => GemmError::ColumnsTooMany { tier, n, max },
+            Refusal::NoRoute => GemmError::NoRoute {
+                tier,
+                policy,
+                op,
+                dtype,
+            },
+            Refusal::UnknownKernel(k) => GemmError::UnknownKernel(k),
+        }
+    }
+
     /// A stable snake_case name of the variant, for metrics and logs (`"columns_too_many"`):
     /// it never changes for a variant, and no two variants share one.
     pub fn kind(&self) -> &'static str {
@@ -402,7 +437,7 @@ pub(crate) mod tests {
                 allocation_base: 0,
                 allocation_bytes: 1,
             },
-            GemmError::KernelSet(crate::KernelSetError::Resources {
+            GemmError::KernelSet(gemm_core::KernelSetError::Resources {
                 set: "s",
                 resources: 0,
                 kernels: 1,
@@ -415,7 +450,7 @@ pub(crate) mod tests {
                 tier: "t",
                 tier_capability: (9, 0),
                 device_capability: (8, 0),
-                reason: crate::tier_choice::NotRunnable::DeviceOlder,
+                reason: NotRunnable::DeviceOlder,
             },
             GemmError::PtxJit {
                 tier: "t",

@@ -58,22 +58,22 @@ impl Context {
                 value: len as u64,
                 max: u64::MAX / std::mem::size_of::<T>() as u64,
             })?;
-        self.cuda.bind_to_thread()?;
+        self.cuda().bind_to_thread()?;
         check_span((ptr, bytes), driver_allocation(ptr))?;
         Ok(ExternalSpan {
-            span: self.registry.register(ptr, bytes),
+            span: self.registry().register(ptr, bytes),
             _p: PhantomData,
         })
     }
 
     /// How many allocations and external spans are registered and live.
     pub fn live_allocations(&self) -> usize {
-        self.registry.live_count()
+        self.registry().live_count()
     }
 
     /// Ends an external registration: views of it are refused from now on.
     pub fn unregister<T: Element>(&self, span: ExternalSpan<T>) {
-        self.registry.release(&span.span);
+        self.registry().release(&span.span);
     }
 }
 

@@ -8,60 +8,15 @@
 //! `OutputDowncast`) next to the GEMM's; all are counted before the first is enqueued.
 
 use crate::context::Context;
+use crate::emit::{describe, RequestFacts};
 use crate::error::GemmError;
-use crate::launch::{describe, Geometry, LaunchArgs, RequestFacts, Target};
+use crate::launch_plan::{plan_gemm, PlanSummary};
+use crate::launcher::{Geometry, NO_CLUSTER};
 use crate::observer::{LaunchKind, Observer};
-use crate::plan::{PlanSummary, Stored};
-use crate::registry::Span;
-use crate::scratch::layout;
-use crate::table::{self, ArgSources, Dtype, KernelRef, RouteHit};
-use crate::ConvertArgs;
-use cudarc::driver::LaunchConfig;
-
-/// A checked operand: its device address, and where that lies in the registry.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Placed {
-    pub address: u64,
-    pub span: Span,
-    /// Byte offset of `address` into `span`.
-    pub offset: u64,
-}
-
-impl Placed {
-    fn target(this: Option<Placed>) -> Option<(Span, u64)> {
-        this.map(|p| (p.span, p.offset))
-    }
-}
-
-/// The operands of a validated request (`None`: no elements, or no bias).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Operands {
-    pub a: Option<Placed>,
-    pub b: Option<Placed>,
-    pub bias: Option<Placed>,
-    pub c: Option<Placed>,
-}
-
-impl Operands {
-    /// The GEMM argument struct's pointer fields and where they point.
-    pub fn targets(&self) -> [Target; 4] {
-        [
-            ("a", Placed::target(self.a)),
-            ("b", Placed::target(self.b)),
-            ("bias", Placed::target(self.bias)),
-            ("c", Placed::target(self.c)),
-        ]
-    }
-}
-
-/// Stored shapes of a request: (rows, cols, ld) of A and B as stored, C's ld, and beta.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct FallbackShape {
-    pub a: (u64, u64, u64),
-    pub b: (u64, u64, u64),
-    pub ldc: u64,
-    pub beta: f32,
-}
+use crate::request::{Operands, Placed, Stored, StoredMatrix};
+use crate::scratch::{layout, ScratchGuard};
+use crate::table::{self, ArgSources, Dtype, KernelRef};
+use gemm_core::Routed;
 
 /// One conversion of the fallback: a `rows x cols` matrix between a request operand and a
 /// scratch region.
@@ -83,25 +38,34 @@ impl Context {
         from: Dtype,
         to: Dtype,
     ) -> Result<&'static table::ConversionInfo, GemmError> {
-        self.kernels
-            .conversion_for(self.tier.id, from, to)
+        self.kernels()
+            .conversion_for(self.tier().id, from, to)
             .ok_or(GemmError::NoConversion {
-                tier: self.tier.name,
+                tier: self.tier().name,
                 from,
                 to,
             })
     }
 
+    /// The fallback's scratch, at least `elements` f32 long (grown unless a graph froze it),
+    /// held by this caller until the guard drops.
+    fn scratch_for(&self, elements: usize) -> Result<ScratchGuard<'_>, GemmError> {
+        self.own
+            .scratch
+            .lock_for(elements, |n| self.alloc::<f32>(n))
+    }
+
     /// Runs (or hands to `observer`) the fallback launches of a validated request whose f32
-    /// route is `hit`. Everything that can refuse (a missing conversion, the observer's
+    /// route is `routed`. Everything that can refuse (a missing conversion, the observer's
     /// capacity, scratch that may not grow, the GEMM's plan) does so before the first launch.
     pub(crate) fn half_fallback<O: Observer>(
         &self,
         observer: &mut O,
-        hit: RouteHit,
+        routed: &Routed,
         facts: RequestFacts,
         ops: &Operands,
-        shape: FallbackShape,
+        shape: Stored,
+        beta: f32,
     ) -> Result<PlanSummary, GemmError> {
         let (ab, c_type) = facts.logical;
         let (m, n, k) = facts.shape;
@@ -113,22 +77,22 @@ impl Context {
         let b_up = ops.b.filter(|_| half_ab);
         let bias_up = ops.bias.filter(|_| half_c);
         let (offsets, total) = layout([
-            a_up.map_or(0, |_| elems(shape.a.0, shape.a.1)),
-            b_up.map_or(0, |_| elems(shape.b.0, shape.b.1)),
+            a_up.map_or(0, |_| elems(shape.a.rows, shape.a.cols)),
+            b_up.map_or(0, |_| elems(shape.b.rows, shape.b.cols)),
             bias_up.map_or(0, |_| n as usize),
             if half_c { elems(m, n) } else { 0 },
         ]);
         let mut steps: Vec<Conversion> = Vec::with_capacity(4);
-        let mut up = |operand: Option<Placed>, (rows, cols, ld): (u64, u64, u64), region, from| {
+        let mut up = |operand: Option<Placed>, s: StoredMatrix, region, from| {
             if let Some(operand) = operand {
                 let info = self.conversion(from, Dtype::F32)?;
                 steps.push(Conversion {
                     kind: LaunchKind::InputUpcast,
                     info,
-                    rows,
-                    cols,
+                    rows: s.rows,
+                    cols: s.cols,
                     operand,
-                    ld,
+                    ld: s.ld,
                     region,
                 });
             }
@@ -136,9 +100,10 @@ impl Context {
         };
         up(a_up, shape.a, offsets[0], ab)?;
         up(b_up, shape.b, offsets[1], ab)?;
-        up(bias_up, (1, n, n), offsets[2], c_type)?;
-        if half_c && shape.beta != 0.0 {
-            up(ops.c, (m, n, shape.ldc), offsets[3], c_type)?;
+        let row = |rows, cols, ld| StoredMatrix { rows, cols, ld };
+        up(bias_up, row(1, n, n), offsets[2], c_type)?;
+        if half_c && beta != 0.0 {
+            up(ops.c, row(m, n, shape.ldc), offsets[3], c_type)?;
         }
         let downcast = match (half_c, ops.c) {
             (true, Some(c)) => Some(Conversion {
@@ -194,21 +159,18 @@ impl Context {
             },
             c: if half_c { region(offsets[3]) } else { ops.c },
         };
+        // Scratch copies are dense: their leading dimension is their column count.
+        let dense = |s: StoredMatrix, upcast: bool| StoredMatrix {
+            ld: if upcast { s.cols } else { s.ld },
+            ..s
+        };
         let stored = Stored {
-            a: (
-                shape.a.0,
-                shape.a.1,
-                if a_up.is_some() { shape.a.1 } else { shape.a.2 },
-            ),
-            b: (
-                shape.b.0,
-                shape.b.1,
-                if b_up.is_some() { shape.b.1 } else { shape.b.2 },
-            ),
+            a: dense(shape.a, a_up.is_some()),
+            b: dense(shape.b, b_up.is_some()),
             ldc: if half_c { n } else { shape.ldc },
             dtypes: (Dtype::F32, Dtype::F32),
         };
-        let plan = self.plan_gemm(hit, (m, n, k), &scratch_ops, stored, shape.beta)?;
+        let plan = plan_gemm(self, routed, (m, n, k), &scratch_ops, stored, beta)?;
         let summary = plan.summary();
         self.function(KernelRef::Gemm(summary.kernel))?;
         for step in &steps {
@@ -244,7 +206,11 @@ impl Context {
         } else {
             (step.cols, step.ld)
         };
-        let args = ConvertArgs::bind(&ArgSources {
+        let abi = self
+            .kernels()
+            .abi(step.info.abi)
+            .ok_or(GemmError::UnknownAbi { abi: step.info.abi })?;
+        let args = (abi.bind)(&ArgSources {
             src: src.address,
             dst: dst.address,
             rows: step.rows as i32,
@@ -253,32 +219,26 @@ impl Context {
             ld_dst: ld_dst as i32,
             ..ArgSources::default()
         });
-        let cfg = LaunchConfig {
-            grid_dim: step.info.grid_for(step.rows * step.cols),
-            block_dim: (step.info.block_threads, 1, 1),
-            shared_mem_bytes: 0,
+        let geometry = Geometry {
+            grid: step.info.grid_for(step.rows * step.cols),
+            block: (step.info.block_threads, 1, 1),
+            shared_bytes: 0,
+            cluster: NO_CLUSTER,
         };
         let kernel = KernelRef::Conversion(step.info.id);
-        let geometry = Geometry::plain(cfg);
-        self.emit(
-            observer,
-            kernel,
-            geometry,
-            LaunchArgs::Convert(args),
-            |args| {
-                describe(
-                    self,
-                    facts,
-                    (step.kind, kernel, (step.info.from, step.info.to)),
-                    &geometry,
-                    args,
-                    &[
-                        ("src", Some((src.span, src.offset))),
-                        ("dst", Some((dst.span, dst.offset))),
-                    ],
-                    &[],
-                )
-            },
-        )
+        self.emit(observer, kernel, geometry, args, |args| {
+            describe(
+                self,
+                facts,
+                (step.kind, kernel, (step.info.from, step.info.to)),
+                &geometry,
+                (abi, args),
+                &[
+                    ("src", Some((src.span, src.offset))),
+                    ("dst", Some((dst.span, dst.offset))),
+                ],
+                &[],
+            )
+        })
     }
 }

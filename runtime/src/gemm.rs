@@ -1,243 +1,30 @@
-//! One GEMM request: validated in full before enqueue, then routed through the generated
-//! dispatch (deterministic mode) or handed to cuBLAS (vendor modes).
+//! One GEMM call: validated in full before enqueue, planned by gemm-core's planner (the route
+//! or the half fallback's, then the kernel and the grid), launched through the observer
+//! (deterministic mode), or handed to cuBLAS (vendor modes).
 
-use crate::buffer::{Mat, MatMut};
-use crate::context::{Context, Mode};
+use crate::context::Context;
 use crate::element::Element;
+use crate::emit::{describe, RequestFacts};
 use crate::error::{GemmError, Operand};
-use crate::fallback::{FallbackShape, Operands, Placed};
-use crate::launch::{describe, RequestFacts};
+use crate::launch_plan::{plan_gemm, GemmPlan, PlanSummary};
 use crate::observer::LaunchKind;
-use crate::plan::{GemmPlan, PlanSummary, Stored};
-use crate::registry::{Span, SpanProblem};
-use crate::table::{self, DtypeTriple, KernelId, KernelRef, Op, Policy};
+use crate::registry::Span;
+use crate::request::{
+    check_operand, dim, Extent, GemmRequest, Launch, Operands, Placed, Stored, StoredMatrix,
+};
+use crate::stream::Mode;
+use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest dimension or leading dimension the kernels accept (dimensions travel as `i32`); the
 /// same limit the spec validation cuts route ranges at.
-pub use gemm_spec::DIM_MAX;
+pub use gemm_core::DIM_MAX;
 
 static VENDOR_CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// How many calls this process has made across the vendor (cuBLAS) boundary.
 pub fn vendor_calls() -> u64 {
     VENDOR_CALLS.load(Ordering::SeqCst)
-}
-
-/// A GEMM in the GEMM view `C[m, n] = sum_k A(m, k) B(k, n) (+ bias[n]) (+ beta C[m, n])`.
-/// `A` is stored `[m, k]` for `nn`/`nt` and `[k, m]` for `tn`; `B` is stored `[k, n]` for
-/// `nn`/`tn` and `[n, k]` for `nt`; `C` is `[m, n]`; every view is row-major with its own
-/// leading dimension.
-pub struct GemmRequest<'a, A: Element, C: Element> {
-    /// Operand layout (`nn`, `tn`, `nt`).
-    pub op: Op,
-    /// Rows of C.
-    pub m: usize,
-    /// Columns of C.
-    pub n: usize,
-    /// Reduction length; 0 runs only the epilogue.
-    pub k: usize,
-    /// A, stored `[m, k]` (`nn`, `nt`) or `[k, m]` (`tn`).
-    pub a: Mat<'a, A>,
-    /// B, stored `[k, n]` (`nn`, `tn`) or `[n, k]` (`nt`).
-    pub b: Mat<'a, A>,
-    /// Optional bias of n elements in C's type, added after the reduction.
-    pub bias: Option<Mat<'a, C>>,
-    /// The output, `[m, n]`.
-    pub c: MatMut<'a, C>,
-    /// 0 overwrites C; otherwise `C = fma(beta, C, result)`.
-    pub beta: f32,
-    /// The policy to route under; `None` takes the context's default
-    /// ([`Context::policy`]). Launch records carry the effective policy.
-    pub policy: Option<Policy>,
-    /// Where the call runs; `None` takes the context's default ([`Context::mode`]). Per
-    /// call, a thread's choice cannot be changed by another thread's `set_mode`.
-    pub mode: Option<Mode>,
-}
-
-impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {
-    /// `C[m, n] = A · B` in the GEMM view of `op`: no bias, beta 0, the context's policy.
-    /// Add the rest with [`with_bias`](Self::with_bias), [`with_beta`](Self::with_beta) and
-    /// [`with_policy`](Self::with_policy).
-    pub fn new(
-        op: Op,
-        (m, n, k): (usize, usize, usize),
-        a: Mat<'a, A>,
-        b: Mat<'a, A>,
-        c: MatMut<'a, C>,
-    ) -> Self {
-        GemmRequest {
-            op,
-            m,
-            n,
-            k,
-            a,
-            b,
-            bias: None,
-            c,
-            beta: 0.0,
-            policy: None,
-            mode: None,
-        }
-    }
-
-    /// The same request with a bias (or none).
-    pub fn with_bias(self, bias: Option<Mat<'a, C>>) -> Self {
-        GemmRequest { bias, ..self }
-    }
-
-    /// The same request with `C = fma(beta, C, result)` (0 overwrites C).
-    pub fn with_beta(self, beta: f32) -> Self {
-        GemmRequest { beta, ..self }
-    }
-
-    /// The same request routed under `policy` instead of the context's default.
-    pub fn with_policy(self, policy: Policy) -> Self {
-        GemmRequest {
-            policy: Some(policy),
-            ..self
-        }
-    }
-
-    /// The same request run in `mode` instead of the context's default. Recording and
-    /// packaging still need `Mode::Deterministic`: a request naming a cuBLAS mode is refused
-    /// by a recording or preparing call (`GemmError::VendorUnsupported`).
-    pub fn with_mode(self, mode: Mode) -> Self {
-        GemmRequest {
-            mode: Some(mode),
-            ..self
-        }
-    }
-}
-
-/// What a call launched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Launch {
-    /// The generated kernel, or `None` for a cuBLAS call or an empty output (m or n is 0).
-    pub kernel: Option<KernelId>,
-    /// The route (1-based, as in the tier's spec file) that chose the kernel.
-    pub rule: u16,
-    /// Launch grid (zeros when nothing was launched).
-    pub grid: (u32, u32, u32),
-    /// Threads a block.
-    pub block: (u32, u32, u32),
-    /// Dynamic shared memory a block, in bytes.
-    pub shared_bytes: u32,
-    /// Whether the call went to cuBLAS.
-    pub vendor: bool,
-    /// Whether the call ran as the half fallback (inputs upcast to f32 scratch, the f32
-    /// kernel in `kernel`, the result downcast into C): the same bits, more launches.
-    pub half_fallback: bool,
-    /// The policy the call routed under (the request's, or the context's default).
-    pub policy: Policy,
-    /// The mode the call ran in (the request's, or the context's default).
-    pub mode: Mode,
-    /// Thread-block cluster of the launch; (1, 1, 1) without clusters.
-    pub cluster: (u32, u32, u32),
-    /// Whether `kernel` is the route's unaligned kernel, run because an operand failed TMA's
-    /// rules (address, leading dimension) or k is 0 for a TMA kernel, or A or B is not 16-byte
-    /// aligned (address or leading dimension) for a cp.async kernel: the same contract, the
-    /// slow path.
-    pub unaligned: bool,
-}
-
-impl Launch {
-    fn none(policy: Policy, mode: Mode) -> Self {
-        Launch {
-            kernel: None,
-            rule: 0,
-            grid: (0, 0, 0),
-            block: (0, 0, 0),
-            shared_bytes: 0,
-            vendor: false,
-            half_fallback: false,
-            policy,
-            mode,
-            cluster: crate::launch::NO_CLUSTER,
-            unaligned: false,
-        }
-    }
-}
-
-/// A checked operand: address range in bytes.
-#[derive(Clone, Copy)]
-pub(crate) struct Extent {
-    start: u64,
-    end: u64,
-}
-
-pub(crate) fn dim(what: &'static str, v: usize) -> Result<u64, GemmError> {
-    let v = v as u64;
-    if v > DIM_MAX {
-        return Err(GemmError::DimensionOverflow {
-            what,
-            value: v,
-            max: DIM_MAX,
-        });
-    }
-    Ok(v)
-}
-
-/// Checks one operand stored as `rows x cols` with leading dimension `ld`; `None` when it
-/// has no elements (then it is never read or written).
-pub(crate) fn check_operand(
-    ctx: &Context,
-    operand: Operand,
-    (span, offset, ld): (&Span, usize, usize),
-    rows: u64,
-    cols: u64,
-    elem: u64,
-) -> Result<Option<Extent>, GemmError> {
-    let ld = dim("leading dimension", ld)?;
-    if rows == 0 || cols == 0 {
-        return Ok(None);
-    }
-    if rows > 1 && ld < cols {
-        return Err(GemmError::LeadingDimension {
-            operand,
-            ld,
-            min: cols,
-        });
-    }
-    match ctx.registry.check(span) {
-        Ok(()) => {}
-        Err(SpanProblem::Foreign) => return Err(GemmError::ForeignAllocation { operand }),
-        Err(SpanProblem::Stale) => {
-            return Err(GemmError::StaleAllocation {
-                operand,
-                id: span.id,
-                generation: span.generation,
-            })
-        }
-    }
-    if span.base == 0 {
-        return Err(GemmError::NullPointer { operand });
-    }
-    let offset_bytes = (offset as u64).saturating_mul(elem);
-    let address = span.base.saturating_add(offset_bytes);
-    if !address.is_multiple_of(elem) {
-        return Err(GemmError::Misaligned {
-            operand,
-            address,
-            align: elem,
-        });
-    }
-    let needed = (rows - 1)
-        .saturating_mul(ld.max(cols))
-        .saturating_add(cols)
-        .saturating_mul(elem);
-    if offset_bytes.saturating_add(needed) > span.bytes {
-        return Err(GemmError::OutOfBounds {
-            operand,
-            offset: offset_bytes,
-            needed,
-            available: span.bytes,
-        });
-    }
-    Ok(Some(Extent {
-        start: address,
-        end: address + needed,
-    }))
 }
 
 impl Context {
@@ -310,32 +97,18 @@ impl Context {
                 }
             }
         }
-        let max_n = self.kernels.max_n(self.tier.id);
-        if n > max_n {
-            return Err(GemmError::ColumnsTooMany {
-                tier: self.tier.name,
-                n,
-                max: max_n,
-            });
-        }
-        let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, table::Dtype::F32);
+        let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, Dtype::F32);
         let policy_from_context = req.policy.is_none();
         let policy = req.policy.unwrap_or_else(|| self.policy_for(req.op, dtype));
         let mode = req.mode.unwrap_or_else(|| self.mode());
-        let no_route = GemmError::NoRoute {
-            tier: self.tier.name,
-            policy,
-            op: req.op,
-            dtype,
-        };
-        // Route first, so a combination without a route fails the same way in every mode. A
-        // half combination no route serves takes the f32 route through the half fallback when
-        // that route's contract is defined for the half inputs (KernelSet::route_or_fallback;
-        // decided by dtype, op and the route's contract, never by m).
-        let (hit, fallback) = self
-            .kernels
-            .route_or_fallback(self.tier.id, policy, req.op, dtype, m, n, k)
-            .ok_or(no_route)?;
+        // Route first (the planner: the tier's max_n, then the route or the half fallback's),
+        // so a combination without a route fails the same way in every mode. Decided by
+        // (policy, op, dtype, n, k) and the route's contract, never by m.
+        let tier = self.tier();
+        let routed = self
+            .kernels()
+            .route(tier.id, policy, req.op, dtype, m, n, k)
+            .map_err(|r| GemmError::refused(r, tier.name, policy, req.op, dtype))?;
         if mode != Mode::Deterministic {
             #[cfg(not(gemm_observer_stripped))]
             if O::ENABLED {
@@ -345,9 +118,6 @@ impl Context {
             }
             return self.vendor_gemm(&req, mode, m, n, k, policy);
         }
-        self.kernels
-            .kernel(hit.kernel)
-            .ok_or(GemmError::UnknownKernel(KernelRef::Gemm(hit.kernel)))?;
         if m == 0 || n == 0 {
             return Ok(Launch::none(policy, mode));
         }
@@ -375,36 +145,39 @@ impl Context {
             policy,
             policy_from_context,
         };
-        let launch_info = |p: PlanSummary| Launch {
-            kernel: Some(p.kernel),
-            rule: hit.rule,
-            grid: p.grid,
-            block: p.block,
-            shared_bytes: p.shared_bytes,
-            vendor: false,
-            half_fallback: fallback,
-            policy,
-            mode,
-            cluster: p.cluster,
-            unaligned: p.unaligned,
-        };
-        if fallback {
-            let shape = FallbackShape {
-                a: (a_rows, a_cols, req.a.ld as u64),
-                b: (b_rows, b_cols, req.b.ld as u64),
-                ldc: req.c.ld as u64,
-                beta: req.beta,
-            };
-            let summary = self.half_fallback(observer, hit, facts, &operands, shape)?;
-            return Ok(launch_info(summary));
-        }
         let stored = Stored {
-            a: (a_rows, a_cols, req.a.ld as u64),
-            b: (b_rows, b_cols, req.b.ld as u64),
+            a: StoredMatrix {
+                rows: a_rows,
+                cols: a_cols,
+                ld: req.a.ld as u64,
+            },
+            b: StoredMatrix {
+                rows: b_rows,
+                cols: b_cols,
+                ld: req.b.ld as u64,
+            },
             ldc: req.c.ld as u64,
             dtypes: (A::DTYPE, C::DTYPE),
         };
-        let plan = self.plan_gemm(hit, (m, n, k), &operands, stored, req.beta)?;
+        let launch_info = |p: PlanSummary| Launch {
+            kernel: Some(p.kernel),
+            rule: routed.hit.rule,
+            grid: p.geometry.grid,
+            block: p.geometry.block,
+            shared_bytes: p.geometry.shared_bytes,
+            vendor: false,
+            half_fallback: routed.half_fallback,
+            policy,
+            mode,
+            cluster: p.geometry.cluster,
+            unaligned: p.unaligned,
+        };
+        if routed.half_fallback {
+            let summary =
+                self.half_fallback(observer, &routed, facts, &operands, stored, req.beta)?;
+            return Ok(launch_info(summary));
+        }
+        let plan = plan_gemm(self, &routed, (m, n, k), &operands, stored, req.beta)?;
         let summary = plan.summary();
         #[cfg(not(gemm_observer_stripped))]
         if O::ENABLED {
@@ -427,6 +200,7 @@ impl Context {
             kernel,
             geometry,
             args,
+            abi,
             maps,
             ..
         } = plan;
@@ -439,7 +213,7 @@ impl Context {
                 facts,
                 what,
                 &geometry,
-                args,
+                (abi, args),
                 &operands.targets(),
                 &maps,
             )
@@ -464,14 +238,14 @@ impl Context {
         if m == 0 || n == 0 {
             return Ok(Launch::none(policy, mode));
         }
-        let dt = |d: table::Dtype| match d {
-            table::Dtype::F32 => Dt::CUDA_R_32F,
-            table::Dtype::Bf16 => Dt::CUDA_R_16BF,
-            table::Dtype::F16 => Dt::CUDA_R_16F,
+        let dt = |d: Dtype| match d {
+            Dtype::F32 => Dt::CUDA_R_32F,
+            Dtype::Bf16 => Dt::CUDA_R_16BF,
+            Dtype::F16 => Dt::CUDA_R_16F,
         };
         let compute = match (mode, A::DTYPE) {
             (Mode::CublasPedantic, _) => Ct::CUBLAS_COMPUTE_32F_PEDANTIC,
-            (_, table::Dtype::F32) => Ct::CUBLAS_COMPUTE_32F_FAST_TF32,
+            (_, Dtype::F32) => Ct::CUBLAS_COMPUTE_32F_FAST_TF32,
             _ => Ct::CUBLAS_COMPUTE_32F,
         };
         // Row-major C[m, n] is column-major C^T[n, m] = B^T A^T: pass B first.
@@ -492,12 +266,13 @@ impl Context {
         let c = req.c.span.base + req.c.offset as u64 * ec;
         let alpha = 1.0f32;
         let beta = req.beta;
-        let blas = match self.blas.get() {
+        let blas = match self.own.blas.get() {
             Some(b) => b,
             None => {
-                let b = cudarc::cublas::CudaBlas::new(self.stream.clone())?;
-                let _ = self.blas.set(b);
-                self.blas
+                let b = cudarc::cublas::CudaBlas::new(self.stream().clone())?;
+                let _ = self.own.blas.set(b);
+                self.own
+                    .blas
                     .get()
                     .ok_or(GemmError::VendorUnsupported("a cuBLAS handle"))?
             }
@@ -555,7 +330,7 @@ impl Context {
         n: u64,
         k: u64,
     ) -> Option<crate::RouteHit> {
-        self.kernels
-            .dispatch(self.tier.id, policy, op, dtype, m, n, k)
+        self.kernels()
+            .dispatch(self.tier().id, policy, op, dtype, m, n, k)
     }
 }

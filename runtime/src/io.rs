@@ -30,7 +30,7 @@ fn range(offset: usize, len: usize, buffer: usize) -> Result<std::ops::Range<usi
 impl Context {
     /// A zeroed buffer of `len` elements.
     pub fn alloc<T: Element>(&self, len: usize) -> Result<DeviceBuffer<T>, GemmError> {
-        let slice = self.stream.alloc_zeros::<T>(len.max(1))?;
+        let slice = self.stream().alloc_zeros::<T>(len.max(1))?;
         Ok(self.wrap(slice, len))
     }
 
@@ -46,7 +46,7 @@ impl Context {
         len: usize,
     ) -> Result<DeviceBuffer<T>, GemmError> {
         // SAFETY: the caller writes every element before it is read (see above).
-        let slice = unsafe { self.stream.alloc::<T>(len.max(1)) }?;
+        let slice = unsafe { self.stream().alloc::<T>(len.max(1)) }?;
         Ok(self.wrap(slice, len))
     }
 
@@ -89,7 +89,8 @@ impl Context {
     ) -> Result<(), GemmError> {
         let r = range(offset, host.len(), buf.len())?;
         if !r.is_empty() {
-            self.stream.memcpy_htod(host, &mut buf.slice.slice_mut(r))?;
+            self.stream()
+                .memcpy_htod(host, &mut buf.slice.slice_mut(r))?;
         }
         Ok(())
     }
@@ -98,7 +99,7 @@ impl Context {
     pub fn download<T: Element>(&self, buf: &DeviceBuffer<T>) -> Result<Vec<T>, GemmError> {
         let mut host = vec![T::default(); buf.len()];
         self.read_at(buf, 0, &mut host)?;
-        self.stream.synchronize()?;
+        self.stream().synchronize()?;
         Ok(host)
     }
 
@@ -115,8 +116,8 @@ impl Context {
         if !r.is_empty() {
             // A copy into pageable memory returns once the copy has completed; into pinned
             // memory it is asynchronous, so wait for it (an event after it, not the stream).
-            self.stream.memcpy_dtoh(&buf.slice.slice(r), host)?;
-            self.stream.record_event(None)?.synchronize()?;
+            self.stream().memcpy_dtoh(&buf.slice.slice(r), host)?;
+            self.stream().record_event(None)?.synchronize()?;
         }
         Ok(())
     }
@@ -125,7 +126,7 @@ impl Context {
     /// target of [`read_at_async`](Self::read_at_async).
     pub fn alloc_pinned<T: Element>(&self, len: usize) -> Result<PinnedHostSlice<T>, GemmError> {
         // SAFETY: every element is written below before the slice is handed out.
-        let mut pinned = unsafe { self.cuda.alloc_pinned::<T>(len.max(1)) }?;
+        let mut pinned = unsafe { self.cuda().alloc_pinned::<T>(len.max(1)) }?;
         pinned.as_mut_slice()?.fill(T::default());
         Ok(pinned)
     }
@@ -141,7 +142,7 @@ impl Context {
     ) -> Result<(), GemmError> {
         let r = range(offset, host.len(), buf.len())?;
         if !r.is_empty() {
-            self.stream.memcpy_dtoh(&buf.slice.slice(r), host)?;
+            self.stream().memcpy_dtoh(&buf.slice.slice(r), host)?;
         }
         Ok(())
     }
@@ -158,7 +159,7 @@ impl Context {
         let from = range(src_offset, len, src.len())?;
         let to = range(dst_offset, len, dst.len())?;
         if len > 0 {
-            self.stream
+            self.stream()
                 .memcpy_dtod(&src.slice.slice(from), &mut dst.slice.slice_mut(to))?;
         }
         Ok(())
@@ -168,17 +169,17 @@ impl Context {
     /// still allocate one element so they have an address).
     fn wrap<T: Element>(&self, slice: CudaSlice<T>, len: usize) -> DeviceBuffer<T> {
         let base = {
-            let (ptr, _sync) = slice.device_ptr(&self.stream);
+            let (ptr, _sync) = slice.device_ptr(self.stream());
             ptr
         };
         let span = self
-            .registry
+            .registry()
             .register(base, (len * std::mem::size_of::<T>()) as u64);
         DeviceBuffer {
             slice,
             len,
             span,
-            registry: self.registry.clone(),
+            registry: self.registry().clone(),
         }
     }
 }

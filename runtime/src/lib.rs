@@ -35,7 +35,7 @@
 //! [`Context::input_grad`], [`Context::lm_head`] and [`Context::gemm`] for any
 //! [`GemmRequest`]. Every op's shape tuple is `(batch, out_features, in_features)` (the
 //! head's is `(batch, vocab, hidden)`); [`Context::served`] lists what the device serves and
-//! [`Context::explain`] the route a shape takes.
+//! [`Context::explain`] the route a shape takes (the same text `gemm-aot explain` prints).
 //!
 //! A call that names no policy takes the context's default, [`DefaultPolicy::ByDtype`]: the
 //! tensor-core kernels (contract `tc-k16`) for bf16 and f16 inputs wherever the tier routes
@@ -107,11 +107,13 @@
 //! ```
 //!
 //! This crate is the last stage of the gemm-aot pipeline, linked by downstream code. Its
-//! build script runs the generator on the specs; this crate embeds what it made: the tier
-//! table with each tier's cubin, the kernel table, the contract table, the argument-ABI
-//! structs and the dispatch `match`. Everything it knows about kernels comes from that
-//! generated code. The free lookups below ([`dispatch`], [`kernel`], [`TIERS`], ...) are this
-//! build's tables, [`KernelSet::shipped`].
+//! build script builds the shipped specs with `gemm_codegen::Builder`, as a downstream crate
+//! builds its own; this crate embeds what it made: the tier table with each tier's cubin, the
+//! kernel, route and contract tables, the argument structs with their binds and the dispatch
+//! `match`. Everything it knows about kernels comes from that generated code; the planning
+//! (route, half fallback, default policy, unaligned kernel, grid, explain) is gemm-core's,
+//! over any set. The free lookups below ([`dispatch`], [`kernel`], [`TIERS`], ...) are this
+//! build's tables, [`shipped`].
 //!
 //! ```
 //! use gemm_runtime::{dispatch, kernel, tier_for_capability, Dtype, DtypeTriple, Op, Policy};
@@ -140,29 +142,36 @@
 
 #![warn(missing_docs)]
 
+// The generated set file names `::gemm_runtime` (as in every crate that includes one).
+extern crate self as gemm_runtime;
+
 mod buffer;
 mod context;
+mod device;
 mod element;
+mod emit;
 mod error;
 mod external;
 mod fallback;
 mod gemm;
 mod io;
-mod kernel_set;
-mod launch;
+mod launch_plan;
+mod launcher;
+mod maps;
 mod modules;
 mod observer;
+mod occupancy;
 mod ops;
 mod package;
-mod persistent;
-mod plan;
 pub mod reference;
 mod registry;
+mod request;
 mod scratch;
 mod served;
+mod shipped;
+mod stream;
 pub mod table;
-mod tensor_map;
-mod tier_choice;
+mod tensor_map_cache;
 mod timer;
 
 /// The cudarc this crate is built on, so a caller uses the same version (its stream, events,
@@ -170,96 +179,47 @@ mod timer;
 pub use cudarc;
 
 pub use buffer::{DeviceBuffer, ExternalSpan, Mat, MatMut};
-pub use context::{Context, DefaultPolicy, Mode};
+pub use context::Context;
 pub use element::Element;
 pub use error::{GemmError, Operand};
-pub use gemm::{vendor_calls, GemmRequest, Launch, DIM_MAX};
-pub use half::{bf16, f16};
-pub use kernel_set::{DispatchFn, KernelSet, KernelSetError, KernelSetParts, TierSelectFn};
-pub use launch::{ArgBlob, LaunchArgs};
-pub use observer::{
-    argument_digest, argument_digest_with_maps, LaunchKind, LaunchRecord, NoObserver, Observer,
-    PointerIdentity, Recorder, TENSOR_MAP_BYTES,
-};
-pub use package::{
-    record_difference, CapturedPackage, Manifest, Package, PackageError, PreparedLaunch, Request,
-};
-pub use registry::Span;
-pub use served::{served, RouteChoice, Served};
-pub use tensor_map::{
-    check_tma, TensorMapBytes, TensorMapKey, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM,
+pub use gemm::{vendor_calls, DIM_MAX};
+pub use gemm_core::{
+    check_tma, DefaultPolicy, DeviceCaps, DispatchFn, ExplainError, Explanation, KernelSet,
+    KernelSetError, KernelSetParts, NotRunnable, Query, Refusal, TensorMapKey, TierChoice,
+    TierChoiceError, TierCode, TierSelection, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM,
     TMA_MAX_STRIDE_BYTES,
 };
-pub use tier_choice::{DeviceCaps, NotRunnable, TierChoice, TierCode, TierSelection};
+pub use half::{bf16, f16};
+pub use observer::{
+    argument_digest, argument_digest_with_maps, LaunchKind, LaunchRecord, NoObserver, Observer,
+    PointerIdentity, PreparedLaunch, Recorder, TENSOR_MAP_BYTES,
+};
+pub use package::{record_difference, CapturedPackage, Manifest, Package, PackageError, Request};
+pub use registry::Span;
+pub use request::{GemmRequest, Launch};
+pub use served::{served, Served};
+pub use shipped::{
+    contract_of, contract_takes, conversion, conversion_for, kernel, max_n, resources, shipped,
+    tier_by_name, tier_for_capability,
+};
+pub use stream::Mode;
+pub use table::{
+    AbiFieldInfo, AbiFlagInfo, AbiInfo, ArgBytes, ArgSources, ContractInfo, ConversionId,
+    ConversionInfo, ConversionKind, Dtype, DtypeTriple, FieldKind, GridKind, KernelId, KernelInfo,
+    KernelRef, KernelResources, ModuleInfo, Op, OperandPath, Policy, PtxModule, RouteHit,
+    RouteInfo, TensorMap, TensorMapPlan, TierId, TierInfo, TierPtx, TileShape,
+};
+pub use tensor_map_cache::TensorMapBytes;
 pub use timer::Timer;
 
-/// Code generated from the specs at build time (`@generated`; see `build.rs`).
-#[allow(clippy::all)]
-pub mod generated {
-    use crate::table::*;
+// The shipped set, built from the specs by build.rs with gemm_codegen::Builder, like any
+// downstream set (`@generated`): `pub static SHIPPED: KernelSet` and its tables' module.
+include!(concat!(env!("OUT_DIR"), "/shipped_kernels.rs"));
 
-    /// The embedded cubin of one compile unit of a tier (a family, or `conversions`), from
-    /// the build script's output.
-    macro_rules! cubin {
-        ($tier:literal, $module:literal) => {
-            include_bytes!(concat!(
-                env!("OUT_DIR"),
-                "/gemm-aot/cubins/",
-                $tier,
-                "/",
-                $module,
-                ".cubin"
-            ))
-        };
-    }
-
-    /// The embedded PTX of one compile unit of a portable tier (empty without cubins).
-    macro_rules! ptx {
-        ($tier:literal, $module:literal) => {
-            include_str!(concat!(
-                env!("OUT_DIR"),
-                "/gemm-aot/cubins/",
-                $tier,
-                "/",
-                $module,
-                ".ptx"
-            ))
-        };
-    }
-
-    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/abi.rs"));
-    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/kernels.rs"));
-    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/dispatch.rs"));
-    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/resources.rs"));
-    include!(concat!(env!("OUT_DIR"), "/gemm-aot/rust/ptx.rs"));
-    // (ABI struct, layout) of every argument struct this runtime binds (see `build.rs`).
-    include!(concat!(env!("OUT_DIR"), "/abi_layouts.rs"));
-
-    /// The tables above as one set: [`KernelSet::shipped`](crate::KernelSet::shipped).
-    pub static SHIPPED: crate::KernelSet = crate::KernelSet::from_parts(crate::KernelSetParts {
-        name: "gemm-runtime (shipped specs)",
-        tiers: &TIERS,
-        contracts: &CONTRACTS,
-        kernels: &KERNELS,
-        conversions: &CONVERSIONS,
-        resources: &RESOURCES,
-        cubins_present: CUBINS_PRESENT,
-        timing_perturbation: TIMING_PERTURBATION,
-        abi_layouts: &ABI_LAYOUTS,
-        ptx: &TIER_PTX,
-        dispatch,
-        tier_for_capability,
-    });
-}
-
+/// The shipped set's generated tables and argument structs (`@generated` from the specs at
+/// build time; see `build.rs`).
+pub use __gemm_kernels_shipped as generated;
 pub use generated::{
-    bind_abi, dispatch, ConvertArgs, GemmArgs, TcGemmArgs, CONTRACTS, CONVERSIONS, CUBINS_PRESENT,
-    KERNELS, RESOURCES, TIERS, TIER_PTX,
-};
-pub use table::{
-    contract_of, contract_takes, conversion, conversion_for, kernel, resources, tier_by_name,
-    tier_for_capability, ArgSources, BoundArgs, ContractInfo, ConversionId, ConversionInfo,
-    ConversionKind, Dtype, DtypeTriple, GridKind, KernelId, KernelInfo, KernelRef, KernelResources,
-    ModuleInfo, Op, Policy, PtxModule, RouteHit, TensorMap, TensorMapPlan, TierId, TierInfo,
-    TierPtx, TileParams, TileShape,
+    dispatch, ABIS, CONTRACTS, CONVERSIONS, CUBINS_PRESENT, KERNELS, RESOURCES, ROUTES, TIERS,
+    TIER_PTX,
 };

@@ -5,10 +5,9 @@
 //! new stream loads nothing and a server's workers do not each hold a copy of every cubin.
 
 use crate::error::GemmError;
-use crate::kernel_set::KernelSet;
 use crate::table::{KernelRef, TierInfo};
-use crate::tier_choice::TierCode;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use gemm_core::{KernelSet, TierCode};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};

@@ -7,8 +7,9 @@
 //! recording and refuses, before anything is launched, a request that would exceed it.
 
 use crate::error::GemmError;
-use crate::table::{Dtype, KernelRef, Op, Policy, TierId};
-use crate::tensor_map::TensorMapKey;
+use crate::registry::Span;
+use crate::table::{ArgBytes, Dtype, KernelRef, Op, Policy, TierId};
+use gemm_core::TensorMapKey;
 
 /// What a launch does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -78,7 +79,24 @@ pub trait Observer {
     /// Called after each launch was enqueued.
     fn record(&mut self, record: LaunchRecord);
     /// Called instead of launching when `DEFERS` is true.
-    fn defer(&mut self, _launch: crate::package::PreparedLaunch) {}
+    fn defer(&mut self, _launch: PreparedLaunch) {}
+}
+
+/// One launch, prepared but not enqueued: its record, its exact argument bytes, and the
+/// registered allocations its pointers point into (checked again before capture and replay).
+#[derive(Clone, Debug)]
+pub struct PreparedLaunch {
+    /// What the launch would record.
+    pub record: LaunchRecord,
+    /// Its argument struct's bytes.
+    pub args: ArgBytes,
+    /// The registered spans its pointers point into (checked again before capture and replay).
+    pub spans: Vec<Span>,
+    /// Whether the launch took its policy from the context's default (its request named
+    /// none): capture and replay then refuse a context whose default is no longer
+    /// `record.policy` (`PackageError::PolicyChanged`). A request's own policy is what its
+    /// record holds, whatever the context's default.
+    pub policy_from_context: bool,
 }
 
 /// Records nothing; the default for every call. With it the launch path has no observer code at
@@ -158,7 +176,7 @@ fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
 }
 
 /// Digest of an argument struct's bytes in which each pointer field (name, byte offset, from
-/// the generated `POINTER_FIELDS`) is replaced by the identity of what it points into: equal for
+/// its argument struct's [`AbiInfo::pointer_fields`](crate::AbiInfo::pointer_fields)) is replaced by the identity of what it points into: equal for
 /// the same work at other addresses, different at another offset, allocation or scalar.
 pub fn argument_digest(
     bytes: &[u8],
@@ -214,7 +232,7 @@ pub fn argument_digest_with_maps(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::GemmArgs;
+    use crate::generated::GemmArgs;
 
     fn args(a: u64, c: u64, m: i32, beta: f32) -> GemmArgs {
         GemmArgs {
@@ -235,28 +253,29 @@ mod tests {
 
     /// Identities for allocations A (id 1) at `a_base` and C (id 2) at `c_base`, B (id 3).
     fn digest_of(args: &GemmArgs, a_base: u64, c_base: u64, generation: u64) -> u64 {
-        argument_digest(
-            &args.to_bytes(),
-            GemmArgs::POINTER_FIELDS,
-            |name| match name {
-                "a" => PointerIdentity {
-                    allocation: 1,
-                    generation,
-                    offset: args.a - a_base,
-                },
-                "c" => PointerIdentity {
-                    allocation: 2,
-                    generation: 1,
-                    offset: args.c - c_base,
-                },
-                "b" => PointerIdentity {
-                    allocation: 3,
-                    generation: 1,
-                    offset: 0,
-                },
-                _ => PointerIdentity::default(),
+        let info = crate::generated::ABIS
+            .iter()
+            .find(|a| a.name == "GemmArgs")
+            .expect("the shipped specs declare GemmArgs");
+        let pointers: Vec<(&str, usize)> = info.pointer_fields().collect();
+        argument_digest(&args.to_bytes(), &pointers, |name| match name {
+            "a" => PointerIdentity {
+                allocation: 1,
+                generation,
+                offset: args.a - a_base,
             },
-        )
+            "c" => PointerIdentity {
+                allocation: 2,
+                generation: 1,
+                offset: args.c - c_base,
+            },
+            "b" => PointerIdentity {
+                allocation: 3,
+                generation: 1,
+                offset: 0,
+            },
+            _ => PointerIdentity::default(),
+        })
     }
 
     #[test]

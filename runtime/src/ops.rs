@@ -21,7 +21,7 @@ use crate::buffer::{Mat, MatMut};
 use crate::context::Context;
 use crate::element::Element;
 use crate::error::GemmError;
-use crate::gemm::{GemmRequest, Launch};
+use crate::request::{GemmRequest, Launch};
 use crate::table::Op;
 
 impl<'a, A: Element, C: Element> GemmRequest<'a, A, C> {

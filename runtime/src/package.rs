@@ -5,13 +5,15 @@
 //! Capture and replay are refused when the world changed: another context or stream, an
 //! allocation freed or replaced, the mode or policy changed, a count that is not exact.
 
-use crate::context::{Context, DefaultPolicy, Mode};
+use crate::context::Context;
 use crate::error::GemmError;
-use crate::launch::{Geometry, LaunchArgs, NO_CLUSTER};
-use crate::observer::{LaunchRecord, Observer, Recorder};
-use crate::registry::{Span, SpanProblem};
+use crate::launcher::{Geometry, NO_CLUSTER};
+use crate::observer::{LaunchRecord, Observer, PreparedLaunch, Recorder};
+use crate::registry::SpanProblem;
+use crate::stream::Mode;
 use crate::table::{Dtype, DtypeTriple, Policy};
-use cudarc::driver::{sys, CudaGraph, LaunchConfig};
+use cudarc::driver::{sys, CudaGraph};
+use gemm_core::DefaultPolicy;
 use thiserror::Error;
 
 /// A request that can run eagerly, be recorded, and be prepared into a package: the same
@@ -25,23 +27,6 @@ pub trait Request {
     /// Makes the request's GEMM calls on `ctx`, passing `observer` to each
     /// (`Context::gemm_observed`).
     fn run<O: Observer>(&mut self, ctx: &Context, observer: &mut O) -> Result<(), GemmError>;
-}
-
-/// One launch, prepared but not enqueued: its record, its exact argument bytes, and the
-/// registered allocations its pointers point into (checked again before capture and replay).
-#[derive(Clone, Debug)]
-pub struct PreparedLaunch {
-    /// What the launch would record.
-    pub record: LaunchRecord,
-    /// Its argument struct.
-    pub args: LaunchArgs,
-    /// The registered spans its pointers point into (checked again before capture and replay).
-    pub spans: Vec<Span>,
-    /// Whether the launch took its policy from the context's default (its request named
-    /// none): capture and replay then refuse a context whose default is no longer
-    /// `record.policy` ([`PackageError::PolicyChanged`]). A request's own policy is what its
-    /// record holds, whatever the context's default.
-    pub policy_from_context: bool,
 }
 
 /// The ordered launch records of one eager run of a request, with the world it ran in
@@ -254,7 +239,7 @@ pub fn record_difference(recorded: &LaunchRecord, prepared: &LaunchRecord) -> Op
 
 impl Context {
     fn stream_token(&self) -> u64 {
-        self.stream.cu_stream() as u64
+        self.stream().cu_stream() as u64
     }
 
     /// Runs `request` eagerly and records its launches (at most `capacity`).
@@ -289,7 +274,7 @@ impl Context {
             return Err(PackageError::Empty);
         }
         Ok(Manifest {
-            context: self.registry.token(),
+            context: self.registry().token(),
             stream: self.stream_token(),
             mode: self.mode(),
             policy: self.policy(),
@@ -353,7 +338,7 @@ impl Package {
     /// (a launch whose request names its own policy is compared with that one, when the
     /// package is prepared).
     fn check_world(&self, ctx: &Context) -> Result<(), PackageError> {
-        if ctx.registry.token() != self.context {
+        if ctx.registry().token() != self.context {
             return Err(PackageError::WrongContext);
         }
         if ctx.stream_token() != self.stream {
@@ -385,7 +370,7 @@ impl Package {
         self.check_world(ctx)?;
         for (i, launch) in self.launches.iter().enumerate() {
             for span in &launch.spans {
-                match ctx.registry.check(span) {
+                match ctx.registry().check(span) {
                     Ok(()) => {}
                     Err(SpanProblem::Foreign) => return Err(PackageError::WrongContext),
                     Err(SpanProblem::Stale) => {
@@ -415,14 +400,12 @@ impl Package {
         for launch in &self.launches {
             let r = &launch.record;
             let geometry = Geometry {
-                cfg: LaunchConfig {
-                    grid_dim: r.grid,
-                    block_dim: r.block,
-                    shared_mem_bytes: r.shared_bytes,
-                },
+                grid: r.grid,
+                block: r.block,
+                shared_bytes: r.shared_bytes,
                 cluster: r.cluster,
             };
-            if let Err(e) = ctx.launch_args(r.kernel, geometry, &launch.args) {
+            if let Err(e) = ctx.launch_bytes(r.kernel, geometry, &launch.args) {
                 failure = Some(e.into());
                 break;
             }
@@ -439,6 +422,7 @@ impl Package {
         self.verify_graph(ctx, &graph)?;
         // A graph whose nodes point into the fallback's scratch freezes it while alive.
         let scratch_pin = ctx
+            .own
             .scratch
             .current()
             .filter(|s| {
@@ -446,7 +430,7 @@ impl Package {
                     .iter()
                     .any(|l| l.spans.iter().any(|x| x.id == s.id))
             })
-            .map(|_| ctx.scratch.pin());
+            .map(|_| ctx.own.scratch.pin());
         Ok(CapturedPackage {
             package: self.clone(),
             graph,
@@ -510,12 +494,12 @@ impl Package {
             }
             // SAFETY: every generated kernel takes one by-value argument struct; the driver's
             // parameter array holds one pointer to its bytes, as long as the package's.
-            let expected = launch.args.to_bytes();
+            let expected = launch.args.bytes();
             let bytes = unsafe {
                 let first = *p.kernelParams;
                 std::slice::from_raw_parts(first as *const u8, expected.len())
             };
-            if bytes != expected.as_slice() {
+            if bytes != expected {
                 return Err(mismatch("argument bytes differ from the package".into()));
             }
         }

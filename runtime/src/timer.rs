@@ -39,9 +39,9 @@ impl Context {
     pub fn timer(&self) -> Result<Timer, GemmError> {
         let flags = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         Ok(Timer {
-            start: self.cuda.new_event(flags)?,
-            stop: self.cuda.new_event(flags)?,
-            stream: self.stream.clone(),
+            start: self.cuda().new_event(flags)?,
+            stop: self.cuda().new_event(flags)?,
+            stream: self.stream().clone(),
         })
     }
 

@@ -2,14 +2,13 @@
 //! same route as the spec model's first-match evaluator at every route boundary, ids are
 //! consistent, cubins are present and loadable-looking, and tiers serve the right devices.
 
+use gemm_runtime::generated::{GemmArgs, TcGemmArgs};
 use gemm_runtime::*;
 use std::path::Path;
 
 fn specs() -> gemm_spec::SpecSet {
     // Tests run from the crate folder; the shipped specs sit beside it.
-    gemm_spec::load_dir(Path::new("../specs"))
-        .expect("shipped specs validate")
-        .specs
+    gemm_codegen::pipeline::load_specs(Path::new("../specs")).expect("shipped specs validate")
 }
 
 fn probe_values(ranges: impl Iterator<Item = gemm_spec::DimRange>) -> Vec<u64> {
@@ -118,22 +117,17 @@ fn ids_and_ranges_are_consistent() {
     assert_eq!(RESOURCES.len(), KERNELS.len());
 }
 
-/// A kernel needs aligned operands exactly when its family's kind copies A and B in 16-byte
-/// chunks without TMA (cp.async); every route to one names an unaligned kernel of its contract
+/// A kernel needs aligned operands exactly when its template's manifest says it copies A and B
+/// in 16-byte cp.async chunks; every route to one names an unaligned kernel of its contract
 /// that takes any alignment.
 #[test]
 fn cp_async_kernels_need_aligned_operands_and_their_routes_have_an_unaligned_kernel() {
     let s = specs();
     let mut aligned = 0;
     for k in KERNELS.iter() {
-        let kind = s.families[k.family].kind;
-        let want = if kind.operand_alignment().is_some() && !kind.uses_tma() {
-            16
-        } else {
-            0
-        };
-        assert_eq!(k.operand_align, want, "{}", k.name);
-        if want == 0 {
+        let kind = &s.families[k.family].kind;
+        assert_eq!(k.operands, kind.operands, "{}", k.name);
+        if k.operands.alignment() == 0 {
             continue;
         }
         aligned += 1;
@@ -146,7 +140,7 @@ fn cp_async_kernels_need_aligned_operands_and_their_routes_have_an_unaligned_ker
                 continue;
             }
             let u = hit.unaligned.and_then(kernel).expect("an unaligned kernel");
-            assert_eq!(u.operand_align, 0, "{}", u.name);
+            assert_eq!(u.operands, OperandPath::Loads, "{}", u.name);
             assert!(u.tensor_maps.is_empty(), "{}", u.name);
             assert_eq!(u.contract, k.contract);
         }
@@ -155,46 +149,40 @@ fn cp_async_kernels_need_aligned_operands_and_their_routes_have_an_unaligned_ker
     assert!(aligned > 0);
 }
 
-/// Each kernel's tile parameters are those of its family's kind, with the spec tile's numbers.
+/// Each kernel's template and tile parameters are its family's kind's, with the spec tile's
+/// values in the manifest's order (defaults filled in), and its launch shape is what the
+/// manifest derives.
 #[test]
 fn tile_params_follow_the_family_kind() {
-    use gemm_spec::TileKind as K;
     let s = specs();
     for k in KERNELS.iter() {
-        let kind = s.families[k.family].kind;
-        let spec_tile = s
+        let family = &s.families[k.family];
+        assert_eq!(k.template, family.kind.template, "{}", k.name);
+        let tier = s
             .tiers
             .iter()
             .find(|t| t.name == TIERS[k.tier.0 as usize].name)
-            .and_then(|t| {
-                t.tiles
-                    .iter()
-                    .find(|x| x.family == k.family && x.name == k.tile.name)
-            })
+            .unwrap();
+        let spec_tile = tier
+            .tiles
+            .iter()
+            .find(|x| x.family == k.family && x.name == k.tile.name)
             .unwrap_or_else(|| panic!("{}: no spec tile {}", k.name, k.tile.name));
-        let ok = match (kind, k.tile.params, &spec_tile.params) {
-            (K::Scalar, TileParams::Scalar { .. }, _) => true,
-            (K::WgmmaTma, TileParams::WgmmaTma { .. }, _) => true,
-            (K::MmaDecodeTma, TileParams::MmaDecodeTma, _) => true,
-            (
-                K::MmaGemm,
-                TileParams::MmaGemm { warps_m, warps_n },
-                gemm_spec::TileParams::MmaGemm(p),
-            ) => (warps_m, warps_n) == (p.warps_m, p.warps_n),
-            (
-                K::MmaAsync,
-                TileParams::MmaAsync {
-                    warps_m,
-                    warps_n,
-                    min_blocks,
-                },
-                gemm_spec::TileParams::MmaAsync(p),
-            ) => {
-                (warps_m, warps_n, min_blocks) == (p.warps_m, p.warps_n, p.min_blocks.unwrap_or(0))
-            }
-            _ => false,
-        };
-        assert!(ok, "{}: {:?} for kind {kind:?}", k.name, k.tile.params);
+        let params: Vec<(&str, u32)> = spec_tile
+            .params
+            .iter()
+            .map(|(n, v)| (n.as_str(), *v))
+            .collect();
+        assert_eq!(k.tile.params, params.as_slice(), "{}", k.name);
+        let names: Vec<&str> = family.kind.params.iter().map(|p| p.name.as_str()).collect();
+        let table_names: Vec<&str> = k.tile.params.iter().map(|(n, _)| *n).collect();
+        assert_eq!(table_names, names, "{}", k.name);
+        let d = s.derive(tier, spec_tile, k.op, k.dtype).unwrap().unwrap();
+        assert_eq!(k.block_threads, d.threads, "{}", k.name);
+        assert_eq!(k.shared_bytes as u64, d.shared_bytes, "{}", k.name);
+        assert_eq!(k.cluster, (d.cluster, 1, 1), "{}", k.name);
+        assert_eq!(k.min_blocks, d.min_blocks.unwrap_or(0), "{}", k.name);
+        assert_eq!(k.grid, family.kind.grid, "{}", k.name);
     }
 }
 
@@ -391,8 +379,10 @@ fn abi_bytes_follow_the_declared_layout() {
     );
     assert_eq!(i32::from_ne_bytes(bytes[32..36].try_into().unwrap()), 7);
     assert_eq!(f32::from_ne_bytes(bytes[56..60].try_into().unwrap()), 1.0);
-    let ptrs: Vec<&str> = GemmArgs::POINTER_FIELDS.iter().map(|p| p.0).collect();
+    let info = ABIS.iter().find(|a| a.name == "GemmArgs").unwrap();
+    let ptrs: Vec<&str> = info.pointer_fields().map(|p| p.0).collect();
     assert_eq!(ptrs, ["a", "b", "bias", "c"]);
+    assert_eq!(info.size as usize, GemmArgs::SIZE);
 }
 
 #[test]
@@ -404,19 +394,21 @@ fn the_widest_n_a_tier_takes_is_the_same_for_every_batch_size() {
         let want = tier
             .tiles
             .iter()
-            .filter(|t| specs.families[&t.family].grid == gemm_spec::GridKind::Tiles)
+            .filter(|t| specs.families[&t.family].grid() == gemm_spec::GridKind::Tiles)
             .map(|t| 65535 * t.n as u64)
             .min()
             .unwrap_or(u64::MAX);
-        assert_eq!(table::max_n(TierId(i as u16)), want, "{}", tier.name);
+        assert_eq!(max_n(TierId(i as u16)), want, "{}", tier.name);
         assert!(want >= 65535 * 32, "{}: {want}", tier.name);
     }
-    assert_eq!(table::max_n(TierId(u16::MAX)), 0);
+    assert_eq!(max_n(TierId(u16::MAX)), 0);
 }
 
+/// Each argument struct's bind, as the set carries it, is the struct's own generated bind, the
+/// flag bits set from what is present; and the set's check reads every field back.
 #[test]
-fn bind_abi_binds_every_declared_struct_by_name() {
-    let s = ArgSources {
+fn each_abi_binds_its_own_struct_and_sets_its_flags_from_the_sources() {
+    let mut s = ArgSources {
         a: 0x1000,
         b: 0x2000,
         c: 0x3000,
@@ -425,14 +417,25 @@ fn bind_abi_binds_every_declared_struct_by_name() {
         k: 11,
         ldc: 9,
         beta: 0.5,
-        flags: 1,
         ..ArgSources::default()
     };
-    let tc = bind_abi("TcGemmArgs", &s).unwrap();
-    assert_eq!(tc.bytes, TcGemmArgs::bind(&s).to_bytes().to_vec());
-    assert_eq!(tc.pointer_fields, TcGemmArgs::POINTER_FIELDS);
-    assert_eq!(tc.tensor_map_fields.len(), 3);
-    let g = bind_abi("GemmArgs", &s).unwrap();
-    assert_eq!(g.bytes, GemmArgs::bind(&s).to_bytes().to_vec());
-    assert!(bind_abi("NoSuchArgs", &s).is_none());
+    let info = |name: &str| ABIS.iter().find(|a| a.name == name).unwrap();
+    let tc = (info("TcGemmArgs").bind)(&s);
+    assert_eq!(tc.bytes(), TcGemmArgs::bind(&s).to_bytes().as_slice());
+    assert_eq!(info("TcGemmArgs").tensor_map_fields().count(), 3);
+    assert_eq!(TcGemmArgs::bind(&s).flags, 0);
+    s.bias = 0x4000;
+    s.c_map = Some(TensorMap([7; 128]));
+    assert_eq!(
+        TcGemmArgs::bind(&s).flags,
+        TcGemmArgs::FLAG_BIAS | TcGemmArgs::FLAG_C_TENSOR_MAP
+    );
+    assert_eq!(TcGemmArgs::bind(&s).c_map, TensorMap([7; 128]));
+    let g = (info("GemmArgs").bind)(&s);
+    assert_eq!(g.bytes(), GemmArgs::bind(&s).to_bytes().as_slice());
+    assert_eq!(GemmArgs::bind(&s).flags, GemmArgs::FLAG_BIAS);
+    for abi in ABIS.iter() {
+        abi.check()
+            .unwrap_or_else(|(f, why)| panic!("{}.{}: {why}", abi.name, f.name));
+    }
 }

@@ -370,8 +370,9 @@ fn tc_rows_follow_the_batch<A: Element, C: Element>(
     let takes_all = |route: RouteHit| {
         kernel(route.kernel).is_some_and(|info| {
             let chunks = |ld: usize| {
-                info.operand_align == 0
-                    || (ld * std::mem::size_of::<A>()).is_multiple_of(info.operand_align as usize)
+                info.operands.alignment() == 0
+                    || (ld * std::mem::size_of::<A>())
+                        .is_multiple_of(info.operands.alignment() as usize)
             };
             chunks(lda)
                 && chunks(ldb)

@@ -48,7 +48,7 @@ fn a_named_tier_opens_from_its_ptx_where_its_cubins_do_not_load_and_says_so() {
     if cubin_loads {
         assert_eq!(sel.code, TierCode::Cubin);
     } else {
-        let ptx = KernelSet::shipped()
+        let ptx = gemm_runtime::shipped()
             .ptx(tier.id)
             .expect("the tier embeds PTX");
         assert_eq!(sel.code, TierCode::Ptx { target: ptx.target });
@@ -93,12 +93,12 @@ fn a_named_tier_opens_from_its_ptx_where_its_cubins_do_not_load_and_says_so() {
     assert_eq!(bits_of(&got), bits_of(&want));
     // Every tier: opened or refused as the pure choice says (refusals typed).
     let caps = dev.device_caps();
-    for t in KernelSet::shipped().tiers() {
-        let want = KernelSet::shipped().choose_tier(caps, &TierChoice::named(t.name));
+    for t in gemm_runtime::shipped().tiers() {
+        let want = gemm_runtime::shipped().choose_tier(caps, &TierChoice::named(t.name));
         match (want, Context::with_tier(0, t.name)) {
             (Ok(w), Ok(c)) => assert_eq!(w.code, c.tier_selection().code, "{}", t.name),
             (Err(w), Err(e)) => {
-                assert_eq!(w.kind(), e.kind(), "{}", t.name);
+                assert_eq!(GemmError::from(w).kind(), e.kind(), "{}", t.name);
                 eprintln!("{}: refused: {e}", t.name);
             }
             (w, c) => panic!("{}: choice {w:?}, context {:?}", t.name, c.map(|_| ())),

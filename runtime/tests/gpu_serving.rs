@@ -311,17 +311,35 @@ fn timing_explain_and_served_agree_with_the_call() {
     let choice = ctx
         .explain(ctx.policy_for(Op::Nn, bf16_in), Op::Nn, bf16_in, (m, n, k))
         .unwrap();
-    assert_eq!(Some(choice.kernel.id), launch.kernel);
-    assert_eq!(choice.rule, launch.rule);
+    let kernel = choice.kernel.expect("a launching shape names its kernel");
+    assert_eq!(Some(kernel.id), launch.kernel);
+    assert_eq!(choice.routed.map(|r| r.hit.rule), Some(launch.rule));
     assert_eq!(choice.grid, Some(launch.grid));
     let text = choice.to_string();
-    assert!(text.contains(choice.kernel.name), "{text}");
+    assert!(text.contains(kernel.name), "{text}");
+    // The device-free explain of the same set prints the same.
+    let q = gemm_runtime::Query {
+        policy: ctx.policy_for(Op::Nn, bf16_in),
+        op: Op::Nn,
+        dtype: bf16_in,
+        m: m as u64,
+        n: n as u64,
+        k: k as u64,
+    };
+    let free = ctx.kernels().explain(ctx.tier().id, &q).unwrap();
+    assert_eq!(free.to_string(), text);
     let served = ctx.served();
     assert!(served
         .iter()
         .any(|s| (s.policy, s.op, s.dtype) == (launch.policy, Op::Nn, bf16_in)));
-    match ctx.explain(Policy::Exact, Op::Nn, bf16_in, (1, 1 << 31, 1)) {
-        Err(e) => assert_eq!(e.kind(), "dimension_overflow"),
-        Ok(c) => panic!("n = 2^31 explained as {c}"),
-    }
+    let refused = ctx
+        .explain(Policy::Exact, Op::Nn, bf16_in, (1, 1 << 31, 1))
+        .unwrap();
+    assert!(
+        matches!(
+            refused.refusal,
+            Some(gemm_runtime::Refusal::DimensionOverflow { dim: "n", .. })
+        ),
+        "{refused}"
+    );
 }

@@ -22,7 +22,7 @@ fn fail(msg: String) -> ! {
 /// The shipped specs of the tiers built here, with the wide tile clustered.
 fn write_specs(shipped: &Path, dir: &Path) {
     std::fs::create_dir_all(dir).unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())));
-    for name in ["families.toml", "sm80.toml", "sm90a.toml"] {
+    for name in ["families.toml", "hardware.toml", "sm80.toml", "sm90a.toml"] {
         let from = shipped.join(name);
         let mut text = std::fs::read_to_string(&from)
             .unwrap_or_else(|e| fail(format!("{}: {e}", from.display())));
@@ -72,7 +72,7 @@ fn main() {
     };
 
     let ptx = out_dir.join("corunner.ptx");
-    if !built.report.plan.kernels.is_empty() && built.report.resources.is_some() {
+    if !built.report.catalog.kernels.is_empty() && built.report.resources.is_some() {
         let tc = toolchain::find(&cache_root()).unwrap_or_else(|e| fail(e.to_string()));
         let mut cmd = Command::new(&tc.nvcc);
         cmd.args(["-ptx", "-O3", "-std=c++17", "-arch=compute_80", "-o"])

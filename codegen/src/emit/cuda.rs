@@ -1,11 +1,14 @@
-//! CUDA sources, one translation unit per (tier, family) and one for a tier's conversions:
-//! one `extern "C"` entry point per planned kernel, each instantiating its family's template,
-//! with `static_assert`s that the template agrees with the spec (threads, shared memory, and
-//! for tensor-core kinds the cluster and every tensor-map box and swizzle).
+//! CUDA sources, one translation unit per (tier, family) and one for a tier's conversions.
+//! Each planned kernel gets its config struct, every number its template's manifest derives
+//! for it (the tile, each parameter, each `let`, the tensor-map boxes and swizzles, the
+//! contract's step and chunk, the tier's shared-memory cap), and one `extern "C"` entry point
+//! instantiating the template with it. The template reads those constants and checks its own
+//! layout against them; nothing here restates a template's rules.
 
 use super::{Instrumentation, Provenance};
-use crate::plan::{Plan, PlannedKernel, CONVERSIONS_MODULE};
-use gemm_spec::{Family, MapOperand, Op, TileParams};
+use crate::catalog::{CatalogConversion, CatalogKernel, KernelCatalog, CONVERSIONS_MODULE};
+use gemm_spec::kinds::config_constant;
+use gemm_spec::{Family, Op, SpecSet};
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -17,86 +20,179 @@ fn op_constant(op: Op) -> &'static str {
     }
 }
 
-/// The template's configuration type for the tile (see `gemm_spec::templates`).
-fn config(k: &PlannedKernel) -> String {
-    let t = &k.tile;
-    match &t.params {
-        TileParams::Scalar(p) => format!(
-            "TileConfig<{}, {}, {}, {}, {}, {}, {}>",
-            t.m, t.n, t.k, p.stages, p.thread_m, p.thread_n, p.k_split
-        ),
-        TileParams::WgmmaTma(p) => format!(
-            "WgmmaConfig<{}, {}, {}, {}, {}, {}>",
-            t.m, t.n, t.k, p.stages, p.consumers, p.cluster_m
-        ),
-        TileParams::MmaDecodeTma(p) => {
-            format!("MmaDecodeConfig<{}, {}, {}, {}>", t.m, t.n, t.k, p.stages)
-        }
-        TileParams::MmaGemm(p) => format!(
-            "MmaConfig<{}, {}, {}, {}, {}, {}>",
-            t.m, t.n, t.k, p.warps_m, p.warps_n, p.stages
-        ),
-        TileParams::MmaAsync(p) => format!(
-            "MmaConfig<{}, {}, {}, {}, {}, {}>",
-            t.m, t.n, t.k, p.warps_m, p.warps_n, p.stages
-        ),
+/// `static constexpr int NAME = value;` (or `long long` for a value past `int`), with a comment.
+fn constant(out: &mut String, name: &str, value: i64, comment: &str) {
+    let ty = if i32::try_from(value).is_ok() {
+        "int"
+    } else {
+        "long long"
+    };
+    let _ = write!(out, "    static constexpr {ty} {name} = {value};");
+    if comment.is_empty() {
+        out.push('\n');
+    } else {
+        let _ = writeln!(out, "  // {comment}");
     }
 }
 
-fn instantiation(family: &Family, k: &PlannedKernel) -> String {
-    format!(
-        "{}<{}, {}, {}, {}>",
-        family.template,
+/// The name of a kernel's config struct.
+pub fn config_name(kernel: &str) -> String {
+    format!("{kernel}_cfg")
+}
+
+/// A kernel's config struct: every value its template reads, evaluated from the manifest.
+fn config_struct(specs: &SpecSet, family: &Family, k: &CatalogKernel) -> String {
+    let kind = &family.kind;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "// The config of {}: tile {} of family {} ({}), from template {}'s manifest ({}).",
+        k.name, k.tile.name, k.family, k.tile.location, kind.template, kind.manifest
+    );
+    let _ = writeln!(out, "struct {} {{", config_name(&k.name));
+    constant(&mut out, "M", k.tile.m.into(), "rows of C a block computes");
+    constant(
+        &mut out,
+        "N",
+        k.tile.n.into(),
+        "columns of C a block computes",
+    );
+    constant(&mut out, "K", k.tile.k.into(), "the tile's k");
+    for (name, value) in &k.derived.values {
+        let (constant_name, comment) = match kind.param(name) {
+            Some(p) => (config_constant(name, true), p.doc.clone()),
+            None => (
+                config_constant(name, false),
+                kind.lets
+                    .iter()
+                    .find(|l| &l.name == name)
+                    .map_or(String::new(), |l| l.value.text().to_string()),
+            ),
+        };
+        constant(&mut out, &constant_name, *value, &comment);
+    }
+    for m in &k.derived.tensor_maps {
+        let x = m.operand.to_string();
+        let what = format!("tensor map of {x}");
+        constant(
+            &mut out,
+            &format!("k{x}BoxInner"),
+            m.box_inner.into(),
+            &format!("{what}: box along the contiguous dimension"),
+        );
+        constant(
+            &mut out,
+            &format!("k{x}BoxOuter"),
+            m.box_outer.into(),
+            &format!("{what}: box along the rows"),
+        );
+        constant(
+            &mut out,
+            &format!("kSwizzle{x}"),
+            m.swizzle_bytes.into(),
+            &format!("{what}: swizzle bytes"),
+        );
+    }
+    if let Some(c) = specs.contracts.get(&k.contract) {
+        constant(
+            &mut out,
+            "kStepK",
+            c.k_step.into(),
+            &format!("contract {}: k of one step", c.name),
+        );
+        constant(
+            &mut out,
+            "kChunk",
+            c.chunk.into(),
+            &format!("contract {}: K chunk (0: none)", c.name),
+        );
+    }
+    if let Some(t) = specs.tier(&k.tier) {
+        constant(
+            &mut out,
+            "kMaxSharedBytes",
+            t.max_shared_bytes as i64,
+            &format!("tier {}: shared memory a block may have", t.name),
+        );
+    }
+    out.push_str("};\n");
+    out
+}
+
+fn gemm_entry(specs: &SpecSet, k: &CatalogKernel) -> String {
+    // `KernelCatalog::new` resolved every family; a catalog edited since fails in nvcc, by name.
+    let Some(family) = specs.families.get(&k.family) else {
+        return format!(
+            "#error \"{}: family {} is not in the specs\"\n",
+            k.name, k.family
+        );
+    };
+    let cfg = config_name(&k.name);
+    let inst = format!(
+        "{}<{}, {}, {}, {cfg}>",
+        family.kind.template,
         k.dtype.ab.cuda_type(),
         k.dtype.c.cuda_type(),
         op_constant(k.op),
-        config(k)
+    );
+    let grid_constant = specs
+        .abis
+        .get(&family.abi)
+        .is_some_and(|a| a.has_tensor_map());
+    let bounds = match k.min_blocks {
+        Some(b) => format!("{}, {b}", k.threads),
+        None => k.threads.to_string(),
+    };
+    format!(
+        "\n// {} {} {} tile {} ({}x{}x{}), contract {}\n{}extern \"C\" __global__ void __launch_bounds__({bounds}) {}(const {}{} args) {{\n    {inst}::run(args);\n}}\n",
+        k.family,
+        k.op,
+        k.dtype,
+        k.tile.name,
+        k.tile.m,
+        k.tile.n,
+        k.tile.k,
+        k.contract,
+        config_struct(specs, family, k),
+        k.name,
+        if grid_constant { "__grid_constant__ " } else { "" },
+        family.abi,
     )
 }
 
-/// The `static_assert`s beyond threads and shared memory: the cluster, and each tensor map's
-/// box and swizzle, for the kinds whose templates declare them.
-fn tensor_core_asserts(family: &Family, k: &PlannedKernel, inst: &str) -> String {
-    let mut out = String::new();
-    let name = &k.name;
-    if family.kind.has_cluster_constant() {
-        let cm = k.cluster.0;
-        let _ = writeln!(
-            out,
-            "static_assert({inst}::kClusterM == {cm}, \"{name}: the spec plans clusters of {cm} CTA(s) along M but the template uses another size\");"
+fn conversion_entry(specs: &SpecSet, c: &CatalogConversion) -> String {
+    let Some(conv) = specs.conversions.get(&c.conversion) else {
+        return format!(
+            "#error \"{}: conversion {} is not in the specs\"\n",
+            c.name, c.conversion
         );
-    }
-    for map in &k.tensor_maps {
-        let (x, what) = match map.operand {
-            MapOperand::A => ("A", "A"),
-            MapOperand::B => ("B", "B"),
-            MapOperand::C => ("C", "C"),
-        };
-        for (constant, value, meaning) in [
-            (format!("k{x}BoxInner"), map.box_inner, "box inner extent"),
-            (format!("k{x}BoxOuter"), map.box_outer, "box outer extent"),
-            (format!("kSwizzle{x}"), map.swizzle_bytes, "swizzle bytes"),
-        ] {
-            let _ = writeln!(
-                out,
-                "static_assert({inst}::{constant} == {value}, \"{name}: the kernel table's tensor map of {what} ({}) has {meaning} {value} but the template uses another\");",
-                map.field
-            );
-        }
-    }
-    out
+    };
+    let cfg = config_name(&c.name);
+    format!(
+        "\n// conversion {} {} -> {}\nstruct {cfg} {{\n    static constexpr int kThreads = {threads};  // threads a block\n}};\nextern \"C\" __global__ void __launch_bounds__({threads}) {name}(const {abi} args) {{\n    {template}<{from}, {to}, {cfg}>::run(args);\n}}\n",
+        c.conversion,
+        c.from,
+        c.to,
+        threads = c.threads,
+        name = c.name,
+        abi = conv.abi,
+        template = conv.kind.template,
+        from = c.from.cuda_type(),
+        to = c.to.cuda_type(),
+    )
 }
 
 /// The `.cu` file of one compile unit of a tier: a family's kernels, or (module
 /// `conversions`) the conversion kernels.
 pub fn unit_source(
-    plan: &Plan,
+    catalog: &KernelCatalog,
     tier: &str,
     module: usize,
     prov: &Provenance,
     instrumentation: Instrumentation,
 ) -> String {
-    let unit = plan
+    let specs = &catalog.specs;
+    let unit = catalog
         .tier_modules(tier)
         .get(module)
         .map_or("", String::as_str);
@@ -113,90 +209,25 @@ pub fn unit_source(
         );
     }
     out.push_str("#include \"gemm_abi.h\"\n");
-    let headers: BTreeSet<&str> = plan
+    let headers: BTreeSet<&str> = catalog
         .module_kernels(tier, module)
-        .filter_map(|k| plan.specs.families.get(&k.family))
-        .map(|f| f.header.as_str())
+        .filter_map(|k| specs.families.get(&k.family))
+        .map(|f| f.header())
+        .chain(
+            catalog
+                .module_conversions(tier, module)
+                .filter_map(|c| specs.conversions.get(&c.conversion))
+                .map(|c| c.kind.header.as_str()),
+        )
         .collect();
-    let conversion_headers = plan
-        .module_conversions(tier, module)
-        .filter_map(|c| plan.specs.conversions.get(&c.conversion))
-        .map(|c| c.header.as_str());
-    let headers: BTreeSet<&str> = headers.into_iter().chain(conversion_headers).collect();
     for h in headers {
         let _ = writeln!(out, "#include \"{h}\"");
     }
-    for k in plan.module_kernels(tier, module) {
-        // `Plan::new` resolved every family; a plan edited since fails in nvcc, by name.
-        let Some(family) = plan.specs.families.get(&k.family) else {
-            let _ = writeln!(
-                out,
-                "#error \"{}: family {} is not in the specs\"",
-                k.name, k.family
-            );
-            continue;
-        };
-        let inst = instantiation(family, k);
-        let grid_constant = plan
-            .specs
-            .abis
-            .get(&family.abi)
-            .is_some_and(|a| a.has_tensor_map());
-        let _ = write!(
-            out,
-            "\n// {} {} {} tile {} ({}x{}x{}), contract {}\n\
-             static_assert({inst}::kThreads == {threads}, \"{name}: the spec plans {threads} threads a block but the template uses a different count\");\n\
-             static_assert({inst}::kSharedBytes == {smem}, \"{name}: the spec plans {smem} bytes of shared memory but the template needs a different amount\");\n\
-             {extra}\
-             extern \"C\" __global__ void __launch_bounds__({bounds}) {name}(const {grid_constant}{abi} args) {{\n    {inst}::run(args);\n}}\n",
-            k.family,
-            k.op,
-            k.dtype,
-            k.tile.name,
-            k.tile.m,
-            k.tile.n,
-            k.tile.k,
-            k.contract,
-            threads = k.threads,
-            bounds = match k.tile.min_blocks() {
-                Some(b) => format!("{}, {b}", k.threads),
-                None => k.threads.to_string(),
-            },
-            smem = k.shared_bytes,
-            name = k.name,
-            abi = family.abi,
-            extra = tensor_core_asserts(family, k, &inst),
-            grid_constant = if grid_constant { "__grid_constant__ " } else { "" },
-        );
+    for k in catalog.module_kernels(tier, module) {
+        out.push_str(&gemm_entry(specs, k));
     }
-    for c in plan.module_conversions(tier, module) {
-        let Some(conv) = plan.specs.conversions.get(&c.conversion) else {
-            let _ = writeln!(
-                out,
-                "#error \"{}: conversion {} is not in the specs\"",
-                c.name, c.conversion
-            );
-            continue;
-        };
-        let inst = format!(
-            "{}<{}, {}, {}>",
-            conv.template,
-            c.from.cuda_type(),
-            c.to.cuda_type(),
-            c.threads
-        );
-        let _ = write!(
-            out,
-            "\n// conversion {} {} -> {}\n\
-             static_assert({inst}::kThreads == {threads}, \"{name}: the spec plans {threads} threads a block but the template uses a different count\");\n\
-             extern \"C\" __global__ void __launch_bounds__({threads}) {name}(const {abi} args) {{\n    {inst}::run(args);\n}}\n",
-            c.conversion,
-            c.from,
-            c.to,
-            threads = c.threads,
-            name = c.name,
-            abi = conv.abi,
-        );
+    for c in catalog.module_conversions(tier, module) {
+        out.push_str(&conversion_entry(specs, c));
     }
     out
 }

@@ -1,4 +1,6 @@
-//! The generated C header of the argument-ABI structs, with layout `static_assert`s.
+//! The generated C header of the argument-ABI structs, with layout `static_assert`s and each
+//! struct's flag bits as constants (`Args::kFlagBias`), so templates take the bits from the
+//! specs.
 
 use super::Provenance;
 use gemm_spec::{Abi, FieldType, SpecSet};
@@ -29,6 +31,20 @@ fn emit_struct(out: &mut String, abi: &Abi) {
             format!("  // {}", f.doc)
         };
         let _ = writeln!(out, "    {} {};{doc}", c_type(f.ty), f.name);
+    }
+    for flag in &abi.flags {
+        let doc = if flag.doc.is_empty() {
+            format!("flags bit {}", flag.name)
+        } else {
+            flag.doc.trim_end_matches('.').to_string()
+        };
+        let _ = writeln!(
+            out,
+            "    static constexpr unsigned {} = 1u << {};  // {doc} (set when {} is present)",
+            flag.constant(),
+            flag.bit,
+            flag.set
+        );
     }
     let _ = writeln!(out, "}};");
     let _ = writeln!(

@@ -1,10 +1,13 @@
-//! Emitters: text out of the plan. CUDA (per-tier sources, the ABI header) and Rust (ABI
-//! structs, kernel table, dispatch, resources, the PTX table). Every file starts with an `@generated` line.
+//! Emitters: text out of the kernel catalog. CUDA (per-tier sources with each kernel's config,
+//! the ABI header) and Rust (ABI structs with their binds, kernel and route tables, dispatch,
+//! resources, the PTX table, the include file of a set). Every file starts with an
+//! `@generated` line.
 
 pub mod cuda;
 pub mod header;
 pub mod ptx_table;
 pub mod rust;
+pub mod set_file;
 
 /// Who made a generated file; goes into its `@generated` line.
 #[derive(Clone, Debug)]

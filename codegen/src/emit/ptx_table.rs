@@ -9,22 +9,22 @@
 
 use super::rust::format_file;
 use super::Provenance;
-use crate::plan::Plan;
+use crate::catalog::KernelCatalog;
 use crate::ptx::ptx_target;
 use proc_macro2::Literal;
 use quote::quote;
 
-pub fn ptx(plan: &Plan, prov: &Provenance) -> String {
-    let tiers: Vec<_> = plan
+pub fn ptx(catalog: &KernelCatalog, prov: &Provenance) -> String {
+    let tiers: Vec<_> = catalog
         .specs
         .tiers
         .iter()
         .enumerate()
-        .filter_map(|(i, t)| ptx_target(&plan.specs, t).map(|target| (i, t, target)))
+        .filter_map(|(i, t)| ptx_target(&catalog.specs, t).map(|target| (i, t, target)))
         .map(|(i, t, target)| {
             let name = &t.name;
             let index = Literal::usize_unsuffixed(i);
-            let modules = plan.tier_modules(&t.name).iter().map(|m| {
+            let modules = catalog.tier_modules(&t.name).iter().map(|m| {
                 quote! { PtxModule { name: #m, ptx: ptx!(#name, #m) } }
             });
             quote! {

@@ -1,23 +1,21 @@
 //! Generated Rust, built with `quote!` and formatted with prettyplease:
-//! - `abi.rs`: `#[repr(C)]` argument structs with cudarc `DeviceRepr` and `const` layout asserts;
-//! - `kernels.rs`: the tier, contract, kernel and conversion tables;
+//! - `abi.rs`: `#[repr(C)]` argument structs with `const` layout asserts, each with its `bind`
+//!   from the launch's `ArgSources` (flag bits from what is present), and `ABIS`, the structs
+//!   as data for the set;
+//! - `kernels.rs`: the tier, contract, kernel, conversion and route tables;
 //! - `dispatch.rs`: the route tables as one `match`;
 //! - `resources.rs`: what ptxas reported for each kernel.
 //!
-//! The code names types the including crate brings into scope (`Op`, `Policy`, `Dtype`,
-//! `DtypeTriple`, `TierId`, `KernelId`, `TierInfo`, `ModuleInfo`, `KernelInfo`, `TileShape`,
-//! `TileParams`, `GridKind`, `TensorMapPlan`, `Operand`, `RouteHit`, `KernelResources`,
-//! `ContractInfo`, `ConversionId`, `ConversionInfo`, `ConversionKind`), the crate-root types
-//! `crate::TensorMap` and `crate::ArgSources` (in `abi.rs`), and a `cubin!(tier, module)`
-//! macro that yields one compile unit's cubin bytes, so the files do not depend on where they
-//! are written.
+//! The code names the table types of gemm-core (`gemm_runtime::table` re-exports them; the
+//! including module brings them into scope) and a `cubin!(tier, module)` macro that yields one
+//! compile unit's cubin bytes, so the files do not depend on where they are written.
 
 use super::{Instrumentation, Provenance};
+use crate::catalog::{CatalogConversion, CatalogKernel, KernelCatalog};
 use crate::compile::ptxas::KernelResources;
-use crate::plan::{Plan, PlannedConversion, PlannedKernel};
 use gemm_spec::{
-    AbiField, ConversionKind, Dtype, DtypeTriple, FieldType, GridKind, MapOperand, Op, Policy,
-    SourceType, SpecSet, TileParams,
+    AbiField, BindSource, ConversionKind, Dtype, DtypeTriple, FieldType, GridKind, MapOperand, Op,
+    OperandPath, Policy, SourceType, SpecSet,
 };
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -81,7 +79,7 @@ fn field_rust_type(ty: FieldType) -> TokenStream {
         FieldType::U32 => quote!(u32),
         FieldType::I64 => quote!(i64),
         FieldType::F32 => quote!(f32),
-        FieldType::TensorMap => quote!(crate::TensorMap),
+        FieldType::TensorMap => quote!(TensorMap),
     }
 }
 
@@ -90,23 +88,61 @@ fn operand_tokens(o: MapOperand) -> TokenStream {
         MapOperand::A => quote!(Operand::A),
         MapOperand::B => quote!(Operand::B),
         MapOperand::C => quote!(Operand::C),
+        MapOperand::Bias => quote!(Operand::Bias),
+    }
+}
+
+fn operands_tokens(o: OperandPath) -> TokenStream {
+    match o {
+        OperandPath::Loads => quote!(OperandPath::Loads),
+        OperandPath::CpAsync => quote!(OperandPath::CpAsync),
+        OperandPath::Tma => quote!(OperandPath::Tma),
     }
 }
 
 /// The value of a field in `bind`: its source's `ArgSources` field, widened where the field is
 /// wider (validation admits only these pairs).
-fn bind_value(f: &AbiField) -> TokenStream {
+fn bind_value(abi: &gemm_spec::Abi, f: &AbiField) -> TokenStream {
+    if f.bind == BindSource::Flags {
+        // Each declared bit, set exactly when its source is present.
+        let bits = abi.flags.iter().map(|b| {
+            let word = b.set.as_str();
+            let bit = lit(b.bit);
+            quote!((u32::from(s.present(#word)) << #bit))
+        });
+        let value = quote!(0u32 #(| #bits)*);
+        return match f.ty {
+            FieldType::U64 => quote!(u64::from(#value)),
+            _ => value,
+        };
+    }
     let src = ident(f.bind.field());
     match (f.bind.ty(), f.ty) {
+        (SourceType::TensorMap, _) => quote!(s.#src.unwrap_or_default()),
         (SourceType::I32, FieldType::I64) => quote!(i64::from(s.#src)),
         (SourceType::U32, FieldType::U64) => quote!(u64::from(s.#src)),
         _ => quote!(s.#src),
     }
 }
 
-/// `abi.rs`: one struct per ABI, layout asserted at compile time.
+fn field_kind(f: &AbiField) -> TokenStream {
+    if f.ty.is_pointer() {
+        return quote!(FieldKind::Pointer);
+    }
+    if let Some(o) = f.bind.map_operand() {
+        let o = operand_tokens(o);
+        return quote!(FieldKind::TensorMap(#o));
+    }
+    if f.bind == BindSource::Flags {
+        return quote!(FieldKind::Flags);
+    }
+    quote!(FieldKind::Value)
+}
+
+/// `abi.rs`: one struct per ABI, layout asserted at compile time, its `bind`, and `ABIS`.
 pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
     let mut items = TokenStream::new();
+    let mut infos = Vec::new();
     for abi in specs.abis.values() {
         let name = ident(&abi.name);
         let doc = doc_text(&abi.doc);
@@ -127,39 +163,35 @@ pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
             let off = lit(f.offset);
             quote! { assert!(core::mem::offset_of!(#name, #fname) == #off); }
         });
-        let ptrs = abi.fields.iter().filter(|f| f.ty.is_pointer()).map(|f| {
-            let n = &f.name;
-            let off = lit(f.offset);
-            quote! { (#n, #off), }
-        });
         let writes = abi.fields.iter().map(|f| {
             let fname = ident(&f.name);
             let (lo, hi) = (lit(f.offset), lit(f.offset + f.ty.size()));
             if f.ty == FieldType::TensorMap {
                 quote! { bytes[#lo..#hi].copy_from_slice(&self.#fname.0); }
             } else {
-                quote! { bytes[#lo..#hi].copy_from_slice(&self.#fname.to_ne_bytes()); }
+                quote! { bytes[#lo..#hi].copy_from_slice(&self.#fname.to_le_bytes()); }
             }
-        });
-        let maps = abi.fields.iter().filter_map(|f| {
-            let operand = operand_tokens(f.bind.map_operand()?);
-            let n = &f.name;
-            let off = lit(f.offset);
-            Some(quote! { (#n, #off, #operand), })
         });
         let binds = abi.fields.iter().map(|f| {
             let fname = ident(&f.name);
-            let value = bind_value(f);
+            let value = bind_value(abi, f);
             quote! { #fname: #value, }
         });
+        let flag_consts = abi.flags.iter().map(|b| {
+            let c = ident(&format!("FLAG_{}", b.name.to_ascii_uppercase()));
+            let bit = lit(b.bit);
+            let doc = doc_text(&format!(
+                "`flags` bit {}: {} (set when {} is present).",
+                b.bit, b.doc, b.set
+            ));
+            quote! { #[doc = #doc] pub const #c: u32 = 1 << #bit; }
+        });
+        let bind_fn = ident(&format!("bind_{}", abi.name.to_ascii_lowercase()));
         items.extend(quote! {
             #[doc = #doc]
             #[repr(C)]
             #[derive(Clone, Copy, Debug, Default, PartialEq)]
             pub struct #name { #(#fields)* }
-
-            // SAFETY: plain-old-data with the C layout asserted below and in gemm_abi.h.
-            unsafe impl cudarc::driver::DeviceRepr for #name {}
 
             const _: () = {
                 assert!(core::mem::size_of::<#name>() == #size);
@@ -170,14 +202,11 @@ pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
             impl #name {
                 /// Size in bytes, equal on the CUDA side.
                 pub const SIZE: usize = #size;
-                /// (field, byte offset) of every device-pointer field.
-                pub const POINTER_FIELDS: &'static [(&'static str, usize)] = &[#(#ptrs)*];
-                /// (field, byte offset, operand) of every tensor-map field.
-                pub const TENSOR_MAP_FIELDS: &'static [(&'static str, usize, Operand)] = &[#(#maps)*];
+                #(#flag_consts)*
 
                 /// The struct filled from the launch's sources, each field from the source its
-                /// spec `bind` names.
-                pub fn bind(s: &crate::ArgSources) -> Self {
+                /// spec `bind` names, the flag bits from what is present.
+                pub fn bind(s: &ArgSources) -> Self {
                     Self { #(#binds)* }
                 }
 
@@ -188,31 +217,41 @@ pub fn abi(specs: &SpecSet, prov: &Provenance) -> String {
                     bytes
                 }
             }
+
+            fn #bind_fn(s: &ArgSources) -> ArgBytes {
+                ArgBytes::new(&#name::bind(s).to_bytes()).unwrap_or_default()
+            }
+        });
+        let lit_name = abi.name.as_str();
+        let location = abi.location.to_string();
+        let field_infos = abi.fields.iter().map(|f| {
+            let (n, off, sz) = (&f.name, lit(f.offset), lit(f.ty.size()));
+            let bind = f.bind.as_str();
+            let kind = field_kind(f);
+            let loc = f.location.to_string();
+            quote! { AbiFieldInfo { name: #n, offset: #off, size: #sz, bind: #bind, kind: #kind, location: #loc } }
+        });
+        let flag_infos = abi.flags.iter().map(|b| {
+            let (n, bit, set) = (&b.name, lit(b.bit), b.set.as_str());
+            quote! { AbiFlagInfo { name: #n, bit: #bit, set: #set } }
+        });
+        infos.push(quote! {
+            AbiInfo {
+                name: #lit_name,
+                size: #size,
+                align: #align,
+                fields: &[#(#field_infos),*],
+                flags: &[#(#flag_infos),*],
+                location: #location,
+                bind: #bind_fn,
+            }
         });
     }
-    // One generated dispatcher from an ABI's name to its bound bytes, so the runtime needs no
-    // case per ABI struct.
-    let arms = specs.abis.values().map(|abi| {
-        let name = ident(&abi.name);
-        let lit_name = abi.name.as_str();
-        quote! {
-            #lit_name => Some(BoundArgs {
-                bytes: #name::bind(s).to_bytes().to_vec(),
-                pointer_fields: #name::POINTER_FIELDS,
-                tensor_map_fields: #name::TENSOR_MAP_FIELDS,
-            }),
-        }
-    });
+    let n = lit(infos.len() as u64);
     items.extend(quote! {
-        /// The argument struct named `abi` filled from `s` (its generated `bind`), as the bytes
-        /// the kernel receives, with its pointer and tensor-map fields; `None` for a name no
-        /// spec declares.
-        pub fn bind_abi(abi: &str, s: &crate::ArgSources) -> Option<BoundArgs> {
-            match abi {
-                #(#arms)*
-                _ => None,
-            }
-        }
+        /// Every argument struct of the specs, as data, with its bind: what the set's kernels
+        /// take and the runtime launches with.
+        pub static ABIS: [AbiInfo; #n] = [#(#infos),*];
     });
     format_file(prov, items)
 }
@@ -224,65 +263,41 @@ fn grid_tokens(g: GridKind) -> TokenStream {
     }
 }
 
-fn tile_params_tokens(p: &TileParams) -> TokenStream {
-    match p {
-        TileParams::Scalar(p) => {
-            let (tm, tn, ks) = (lit(p.thread_m), lit(p.thread_n), lit(p.k_split));
-            quote!(TileParams::Scalar { thread_m: #tm, thread_n: #tn, k_split: #ks })
-        }
-        TileParams::WgmmaTma(p) => {
-            let (c, cm) = (lit(p.consumers), lit(p.cluster_m));
-            quote!(TileParams::WgmmaTma { consumers: #c, cluster_m: #cm })
-        }
-        TileParams::MmaDecodeTma(_) => quote!(TileParams::MmaDecodeTma),
-        TileParams::MmaGemm(p) => {
-            let (wm, wn) = (lit(p.warps_m), lit(p.warps_n));
-            quote!(TileParams::MmaGemm { warps_m: #wm, warps_n: #wn })
-        }
-        TileParams::MmaAsync(p) => {
-            let (wm, wn) = (lit(p.warps_m), lit(p.warps_n));
-            let mb = lit(p.min_blocks.unwrap_or(0));
-            quote!(TileParams::MmaAsync { warps_m: #wm, warps_n: #wn, min_blocks: #mb })
-        }
-    }
-}
-
-fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
-    // `Plan::new` resolved every family; a plan edited since fails to compile, by name.
-    let Some(family) = plan.specs.families.get(&k.family) else {
+fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
+    // `KernelCatalog::new` resolved every family; a catalog edited since fails to compile, by name.
+    let Some(family) = catalog.specs.families.get(&k.family) else {
         let msg = format!("{}: family {} is not in the specs", k.name, k.family);
         return quote!(compile_error!(#msg));
     };
     let id = lit(k.id as u64);
     let tier = lit(k.tier_index as u64);
-    let (name, fam, contract, abi) = (&k.name, &k.family, &k.contract, &family.abi);
+    let (name, fam, template, contract, abi) =
+        (&k.name, &k.family, &k.template, &k.contract, &family.abi);
     let policy = policy_tokens(family.policy);
     let op = op_tokens(k.op);
     let dtype = triple_tokens(k.dtype);
     let grid = grid_tokens(k.grid);
+    let operands = operands_tokens(k.operands);
     let t = &k.tile;
     let tname = &t.name;
-    let (tm, tn, tk, ts) = (lit(t.m), lit(t.n), lit(t.k), lit(t.stages()));
-    let params = tile_params_tokens(&t.params);
+    let (tm, tn, tk) = (lit(t.m), lit(t.n), lit(t.k));
+    let params = t.params.iter().map(|(p, v)| {
+        let v = lit(*v);
+        quote!((#p, #v))
+    });
+    let describe = &k.describe;
     let threads = lit(k.threads);
     let smem = lit(k.shared_bytes);
     let module = lit(k.module as u64);
+    let min_blocks = lit(k.min_blocks.unwrap_or(0));
     let (cx, cy, cz) = (lit(k.cluster.0), lit(k.cluster.1), lit(k.cluster.2));
-    // Kernels that copy A and B in 16-byte chunks without TMA (cp.async) check alignment in
-    // the runtime; TMA kernels are checked by the rules of their tensor maps.
-    let align = lit(
-        if family.kind.operand_alignment().is_some() && !family.kind.uses_tma() {
-            16u32
-        } else {
-            0
-        },
-    );
     let maps = k.tensor_maps.iter().map(|m| {
         let field = &m.field;
         let operand = operand_tokens(m.operand);
+        let optional = m.optional;
         let (bi, bo, sw) = (lit(m.box_inner), lit(m.box_outer), lit(m.swizzle_bytes));
         quote! {
-            TensorMapPlan { field: #field, operand: #operand, box_inner: #bi, box_outer: #bo, swizzle_bytes: #sw }
+            TensorMapPlan { field: #field, operand: #operand, optional: #optional, box_inner: #bi, box_outer: #bo, swizzle_bytes: #sw }
         }
     });
     quote! {
@@ -292,24 +307,26 @@ fn kernel_info(plan: &Plan, k: &PlannedKernel) -> TokenStream {
             module: #module,
             name: #name,
             family: #fam,
+            template: #template,
             contract: #contract,
             policy: #policy,
             op: #op,
             dtype: #dtype,
-            tile: TileShape { name: #tname, m: #tm, n: #tn, k: #tk, stages: #ts, params: #params },
+            tile: TileShape { name: #tname, m: #tm, n: #tn, k: #tk, params: &[#(#params),*], describe: #describe },
             grid: #grid,
+            operands: #operands,
             cluster: (#cx, #cy, #cz),
             tensor_maps: &[#(#maps),*],
-            operand_align: #align,
             block_threads: #threads,
             shared_bytes: #smem,
+            min_blocks: #min_blocks,
             abi: #abi,
         }
     }
 }
 
-fn conversion_info(plan: &Plan, c: &PlannedConversion) -> TokenStream {
-    let Some(conv) = plan.specs.conversions.get(&c.conversion) else {
+fn conversion_info(catalog: &KernelCatalog, c: &CatalogConversion) -> TokenStream {
+    let Some(conv) = catalog.specs.conversions.get(&c.conversion) else {
         let msg = format!(
             "{}: conversion {} is not in the specs",
             c.name, c.conversion
@@ -349,17 +366,17 @@ fn id_range(ids: impl Iterator<Item = usize>) -> TokenStream {
     quote!(#first..#end)
 }
 
-/// `kernels.rs`: `TIERS`, `CONTRACTS`, `KERNELS` and `CONVERSIONS`.
-pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
-    let tiers = plan.specs.tiers.iter().enumerate().map(|(i, t)| {
+/// `kernels.rs`: `TIERS`, `CONTRACTS`, `KERNELS`, `CONVERSIONS` and `ROUTES`.
+pub fn kernels(catalog: &KernelCatalog, prov: &Provenance) -> String {
+    let tiers = catalog.specs.tiers.iter().enumerate().map(|(i, t)| {
         let id = lit(i as u64);
         let (name, gencode, file) = (&t.name, &t.gencode, &t.file);
         let (major, minor) = (lit(t.cc.0), lit(t.cc.1));
         let arch = t.arch_specific;
         let smem = lit(t.max_shared_bytes);
-        let kernels = id_range(plan.tier_kernels(&t.name).map(|k| k.id));
-        let conversions = id_range(plan.tier_conversions(&t.name).map(|c| c.id));
-        let modules = plan.tier_modules(&t.name).iter().map(|m| {
+        let kernels = id_range(catalog.tier_kernels(&t.name).map(|k| k.id));
+        let conversions = id_range(catalog.tier_conversions(&t.name).map(|c| c.id));
+        let modules = catalog.tier_modules(&t.name).iter().map(|m| {
             quote! { ModuleInfo { name: #m, cubin: cubin!(#name, #m) } }
         });
         quote! {
@@ -377,18 +394,22 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
             }
         }
     });
-    let contracts = plan.specs.contracts.values().map(|c| {
+    let contracts = catalog.specs.contracts.values().map(|c| {
         let (name, doc) = (&c.name, &c.doc);
         let inputs = c.inputs.iter().map(|&d| dtype_tokens(d));
         quote! { ContractInfo { name: #name, doc: #doc, inputs: &[#(#inputs),*] } }
     });
-    let kernels = plan.kernels.iter().map(|k| kernel_info(plan, k));
-    let conversions = plan.conversions.iter().map(|c| conversion_info(plan, c));
-    let n_conversions = lit(plan.conversions.len() as u64);
-    let selection = tier_selection(plan);
-    let n_tiers = lit(plan.specs.tiers.len() as u64);
-    let n_contracts = lit(plan.specs.contracts.len() as u64);
-    let n_kernels = lit(plan.kernels.len() as u64);
+    let kernels = catalog.kernels.iter().map(|k| kernel_info(catalog, k));
+    let conversions = catalog
+        .conversions
+        .iter()
+        .map(|c| conversion_info(catalog, c));
+    let n_conversions = lit(catalog.conversions.len() as u64);
+    let routes = route_infos(catalog);
+    let n_routes = lit(routes.len() as u64);
+    let n_tiers = lit(catalog.specs.tiers.len() as u64);
+    let n_contracts = lit(catalog.specs.contracts.len() as u64);
+    let n_kernels = lit(catalog.kernels.len() as u64);
     format_file(
         prov,
         quote! {
@@ -400,7 +421,9 @@ pub fn kernels(plan: &Plan, prov: &Provenance) -> String {
             pub static KERNELS: [KernelInfo; #n_kernels] = [#(#kernels),*];
             /// Every conversion kernel of every tier; `CONVERSIONS[id.0].id == id`.
             pub static CONVERSIONS: [ConversionInfo; #n_conversions] = [#(#conversions),*];
-            #selection
+            /// Every expanded route of every tier, in match order within a tier: the data the
+            /// `dispatch` match compiles, and what `explain` reads back.
+            pub static ROUTES: [RouteInfo; #n_routes] = [#(#routes),*];
         },
     )
 }
@@ -422,16 +445,16 @@ fn range_check(var: &Ident, r: &gemm_spec::DimRange) -> Option<TokenStream> {
 }
 
 /// `dispatch.rs`: `dispatch(tier, policy, op, dtype, m, n, k)`, first match wins.
-pub fn dispatch(plan: &Plan, prov: &Provenance) -> String {
+pub fn dispatch(catalog: &KernelCatalog, prov: &Provenance) -> String {
     let mut arms = TokenStream::new();
-    for (ti, tier) in plan.specs.tiers.iter().enumerate() {
+    for (ti, tier) in catalog.specs.tiers.iter().enumerate() {
         let tid = lit(ti as u64);
         for (policy, op, dtype) in tier.served() {
             let mut body = TokenStream::new();
             let mut closed = false;
             for r in tier.routes_for(policy, op, dtype) {
                 // A validated route always names a planned kernel.
-                let Some(k) = plan.kernel_for(&tier.name, &r.family, &r.tile, op, dtype) else {
+                let Some(k) = catalog.kernel_for(&tier.name, &r.family, &r.tile, op, dtype) else {
                     continue;
                 };
                 let kid = lit(k.id as u64);
@@ -439,7 +462,7 @@ pub fn dispatch(plan: &Plan, prov: &Provenance) -> String {
                 let unaligned = match r
                     .unaligned
                     .as_ref()
-                    .and_then(|u| plan.kernel_for(&tier.name, &u.family, &u.tile, op, dtype))
+                    .and_then(|u| catalog.kernel_for(&tier.name, &u.family, &u.tile, op, dtype))
                 {
                     Some(u) => {
                         let uid = lit(u.id as u64);
@@ -501,55 +524,82 @@ pub fn dispatch(plan: &Plan, prov: &Provenance) -> String {
     )
 }
 
-/// `tier_for_capability` as a `match`, following [`gemm_spec::SpecSet::tier_for_capability`]:
-/// arch-specific tiers by exact capability first, then portable tiers by major version,
-/// highest minor first.
-fn tier_selection(plan: &Plan) -> TokenStream {
-    let tiers = &plan.specs.tiers;
-    let mut arms = TokenStream::new();
-    for (i, t) in tiers.iter().enumerate().filter(|(_, t)| t.arch_specific) {
-        let (major, minor, id) = (lit(t.cc.0), lit(t.cc.1), lit(i as u64));
-        arms.extend(quote! { (#major, #minor) => Some(TierId(#id)), });
-    }
-    let mut portable: Vec<(usize, &gemm_spec::Tier)> = tiers
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| !t.arch_specific)
-        .collect();
-    portable.sort_by_key(|(_, t)| (t.cc.0, std::cmp::Reverse(t.cc.1)));
-    for (i, t) in portable {
-        let (major, minor, id) = (lit(t.cc.0), lit(t.cc.1), lit(i as u64));
-        arms.extend(quote! { (#major, minor) if minor >= #minor => Some(TierId(#id)), });
-    }
-    quote! {
-        /// The tier serving a device of this compute capability: an arch-specific tier of
-        /// exactly it, else the portable tier of its major version with the highest minor
-        /// not above the device's. `None` when no tier serves it.
-        #[allow(unused_comparisons)]
-        pub fn tier_for_capability(major: u32, minor: u32) -> Option<TierId> {
-            match (major, minor) {
-                #arms
-                _ => None,
-            }
+fn range_tokens(r: &gemm_spec::DimRange) -> TokenStream {
+    let min = lit(r.min);
+    let max = match r.max {
+        Some(m) => {
+            let m = lit(m);
+            quote!(Some(#m))
+        }
+        None => quote!(None),
+    };
+    quote!(DimRange { min: #min, max: #max })
+}
+
+/// Every expanded route of every tier, as `RouteInfo` values.
+fn route_infos(catalog: &KernelCatalog) -> Vec<TokenStream> {
+    let mut out = Vec::new();
+    for (ti, tier) in catalog.specs.tiers.iter().enumerate() {
+        let tid = lit(ti as u64);
+        for r in &tier.routes {
+            let Some(k) = catalog.kernel_for(&tier.name, &r.family, &r.tile, r.op, r.dtype) else {
+                continue;
+            };
+            let kid = lit(k.id as u64);
+            let unaligned = match r
+                .unaligned
+                .as_ref()
+                .and_then(|u| catalog.kernel_for(&tier.name, &u.family, &u.tile, r.op, r.dtype))
+            {
+                Some(u) => {
+                    let uid = lit(u.id as u64);
+                    quote!(Some(KernelId(#uid)))
+                }
+                None => quote!(None),
+            };
+            let (rule, policy, op, dtype) = (
+                lit(r.rule),
+                policy_tokens(r.policy),
+                op_tokens(r.op),
+                triple_tokens(r.dtype),
+            );
+            let (m, n, kk) = (range_tokens(&r.m), range_tokens(&r.n), range_tokens(&r.k));
+            let location = r.location.to_string();
+            out.push(quote! {
+                RouteInfo {
+                    tier: TierId(#tid),
+                    rule: #rule,
+                    policy: #policy,
+                    op: #op,
+                    dtype: #dtype,
+                    m: #m,
+                    n: #n,
+                    k: #kk,
+                    kernel: KernelId(#kid),
+                    unaligned: #unaligned,
+                    location: #location,
+                }
+            });
         }
     }
+    out
 }
 
 /// `resources.rs`: the ptxas report of each kernel, or zeros when built without cubins.
 pub fn resources(
-    plan: &Plan,
+    catalog: &KernelCatalog,
     report: Option<&[KernelResources]>,
     prov: &Provenance,
     instrumentation: Instrumentation,
 ) -> String {
     let present = report.is_some();
     let perturbed = instrumentation.timing_perturbation;
-    let rows = plan.kernels.iter().map(|k| {
+    let rows = catalog.kernels.iter().map(|k| {
         let r = report.and_then(|r| r.get(k.id).copied()).unwrap_or_default();
         let (regs, smem, stack, spill) = (lit(r.registers), lit(r.static_shared_bytes), lit(r.stack_bytes), lit(r.spill_bytes()));
         quote! { KernelResources { registers: #regs, static_shared_bytes: #smem, stack_bytes: #stack, spill_bytes: #spill } }
     });
-    let n = lit(plan.kernels.len() as u64);
+    let n = lit(catalog.kernels.len() as u64);
     format_file(
         prov,
         quote! {

@@ -1,11 +1,14 @@
 //! The downstream set on a device: a GEMM through `Context::with_kernels` gives the bits of the
-//! runtime's shipped kernels of the same contract (fma-k256), and row 0 does not depend on the
-//! batch. Needs a CUDA device of compute capability 9.0 and a build with both sets' cubins (the
+//! contract (fma-k256) whether it runs on the crate's own kind (`fma_row_gemm`, m <= 8, its own
+//! argument struct and flag bit) or on the shipped template: the bits of the runtime's shipped
+//! kernels and of the host model `reference::fma_k256`, and row 0 does not depend on the batch.
+//! Needs a CUDA device of compute capability 9.0 and a build with both sets' cubins (the
 //! workspace build turns the runtime's `shipped-kernels` feature on).
 
 use gemm_downstream_example::mlp::values;
 use gemm_downstream_example::KERNELS;
-use gemm_runtime::{bf16, Context, Element};
+use gemm_runtime::reference::{fma_k256, HostGemm};
+use gemm_runtime::{bf16, Context, Element, Op};
 
 /// `Y[m, n] = X[m, k] · W[k, n] + bias` on `ctx`, C of type `C`; with the kernel's name.
 fn linear<C: Element>(
@@ -47,10 +50,39 @@ fn a_gemm_on_the_downstream_set_gives_the_shipped_bits() {
     let bias_f32: Vec<f32> = values(9, n).iter().map(|x| x.to_f32()).collect();
     let bias_bf16 = values(9, n);
     let mut row0 = None;
-    for m in [1, 5, 37, 300] {
+    for m in [1, 5, 8, 9, 37, 300] {
         let (a, ka) = linear::<f32>(&own, (m, n, k), &bias_f32);
         let (b, kb) = linear::<f32>(&shipped, (m, n, k), &bias_f32);
-        assert!(ka.starts_with("gemm_sm90a_fma_nn_bf16_f32_f32_mid"), "{ka}");
+        let want = if m <= 8 {
+            "gemm_sm90a_row_nn_bf16_f32_f32_small"
+        } else {
+            "gemm_sm90a_fmann_nn_bf16_f32_f32_mid"
+        };
+        assert!(ka.starts_with(want), "{ka}");
+        // The host model of the contract, from the same values.
+        let mut host = vec![0f32; m * n];
+        let g = HostGemm {
+            op: Op::Nn,
+            m,
+            n,
+            k,
+            lda: k,
+            ldb: n,
+            ldc: n,
+            beta: 0.0,
+        };
+        fma_k256::<bf16, f32>(
+            &g,
+            &values(7, m * k),
+            &values(8, k * n),
+            Some(&bias_f32),
+            &mut host,
+        );
+        assert_eq!(
+            bits(&a),
+            bits(&host),
+            "bf16 -> f32, m = {m}: {ka} vs the host model"
+        );
         println!("m = {m}: own {ka}, shipped {kb}");
         assert_eq!(bits(&a), bits(&b), "bf16 -> f32, m = {m}: {ka} vs {kb}");
         let row = bits(&a[..n]);

@@ -1,79 +1,147 @@
-//! Hardware limits and tier budgets: the most shared memory, registers, threads and resident
-//! blocks any NVIDIA GPU through sm_120 allows, and the check that a tier's budgets lie inside
-//! them (so a spec cannot promise a kernel resources no device has).
+//! Hardware and tier budgets: each `[[hardware]]` entry (one compute capability: what a block and
+//! an SM can have) checked for sense, and a tier's budgets checked against its capability's
+//! entry, so a spec cannot promise a kernel resources its device does not have.
 
+use super::capability::check_cc;
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
-use crate::raw::RawTier;
+use crate::model::{Hardware, Tier};
+use crate::raw::RawHardware;
 
-/// Largest opt-in dynamic shared memory a block may use on any NVIDIA GPU through sm_120
-/// (227 KiB on sm_90 and sm_100; sm_80 has 163 KiB, sm_86/89/120 99 KiB). Also keeps every
-/// planned kernel's shared bytes well inside the generated tables' `u32` and the templates'
-/// `int kSharedBytes`.
-pub const SHARED_BYTES_MAX: u64 = 232448;
-/// A thread addresses at most 255 registers on every NVIDIA GPU since sm_35; ptxas does not
-/// build a kernel below 16 a thread.
-pub const REGISTERS_PER_THREAD: std::ops::RangeInclusive<u32> = 16..=255;
-/// At most 1024 threads a block on every NVIDIA GPU since sm_20; blocks are whole warps.
-pub const THREADS_PER_BLOCK_MAX: u32 = 1024;
-/// 64 Ki 32-bit registers a block is the most of any NVIDIA GPU through sm_120.
-pub const REGISTERS_PER_BLOCK_MAX: u32 = 65536;
-/// No NVIDIA GPU through sm_120 keeps more than 32 resident blocks on an SM.
-pub const BLOCKS_PER_SM_MAX: u32 = 32;
+pub(super) fn resolve_hardware(
+    sink: &mut Sink,
+    at: &Location,
+    raw: &RawHardware,
+) -> Option<Hardware> {
+    let [major, minor] = raw.compute_capability;
+    let item = format!("hardware {major}.{minor}");
+    if !check_cc(
+        sink,
+        at,
+        &item,
+        "compute_capability",
+        raw.compute_capability,
+    ) {
+        return None;
+    }
+    let before = sink.errors.len();
+    let mut problem = |problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::Hardware {
+                major,
+                minor,
+                problem,
+            },
+        )
+    };
+    for (key, v) in [
+        ("shared_bytes_per_block", raw.shared_bytes_per_block),
+        ("shared_bytes_per_sm", raw.shared_bytes_per_sm),
+        ("registers_per_sm", raw.registers_per_sm as u64),
+        ("registers_per_block", raw.registers_per_block as u64),
+        ("registers_per_thread", raw.registers_per_thread as u64),
+        ("threads_per_sm", raw.threads_per_sm as u64),
+        ("threads_per_block", raw.threads_per_block as u64),
+        ("blocks_per_sm", raw.blocks_per_sm as u64),
+    ] {
+        if v == 0 {
+            problem(format!("{key} = 0: every NVIDIA GPU has some"));
+        }
+    }
+    if raw.shared_bytes_per_block + raw.reserved_shared_bytes_per_block > raw.shared_bytes_per_sm {
+        problem(format!(
+            "shared_bytes_per_block ({}) and its reserved {} bytes exceed shared_bytes_per_sm ({})",
+            raw.shared_bytes_per_block,
+            raw.reserved_shared_bytes_per_block,
+            raw.shared_bytes_per_sm
+        ));
+    }
+    if raw.threads_per_block > raw.threads_per_sm || !raw.threads_per_block.is_multiple_of(32) {
+        problem(format!(
+            "threads_per_block ({}) must be whole warps and at most threads_per_sm ({})",
+            raw.threads_per_block, raw.threads_per_sm
+        ));
+    }
+    if raw.registers_per_block > raw.registers_per_sm || raw.registers_per_thread > 255 {
+        problem(format!(
+            "registers_per_block ({}) must be at most registers_per_sm ({}), and registers_per_thread ({}) at most 255",
+            raw.registers_per_block, raw.registers_per_sm, raw.registers_per_thread
+        ));
+    }
+    (sink.errors.len() == before).then(|| Hardware {
+        cc: (major, minor),
+        shared_bytes_per_block: raw.shared_bytes_per_block,
+        shared_bytes_per_sm: raw.shared_bytes_per_sm,
+        reserved_shared_bytes_per_block: raw.reserved_shared_bytes_per_block,
+        registers_per_sm: raw.registers_per_sm,
+        registers_per_block: raw.registers_per_block,
+        registers_per_thread: raw.registers_per_thread,
+        threads_per_sm: raw.threads_per_sm,
+        threads_per_block: raw.threads_per_block,
+        blocks_per_sm: raw.blocks_per_sm,
+        location: at.clone(),
+    })
+}
 
-pub(super) fn check_budgets(sink: &mut Sink, at: &Location, raw: &RawTier) {
-    let tier = &raw.name;
-    let mut budget = |key: &'static str, value: u64, problem: Option<String>| {
-        if let Some(problem) = problem {
+/// A tier's budgets within its hardware: shared memory a block, registers a thread and a
+/// block, threads a block.
+pub(super) fn check_budgets(sink: &mut Sink, tier: &Tier) {
+    let hw = &tier.hardware;
+    let (major, minor) = hw.cc;
+    let mut budget = |key: &'static str, value: u64, max: u64, what: &str| {
+        if value == 0 || value > max {
             sink.push(
-                at.clone(),
+                tier.location.clone(),
                 SpecErrorKind::Budget {
-                    tier: tier.clone(),
+                    tier: tier.name.clone(),
                     key,
                     value,
-                    problem,
+                    problem: if value == 0 {
+                        format!("leaves a block no {what}")
+                    } else {
+                        format!(
+                            "is more than compute capability {major}.{minor} gives {what} ({max}, {}): lower it, or correct the hardware entry",
+                            hw.location
+                        )
+                    },
                 },
             );
         }
     };
-    let smem = raw.max_shared_bytes;
     budget(
         "max_shared_bytes",
-        smem,
-        if smem == 0 {
-            Some("leaves a block no shared memory; every template needs some".into())
-        } else if smem > SHARED_BYTES_MAX {
-            Some(format!("is more than {SHARED_BYTES_MAX}, the most shared memory a block gets on any NVIDIA GPU through sm_120 (227 KiB on sm_90 and sm_100)"))
-        } else {
-            None
-        },
+        tier.max_shared_bytes,
+        hw.shared_bytes_per_block,
+        "a block of shared memory",
     );
-    let regs = raw.max_registers_per_thread;
     budget(
         "max_registers_per_thread",
-        regs as u64,
-        (!REGISTERS_PER_THREAD.contains(&regs)).then(|| {
-            format!(
-                "is outside {}..={}: a thread addresses at most 255 registers on every NVIDIA GPU, and ptxas does not go below 16",
-                REGISTERS_PER_THREAD.start(),
-                REGISTERS_PER_THREAD.end()
-            )
-        }),
+        tier.max_registers_per_thread as u64,
+        hw.registers_per_thread as u64,
+        "a thread of registers",
     );
-    let threads = raw.max_threads_per_block;
-    budget(
-        "max_threads_per_block",
-        threads as u64,
-        (threads == 0 || threads > THREADS_PER_BLOCK_MAX || !threads.is_multiple_of(32)).then(|| {
-            format!("must be a multiple of 32 (blocks are whole warps) from 32 to {THREADS_PER_BLOCK_MAX}, the most any NVIDIA GPU runs in a block")
-        }),
-    );
-    let block_regs = raw.registers_per_block;
     budget(
         "registers_per_block",
-        block_regs as u64,
-        (block_regs == 0 || block_regs > REGISTERS_PER_BLOCK_MAX).then(|| {
-            format!("is outside 1..={REGISTERS_PER_BLOCK_MAX}: no NVIDIA GPU through sm_120 has more than 64 Ki registers for a block")
-        }),
+        tier.registers_per_block as u64,
+        hw.registers_per_block as u64,
+        "a block of registers",
     );
+    budget(
+        "max_threads_per_block",
+        tier.max_threads_per_block as u64,
+        hw.threads_per_block as u64,
+        "a block of threads",
+    );
+    if !tier.max_threads_per_block.is_multiple_of(32) {
+        sink.push(
+            tier.location.clone(),
+            SpecErrorKind::Budget {
+                tier: tier.name.clone(),
+                key: "max_threads_per_block",
+                value: tier.max_threads_per_block as u64,
+                problem: "must be a multiple of 32: blocks are whole warps".into(),
+            },
+        );
+    }
 }

@@ -1,5 +1,6 @@
-//! Numeric contracts: the accumulator type a contract promises. Only f32 is accepted, because
-//! every template accumulates in `float`; any other type would be a promise no kernel keeps.
+//! Numeric contracts: the accumulator type a contract promises (only f32, because every
+//! template accumulates in `float`; any other type would be a promise no kernel keeps), the
+//! inputs it is defined for, its k step and its K chunk.
 
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
@@ -73,10 +74,26 @@ pub(super) fn resolve_contract(
             inputs
         }
     };
+    for (key, v) in [("k_step", r.k_step), ("chunk", r.chunk)] {
+        if v == Some(0) {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::Zero {
+                    item: format!("contract {name}"),
+                    key,
+                    why:
+                        "leave the key out for a chain of single k (k_step) or no K chunks (chunk)",
+                },
+            );
+            return None;
+        }
+    }
     Some(Contract {
         name: name.to_string(),
         doc: r.doc.clone(),
         accumulator,
         inputs,
+        k_step: r.k_step.unwrap_or(1),
+        chunk: r.chunk.unwrap_or(0),
     })
 }

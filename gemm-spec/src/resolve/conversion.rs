@@ -7,6 +7,7 @@ use super::names::known;
 use super::template::check_template;
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
+use crate::kinds::Role;
 use crate::model::*;
 use crate::raw::RawConversion;
 use crate::vocab::Dtype;
@@ -69,22 +70,24 @@ pub(super) fn resolve_conversion(
             .find(|c| c.variants.contains(pair))
             .map(|c| c.name.clone())
     };
-    check_template(
+    let kind = check_template(
         sink,
+        &specs.kinds,
         &at,
         &format!("conversion {name}"),
         &raw.template,
-        &raw.header,
-        false,
+        Role::Conversion,
     );
-    if raw.threads == 0 || !raw.threads.is_multiple_of(32) || raw.threads > 1024 {
-        problem(
-            sink,
-            format!(
-                "runs {} threads a block; it needs a multiple of 32 and at most 1024",
-                raw.threads
-            ),
-        );
+    if let Some(kind) = kind {
+        for b in crate::kinds::derive::broken_conversion_limits(kind, raw.threads) {
+            problem(
+                sink,
+                format!(
+                    "runs {} threads a block, but template {} needs {}: {} ({})",
+                    raw.threads, kind.template, b.limit.rule, b.why, b.limit.location
+                ),
+            );
+        }
     }
     let mut variants = Vec::new();
     for v in &raw.variants {
@@ -122,8 +125,7 @@ pub(super) fn resolve_conversion(
     Some(Conversion {
         name: name.to_string(),
         doc: raw.doc.clone(),
-        template: raw.template.clone(),
-        header: raw.header.clone(),
+        kind: kind?.clone(),
         abi: raw.abi.clone(),
         threads: raw.threads,
         variants,

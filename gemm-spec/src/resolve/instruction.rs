@@ -59,6 +59,19 @@ pub(super) fn resolve_instruction(
             );
         }
     }
+    let mut inputs = Vec::new();
+    for w in r.inputs.as_deref().unwrap_or_default() {
+        match w.parse::<crate::vocab::Dtype>() {
+            Ok(d) => inputs.push(d),
+            Err(e) => sink.push(
+                at.clone(),
+                SpecErrorKind::UnknownWord(format!("instruction {name}: inputs: {e}")),
+            ),
+        }
+    }
+    if r.inputs.is_none() {
+        inputs = crate::vocab::Dtype::ALL.to_vec();
+    }
     (sink.errors.len() == before).then(|| Instruction {
         name: name.to_string(),
         doc: r.doc.clone(),
@@ -70,5 +83,6 @@ pub(super) fn resolve_instruction(
         min_cc: to_cc(r.min_compute_capability),
         max_cc: r.max_compute_capability.map(to_cc),
         arch_specific: r.arch_specific,
+        inputs,
     })
 }

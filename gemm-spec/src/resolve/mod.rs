@@ -1,12 +1,14 @@
-//! Joins parsed files into a `SpecSet`, checking every per-item rule on the way:
-//! names, references, ABI layout, templates (`templates::KNOWN`: name, header, ops, shared
-//! memory, tile limits), accumulators, compute capabilities and gencode, tier budgets, zero and
-//! empty values, instruction availability, tile shape, threads, shared memory, and each
-//! route's kernel. Route-table and device-coverage rules live in `route_table`.
+//! Joins parsed files into a `SpecSet`, checking every per-item rule on the way: names,
+//! references, ABI layout and flags, the hardware of each compute capability, templates (each
+//! family's kind manifest: contract, ops, types, capability, tile parameters and limits),
+//! accumulators, compute capabilities and gencode, tier bases and budgets, zero and empty
+//! values, instruction availability, tile shape, threads, shared memory, launch bounds,
+//! accumulators against registers, and each route's kernel. Route-table and device-coverage
+//! rules live in `route_table`.
 //!
-//! This file holds the join itself ([`resolve`]: shared definitions first, since tiers refer to
-//! them from any file; each name defined once) and the `Sink` that collects errors and remembers
-//! broken items; each kind of item is checked in its own file below.
+//! This file holds the join itself ([`resolve`]: hardware and shared definitions first, since
+//! tiers refer to them from any file; each name defined once) and the `Sink` that collects
+//! errors and remembers broken items; each kind of item is checked in its own file below.
 
 mod abi;
 mod budget;
@@ -17,26 +19,24 @@ mod family;
 mod instruction;
 mod names;
 mod route;
-mod shared_memory;
 mod template;
 mod tier;
 mod tile;
-mod tile_params;
 mod unaligned;
 
 use crate::error::{Location, SpecError, SpecErrorKind, SpecWarning};
-use crate::load::ParsedFile;
+use crate::kinds::KindLibrary;
 use crate::model::*;
+use crate::raw::ParsedFile;
 use abi::resolve_abi;
+use budget::resolve_hardware;
 use contract::resolve_contract;
 use conversion::resolve_conversion;
 use family::resolve_family;
 use instruction::resolve_instruction;
 use names::{check_contract_name, check_name, RESERVED_MODULE};
 use std::collections::BTreeMap;
-use tier::{check_tier_ambiguity, resolve_tier};
-
-pub use shared_memory::{shared_bytes, shared_bytes_for};
+use tier::{check_tier_ambiguity, resolve_tier, tier_source};
 
 struct Sink<'e> {
     errors: &'e mut Vec<SpecError>,
@@ -59,6 +59,7 @@ impl Sink<'_> {
 
 pub(crate) fn resolve(
     files: &[ParsedFile<'_>],
+    kinds: &KindLibrary,
     parse_failed: bool,
     errors: &mut Vec<SpecError>,
 ) -> Option<(SpecSet, Vec<SpecWarning>)> {
@@ -68,6 +69,8 @@ pub(crate) fn resolve(
         broken: Default::default(),
     };
     let mut specs = SpecSet {
+        kinds: kinds.clone(),
+        hardware: Vec::new(),
         instructions: BTreeMap::new(),
         contracts: BTreeMap::new(),
         abis: BTreeMap::new(),
@@ -92,7 +95,28 @@ pub(crate) fn resolve(
         true
     };
 
-    // Shared definitions first: tiers refer to them from any file.
+    // What each compute capability has, then the shared definitions: tiers refer to them
+    // from any file.
+    for f in files {
+        for raw in &f.raw.hardware {
+            let at = f.at(raw.span());
+            let [major, minor] = raw.get_ref().compute_capability;
+            if define(
+                &mut sink,
+                "hardware entry",
+                &format!("{major}.{minor}"),
+                &at,
+            ) {
+                match resolve_hardware(&mut sink, &at, raw.get_ref()) {
+                    Some(h) => specs.hardware.push(h),
+                    None => {
+                        sink.broken.insert(("hardware", format!("{major}.{minor}")));
+                    }
+                }
+            }
+        }
+    }
+    specs.hardware.sort_by_key(|h| h.cc);
     for f in files {
         for (name, raw) in &f.raw.instruction {
             let at = f.at(raw.span());
@@ -127,7 +151,7 @@ pub(crate) fn resolve(
         for (name, raw) in &f.raw.abi {
             let at = f.at(raw.span());
             if define(&mut sink, "ABI struct", name, &at) {
-                match resolve_abi(&mut sink, &at, name, raw.get_ref()) {
+                match resolve_abi(&mut sink, f, &at, name, raw.get_ref()) {
                     Some(abi) => {
                         specs.abis.insert(name.clone(), abi);
                     }
@@ -178,7 +202,7 @@ pub(crate) fn resolve(
             }
         }
     }
-    for f in files {
+    for (i, f) in files.iter().enumerate() {
         let Some(raw_tier) = &f.raw.tier else {
             let orphan = if !f.raw.tile.is_empty() {
                 Some(("tiles", f.raw.tile[0].span()))
@@ -195,7 +219,11 @@ pub(crate) fn resolve(
         let at = f.at(raw_tier.span());
         let name = &raw_tier.get_ref().name;
         if check_name(&mut sink, &at, "tier", name) && define(&mut sink, "tier", name, &at) {
-            if let Some(tier) = resolve_tier(&mut sink, &specs, f, at, raw_tier.get_ref()) {
+            // The tier's own keys, tiles and routes over those of its base chain.
+            let Some(source) = tier_source(&mut sink, files, i, &mut Vec::new()) else {
+                continue;
+            };
+            if let Some(tier) = resolve_tier(&mut sink, &specs, &source) {
                 specs.tiers.push(tier);
             }
         }

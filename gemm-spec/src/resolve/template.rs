@@ -1,65 +1,53 @@
-//! Template lookup shared by families and conversions: the named template must be one of
-//! `templates::KNOWN`, of the owner's kind (GEMM for a family, elementwise conversion for a
-//! conversion), and the spec's header must be the one the template lives in.
+//! Template lookup shared by families and conversions: the named template must have a kind
+//! manifest in the templates folder (`SpecSet::kinds`), of the owner's role (a GEMM template for
+//! a family, an elementwise conversion for a conversion).
 
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
-use crate::templates::{self, TemplateKind};
+use crate::kinds::{Kind, KindLibrary, Role};
 
-/// Looks a family's (`gemm`) or a conversion's template up in [`templates::KNOWN`] and checks
-/// its header; `None` (after an error) when it is not a known template of that kind.
-pub(super) fn check_template(
+/// The kind of a family's (`Role::Gemm`) or a conversion's template; `None` (after an error)
+/// when the folder has no manifest of that role for it.
+pub(super) fn check_template<'k>(
     sink: &mut Sink,
+    kinds: &'k KindLibrary,
     at: &Location,
     owner: &str,
     name: &str,
-    header: &str,
-    gemm: bool,
-) -> Option<&'static templates::KernelTemplate> {
-    let Some(t) = templates::find(name) else {
+    role: Role,
+) -> Option<&'k Kind> {
+    let Some(k) = kinds.get(name) else {
         sink.push(
             at.clone(),
             SpecErrorKind::UnknownTemplate {
                 owner: owner.to_string(),
                 name: name.to_string(),
-                suggestion: templates::closest(name).map(str::to_string),
-                known: templates::listing(gemm),
+                suggestion: kinds.closest(name, role).map(str::to_string),
+                known: kinds.listing(role),
             },
         );
         return None;
     };
-    if matches!(t.kind, TemplateKind::Gemm(_)) != gemm {
-        let (is, needs) = if gemm {
-            (
+    if k.role != role {
+        let (is, needs) = match role {
+            Role::Gemm => (
                 "an elementwise conversion template",
                 "a family needs a GEMM template",
-            )
-        } else {
-            (
+            ),
+            Role::Conversion => (
                 "a GEMM template",
                 "a conversion needs a conversion template",
-            )
+            ),
         };
         sink.push(
             at.clone(),
             SpecErrorKind::TemplateMismatch {
                 owner: owner.to_string(),
                 template: name.to_string(),
-                problem: format!("is {is}; {needs}: {}", templates::listing(gemm)),
+                problem: format!("is {is}; {needs}: {}", kinds.listing(role)),
             },
         );
         return None;
     }
-    if header != t.header {
-        sink.push(
-            at.clone(),
-            SpecErrorKind::TemplateHeader {
-                owner: owner.to_string(),
-                template: name.to_string(),
-                header: header.to_string(),
-                expected: t.header.to_string(),
-            },
-        );
-    }
-    Some(t)
+    Some(k)
 }

@@ -1,48 +1,292 @@
-//! Tiers (one file per SM target): compute capability and gencode agreeing, budgets, the
-//! families used and whether their instruction exists on the target, then the file's tiles and
-//! routes in order; and the check that no two tiers claim the same target.
+//! Tiers (one file per SM target): a tier's effective keys, tiles and routes (its own, or its
+//! base tier's with its file's changes), compute capability and gencode agreeing, the hardware
+//! entry of that capability and the budgets within it, the families used and whether their
+//! instruction exists on the target, then the tiles and routes in order; and the check that no
+//! two tiers claim the same target.
 
 use super::budget::check_budgets;
 use super::capability::{check_cc, parse_gencode};
 use super::names::known;
 use super::route::resolve_route;
-use super::tile::resolve_tile;
+use super::tile::{key_line, resolve_tile};
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
-use crate::load::ParsedFile;
 use crate::model::*;
-use crate::raw::RawTier;
+use crate::raw::ParsedFile;
+use crate::raw::{RawRoute, RawTier};
 use std::collections::BTreeMap;
 
-pub(super) fn resolve_tier(
+/// A tile as a tier has it after its base: its keys with the line each came from.
+#[derive(Clone, Debug)]
+pub(super) struct TileSource {
+    pub family: String,
+    pub name: String,
+    /// m, n, k.
+    pub dims: [Option<u32>; 3],
+    pub params: BTreeMap<String, toml::Value>,
+    /// Where each key was written (`m`, `stages`, ...).
+    pub key_lines: BTreeMap<String, Location>,
+    /// The `[[tile]]` that defines (or last changed) it.
+    pub at: Location,
+}
+
+impl TileSource {
+    pub fn key_at(&self, key: &str) -> Location {
+        self.key_lines
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| self.at.clone())
+    }
+}
+
+/// A tier's keys, tiles and routes after its base.
+#[derive(Clone, Debug)]
+pub(super) struct TierSource {
+    pub keys: RawTier,
+    pub file: String,
+    pub at: Location,
+    pub tiles: Vec<TileSource>,
+    /// The file's own routes, or (when it has none) its base's with renamed tiles followed.
+    pub routes: Vec<(RawRoute, Location)>,
+}
+
+fn merge_keys(base: &RawTier, ours: &RawTier) -> RawTier {
+    RawTier {
+        name: ours.name.clone(),
+        base: ours.base.clone(),
+        doc: ours.doc.clone().or_else(|| base.doc.clone()),
+        gencode: ours.gencode.clone().or_else(|| base.gencode.clone()),
+        compute_capability: ours.compute_capability.or(base.compute_capability),
+        max_shared_bytes: ours.max_shared_bytes.or(base.max_shared_bytes),
+        max_registers_per_thread: ours
+            .max_registers_per_thread
+            .or(base.max_registers_per_thread),
+        max_threads_per_block: ours.max_threads_per_block.or(base.max_threads_per_block),
+        registers_per_block: ours.registers_per_block.or(base.registers_per_block),
+        families: ours.families.clone().or_else(|| base.families.clone()),
+    }
+}
+
+/// The effective source of the tier defined in `files[index]`, following `base` chains;
+/// `None` after an error (an unknown or circular base, a bad `replaces`).
+pub(super) fn tier_source(
     sink: &mut Sink,
-    specs: &SpecSet,
-    f: &ParsedFile<'_>,
-    at: Location,
-    raw: &RawTier,
-) -> Option<Tier> {
+    files: &[ParsedFile<'_>],
+    index: usize,
+    chain: &mut Vec<String>,
+) -> Option<TierSource> {
+    let f = &files[index];
+    let raw_tier = f.raw.tier.as_ref()?;
+    let at = f.at(raw_tier.span());
+    let keys = raw_tier.get_ref().clone();
+    let name = keys.name.clone();
+    chain.push(name.clone());
+    let base = match &keys.base {
+        None => None,
+        Some(b) => {
+            if chain.contains(b) {
+                sink.push(
+                    at.clone(),
+                    SpecErrorKind::TierBase {
+                        tier: name.clone(),
+                        problem: format!("`{b}` leads back to {name} ({} -> {b}): a tier cannot derive from itself", chain.join(" -> ")),
+                    },
+                );
+                return None;
+            }
+            let Some(bi) = files
+                .iter()
+                .position(|g| g.raw.tier.as_ref().is_some_and(|t| &t.get_ref().name == b))
+            else {
+                let tiers: Vec<String> = files
+                    .iter()
+                    .filter_map(|g| g.raw.tier.as_ref().map(|t| t.get_ref().name.clone()))
+                    .collect();
+                sink.push(
+                    at.clone(),
+                    SpecErrorKind::TierBase {
+                        tier: name.clone(),
+                        problem: format!(
+                            "`{b}` is no tier of the specs; they define {}",
+                            tiers.join(", ")
+                        ),
+                    },
+                );
+                return None;
+            };
+            Some(tier_source(sink, files, bi, chain)?)
+        }
+    };
+    let (mut tiles, base_routes, keys) = match base {
+        Some(b) => (b.tiles, b.routes, merge_keys(&b.keys, &keys)),
+        None => (Vec::new(), Vec::new(), keys),
+    };
+    let mut renames: Vec<(String, String)> = Vec::new(); // ("fam.old", "fam.new")
+    let mut defined: BTreeMap<(String, String), Location> = BTreeMap::new();
+    let mut ok = true;
+    for t in &f.raw.tile {
+        let raw = t.get_ref();
+        let t_at = f.at(t.span());
+        let key = (raw.family.clone(), raw.name.clone());
+        if let Some(first) = defined.get(&key) {
+            sink.push(
+                t_at,
+                SpecErrorKind::Duplicate {
+                    what: "tile",
+                    name: format!("{}.{}", raw.family, raw.name),
+                    first: first.clone(),
+                },
+            );
+            ok = false;
+            continue;
+        }
+        defined.insert(key, t_at.clone());
+        let mut key_lines = BTreeMap::new();
+        let names = ["m", "n", "k"]
+            .into_iter()
+            .map(str::to_string)
+            .chain(raw.params.keys().cloned());
+        for k in names {
+            if let Some(l) = key_line(f.text, t.span(), &k, f) {
+                key_lines.insert(k, l);
+            }
+        }
+        let target = raw.replaces.as_deref().unwrap_or(&raw.name);
+        let existing = tiles
+            .iter()
+            .position(|x| x.family == raw.family && x.name == target);
+        if raw.replaces.is_some() && existing.is_none() {
+            sink.push(
+                t_at,
+                SpecErrorKind::TierBase {
+                    tier: name.clone(),
+                    problem: match &keys.base {
+                        Some(b) => format!(
+                            "tile {}.{} replaces {}.{target}, which base tier {b} does not have",
+                            raw.family, raw.name, raw.family
+                        ),
+                        None => format!(
+                            "tile {}.{} says replaces = \"{target}\", but the tier has no base = \"...\" to replace a tile of",
+                            raw.family, raw.name
+                        ),
+                    },
+                },
+            );
+            ok = false;
+            continue;
+        }
+        let mut src = match existing {
+            Some(i) => tiles[i].clone(),
+            None => TileSource {
+                family: raw.family.clone(),
+                name: raw.name.clone(),
+                dims: [None; 3],
+                params: BTreeMap::new(),
+                key_lines: BTreeMap::new(),
+                at: t_at.clone(),
+            },
+        };
+        if raw.replaces.is_some() {
+            renames.push((
+                format!("{}.{target}", raw.family),
+                format!("{}.{}", raw.family, raw.name),
+            ));
+        }
+        src.name = raw.name.clone();
+        src.at = t_at.clone();
+        for (i, v) in [raw.m, raw.n, raw.k].into_iter().enumerate() {
+            if v.is_some() {
+                src.dims[i] = v;
+            }
+        }
+        for (k, v) in &raw.params {
+            src.params.insert(k.clone(), v.clone());
+        }
+        src.key_lines.extend(key_lines);
+        match existing {
+            Some(i) => tiles[i] = src,
+            None => tiles.push(src),
+        }
+    }
+    let own_routes = !f.raw.route.is_empty();
+    let routes = if own_routes {
+        f.raw
+            .route
+            .iter()
+            .map(|r| (r.get_ref().clone(), f.at(r.span())))
+            .collect()
+    } else {
+        let rename = |k: &str| {
+            renames
+                .iter()
+                .find(|(old, _)| old == k)
+                .map_or(k.to_string(), |(_, new)| new.clone())
+        };
+        base_routes
+            .into_iter()
+            .map(|(mut r, at)| {
+                r.kernel = rename(&r.kernel);
+                r.unaligned = r.unaligned.as_deref().map(rename);
+                (r, at)
+            })
+            .collect()
+    };
+    chain.pop();
+    ok.then_some(TierSource {
+        keys,
+        file: f.name.clone(),
+        at,
+        tiles,
+        routes,
+    })
+}
+
+pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -> Option<Tier> {
     let before = sink.errors.len();
+    let raw = &src.keys;
+    let at = src.at.clone();
     let name = raw.name.clone();
     let item = format!("tier {name}");
-    let cc = (raw.compute_capability[0], raw.compute_capability[1]);
-    let cc_ok = check_cc(
-        sink,
-        &at,
-        &item,
-        "compute_capability",
+    let missing = |sink: &mut Sink, key: &str| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::UnknownWord(format!(
+                "tier {name} needs `{key}` (or a `base = \"...\"` tier to take it from)"
+            )),
+        );
+    };
+    let (Some(cc_raw), Some(gencode), Some(max_shared_bytes), Some(families)) = (
         raw.compute_capability,
-    );
+        raw.gencode.clone(),
+        raw.max_shared_bytes,
+        raw.families.clone(),
+    ) else {
+        for (key, present) in [
+            ("compute_capability", raw.compute_capability.is_some()),
+            ("gencode", raw.gencode.is_some()),
+            ("max_shared_bytes", raw.max_shared_bytes.is_some()),
+            ("families", raw.families.is_some()),
+        ] {
+            if !present {
+                missing(sink, key);
+            }
+        }
+        return None;
+    };
+    let cc = (cc_raw[0], cc_raw[1]);
+    let cc_ok = check_cc(sink, &at, &item, "compute_capability", cc_raw);
+    let before_gencode = sink.errors.len();
     let mut arch_specific = false;
-    match parse_gencode(&raw.gencode) {
+    match parse_gencode(&gencode) {
         Ok((target, specific)) => {
             arch_specific = specific;
             if cc_ok && target != cc {
-                let digits = raw.gencode.rsplit('_').next().unwrap_or_default();
+                let digits = gencode.rsplit('_').next().unwrap_or_default();
                 sink.push(
                     at.clone(),
                     SpecErrorKind::Gencode {
                         tier: name.clone(),
-                        gencode: raw.gencode.clone(),
+                        gencode: gencode.clone(),
                         problem: format!(
                             "targets sm_{digits} (compute capability {}.{}) but compute_capability is [{}, {}]",
                             target.0, target.1, cc.0, cc.1
@@ -55,13 +299,37 @@ pub(super) fn resolve_tier(
             at.clone(),
             SpecErrorKind::Gencode {
                 tier: name.clone(),
-                gencode: raw.gencode.clone(),
+                gencode: gencode.clone(),
                 problem,
             },
         ),
     }
-    check_budgets(sink, &at, raw);
-    if raw.families.is_empty() {
+    // A gencode that disagrees with the capability leaves the capability in doubt: its
+    // hardware and budgets are not judged against either.
+    if !cc_ok || sink.errors.len() != before_gencode {
+        return None;
+    }
+    let Some(hardware) = specs.hardware_for(cc).cloned() else {
+        if sink.is_broken("hardware", &format!("{}.{}", cc.0, cc.1)) {
+            return None;
+        }
+        sink.push(
+            at.clone(),
+            SpecErrorKind::NoHardware {
+                tier: name.clone(),
+                major: cc.0,
+                minor: cc.1,
+                known: specs
+                    .hardware
+                    .iter()
+                    .map(|h| format!("{}.{}", h.cc.0, h.cc.1))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            },
+        );
+        return None;
+    };
+    if families.is_empty() {
         sink.push(
             at.clone(),
             SpecErrorKind::EmptyList {
@@ -71,25 +339,50 @@ pub(super) fn resolve_tier(
             },
         );
     }
-    if f.raw.route.is_empty() {
+    if src.routes.is_empty() {
         sink.push(at.clone(), SpecErrorKind::NoRoutes { tier: name.clone() });
     }
+    let mut tier = Tier {
+        name: name.clone(),
+        doc: raw.doc.clone().unwrap_or_default(),
+        gencode,
+        cc,
+        arch_specific,
+        max_shared_bytes,
+        max_registers_per_thread: raw
+            .max_registers_per_thread
+            .unwrap_or(hardware.registers_per_thread),
+        max_threads_per_block: raw
+            .max_threads_per_block
+            .unwrap_or(hardware.threads_per_block),
+        registers_per_block: raw
+            .registers_per_block
+            .unwrap_or(hardware.registers_per_block),
+        hardware,
+        base: raw.base.clone(),
+        families: families.clone(),
+        tiles: Vec::new(),
+        routes: Vec::new(),
+        file: src.file.clone(),
+        location: at.clone(),
+    };
+    check_budgets(sink, &tier);
     // Conversions are built for every tier.
     for c in specs.conversions.values() {
-        if c.threads > raw.max_threads_per_block {
+        if c.threads > tier.max_threads_per_block {
             sink.push(
                 at.clone(),
                 SpecErrorKind::Conversion {
                     name: c.name.clone(),
                     problem: format!(
                         "runs {} threads a block; tier {name} allows {} (max_threads_per_block)",
-                        c.threads, raw.max_threads_per_block
+                        c.threads, tier.max_threads_per_block
                     ),
                 },
             );
         }
     }
-    for fam in &raw.families {
+    for fam in &families {
         let Some(family) = specs.families.get(fam) else {
             if sink.is_broken("family", fam) {
                 continue;
@@ -107,9 +400,6 @@ pub(super) fn resolve_tier(
         let Some(inst) = specs.instructions.get(&family.instruction) else {
             continue;
         };
-        if !cc_ok {
-            continue;
-        }
         let above_min = cc >= inst.min_cc;
         let below_max = inst.max_cc.is_none_or(|max| cc <= max);
         let target_ok = !inst.arch_specific || arch_specific;
@@ -135,72 +425,22 @@ pub(super) fn resolve_tier(
             );
         }
     }
-    let mut tier = Tier {
-        name: name.clone(),
-        doc: raw.doc.clone(),
-        gencode: raw.gencode.clone(),
-        cc,
-        arch_specific,
-        max_shared_bytes: raw.max_shared_bytes,
-        max_registers_per_thread: raw.max_registers_per_thread,
-        max_threads_per_block: raw.max_threads_per_block,
-        registers_per_block: raw.registers_per_block,
-        families: raw.families.clone(),
-        tiles: Vec::new(),
-        routes: Vec::new(),
-        file: f.name.clone(),
-        location: at,
-    };
-    let mut first_tile: BTreeMap<(String, String), Location> = BTreeMap::new();
-    for t in &f.raw.tile {
-        let raw = t.get_ref();
-        let t_at = f.at(t.span());
-        let key = (raw.family.clone(), raw.name.clone());
-        if let Some(first) = first_tile.get(&key) {
-            sink.push(
-                t_at,
-                SpecErrorKind::Duplicate {
-                    what: "tile",
-                    name: format!("{}.{}", raw.family, raw.name),
-                    first: first.clone(),
-                },
-            );
-            continue;
-        }
-        first_tile.insert(key, t_at.clone());
-        let span = t.span();
-        let key_at = |key: &str| -> Location {
-            // The line of `key = ...` inside the tile's table, else the table's line.
-            // The table runs from its header to the next header (the span may cover less).
-            let text = f.text.get(span.start..).unwrap_or_default();
-            let mut offset = 0;
-            for (i, line) in text.split_inclusive('\n').enumerate() {
-                let l = line.trim_start();
-                if i > 0 && l.starts_with('[') {
-                    break;
-                }
-                if let Some(rest) = l.strip_prefix(key) {
-                    if rest.trim_start().starts_with('=') {
-                        return f.at(span.start + offset..span.start + offset);
-                    }
-                }
-                offset += line.len();
-            }
-            f.at(span.clone())
-        };
-        match resolve_tile(sink, specs, &tier, t_at, &key_at, raw) {
+    if sink.errors.len() != before {
+        return None;
+    }
+    for t in &src.tiles {
+        match resolve_tile(sink, specs, &tier, t) {
             Some(tile) => tier.tiles.push(tile),
             None => {
-                for name in [raw.name.clone(), raw.name.to_lowercase()] {
-                    sink.broken
-                        .insert(("tile", format!("{}.{}", raw.family, name)));
+                for n in [t.name.clone(), t.name.to_lowercase()] {
+                    sink.broken.insert(("tile", format!("{}.{}", t.family, n)));
                 }
             }
         }
     }
-    for (i, r) in f.raw.route.iter().enumerate() {
+    for (i, (r, r_at)) in src.routes.iter().enumerate() {
         let rule = u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1));
-        resolve_route(sink, specs, &mut tier, rule, f.at(r.span()), r.get_ref());
+        resolve_route(sink, specs, &mut tier, rule, r_at.clone(), r);
     }
     (sink.errors.len() == before).then_some(tier)
 }

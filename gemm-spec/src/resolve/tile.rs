@@ -1,201 +1,196 @@
-//! Tiles of a tier: a lowercase name and a family the tier uses; nonzero shape and parameters; a
-//! shape that is a multiple of the instruction's and of the per-thread split; the template's own
-//! limits; then threads a block and shared memory within the tier's budgets.
+//! Tiles of a tier: a lowercase name and a family the tier uses; positive m, n and k; every key
+//! a parameter of the family's kind (its manifest), whole numbers at least each parameter's
+//! least value, defaults filled; a shape that is a multiple of the instruction's; the kind's
+//! limits for every variant of the family; then, from the kind's derived numbers, threads a
+//! block, shared memory and launch bounds within the tier's budgets and hardware, and the
+//! accumulators a thread within its registers. Errors point at the key's own line.
 
-use super::budget::BLOCKS_PER_SM_MAX;
 use super::names::check_name;
-use super::shared_memory::shared_bytes;
-use super::tile_params::tile_params;
+use super::tier::TileSource;
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
+use crate::kinds::{broken_limits, derive, KernelPoint};
 use crate::model::*;
-use crate::raw::RawTile;
-use crate::templates::{self, TemplateKind};
 
 pub(super) fn resolve_tile(
     sink: &mut Sink,
     specs: &SpecSet,
     tier: &Tier,
-    at: Location,
-    key_at: &dyn Fn(&str) -> Location,
-    raw: &RawTile,
+    src: &TileSource,
 ) -> Option<Tile> {
-    if !check_name(sink, &at, "tile", &raw.name) {
+    let at = src.at.clone();
+    if !check_name(sink, &at, "tile", &src.name) {
         return None;
     }
-    if !tier.families.contains(&raw.family) {
+    if !tier.families.contains(&src.family) {
         sink.push(
             at,
             SpecErrorKind::FamilyNotUsed {
                 tier: tier.name.clone(),
-                family: raw.family.clone(),
+                family: src.family.clone(),
             },
         );
         return None;
     }
-    let family = specs.families.get(&raw.family)?;
+    let family = specs.families.get(&src.family)?;
     let inst = specs.instructions.get(&family.instruction)?;
+    let contract = specs.contracts.get(&family.contract)?;
+    let kind = &family.kind;
     let before = sink.errors.len();
-    let item = format!(
-        "tile {}.{} {}x{}x{}",
-        raw.family, raw.name, raw.m, raw.n, raw.k
-    );
-    let params = tile_params(sink, key_at, family, raw)?;
-    let tile = Tile {
-        family: raw.family.clone(),
-        name: raw.name.clone(),
-        m: raw.m,
-        n: raw.n,
-        k: raw.k,
-        params,
-        location: at.clone(),
+    let key_err = |sink: &mut Sink, key: &str, problem: String| {
+        sink.push(
+            src.key_at(key),
+            SpecErrorKind::TileKey {
+                family: src.family.clone(),
+                tile: src.name.clone(),
+                key: key.to_string(),
+                problem,
+            },
+        )
     };
-    let mut zeros: Vec<(&'static str, u32, &'static str)> = vec![
-        ("m", tile.m, "a tile covers at least one row of C"),
-        ("n", tile.n, "a tile covers at least one column of C"),
-        ("k", tile.k, "a tile steps K by at least one"),
-        (
-            "stages",
-            tile.stages(),
-            "a tile needs at least one shared-memory stage",
-        ),
-    ];
-    match &tile.params {
-        TileParams::Scalar(p) => zeros.extend([
-            (
-                "thread_m",
-                p.thread_m,
-                "each thread computes at least one row of C",
-            ),
-            (
-                "thread_n",
-                p.thread_n,
-                "each thread computes at least one column of C",
-            ),
-            ("k_split", p.k_split, "a block reduces at least one K chunk"),
-            (
-                "min_blocks",
-                p.min_blocks.unwrap_or(1),
-                "an SM holds at least one block (leave min_blocks out for no occupancy bound)",
-            ),
-        ]),
-        TileParams::WgmmaTma(p) => zeros.extend([
-            (
-                "consumers",
-                p.consumers,
-                "a tile has at least one consumer warpgroup",
-            ),
-            ("cluster_m", p.cluster_m, "a cluster holds at least one CTA"),
-        ]),
-        TileParams::MmaDecodeTma(_) => {}
-        TileParams::MmaGemm(MmaGemmParams {
-            warps_m, warps_n, ..
-        })
-        | TileParams::MmaAsync(MmaAsyncParams {
-            warps_m, warps_n, ..
-        }) => zeros.extend([
-            ("warps_m", *warps_m, "a block has at least one warp along M"),
-            ("warps_n", *warps_n, "a block has at least one warp along N"),
-            (
-                "min_blocks",
-                tile.min_blocks().unwrap_or(1),
-                "an SM holds at least one block (leave min_blocks out for no occupancy bound)",
-            ),
-        ]),
-    }
-    for (key, value, why) in zeros {
-        if value == 0 {
-            sink.push(
-                at.clone(),
+    let mut dims = [0u32; 3];
+    for (i, (dim, why)) in [
+        ("m", "a tile covers at least one row of C"),
+        ("n", "a tile covers at least one column of C"),
+        ("k", "a tile steps K by at least one"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        match src.dims[i] {
+            None => key_err(sink, dim, format!("needs `{dim}`: {why}")),
+            Some(0) => sink.push(
+                src.key_at(dim),
                 SpecErrorKind::Zero {
-                    item: item.clone(),
-                    key,
+                    item: format!("tile {}.{}", src.family, src.name),
+                    key: dim,
                     why,
                 },
+            ),
+            Some(v) => dims[i] = v,
+        }
+    }
+    for key in src.params.keys() {
+        if kind.param(key).is_none() {
+            key_err(
+                sink,
+                key,
+                format!(
+                    "`{key}` is not a parameter of template {} (family {}, {}); its keys are family, name, m, n, k{}{}",
+                    kind.template,
+                    family.name,
+                    kind.manifest,
+                    if kind.params.is_empty() { "" } else { ", " },
+                    kind.keys().join(", ")
+                ),
             );
         }
+    }
+    let mut params = Vec::new();
+    for p in &kind.params {
+        let v = match src.params.get(&p.name) {
+            None => match p.default {
+                Some(d) => d,
+                None => {
+                    key_err(
+                        sink,
+                        &p.name,
+                        format!(
+                            "needs `{}` ({}): template {} has no default for it",
+                            p.name, p.doc, kind.template
+                        ),
+                    );
+                    continue;
+                }
+            },
+            Some(toml::Value::Integer(i)) => match u32::try_from(*i) {
+                Ok(v) if v >= p.min => v,
+                Ok(v) => {
+                    key_err(
+                        sink,
+                        &p.name,
+                        format!(
+                            "`{}` = {v}, but its least value is {} ({}){}",
+                            p.name,
+                            p.min,
+                            p.doc,
+                            if p.default.is_some_and(|d| d < p.min) {
+                                "; leave it out for none"
+                            } else {
+                                ""
+                            }
+                        ),
+                    );
+                    continue;
+                }
+                Err(_) => {
+                    key_err(
+                        sink,
+                        &p.name,
+                        format!(
+                            "`{}` = {i} is not a whole number from 0 to {}",
+                            p.name,
+                            u32::MAX
+                        ),
+                    );
+                    continue;
+                }
+            },
+            Some(v) => {
+                key_err(
+                    sink,
+                    &p.name,
+                    format!("`{}` = {v} must be a whole number", p.name),
+                );
+                continue;
+            }
+        };
+        params.push((p.name.clone(), v));
     }
     if sink.errors.len() != before {
         return None;
     }
-    if let Some(b) = tile.min_blocks().filter(|&b| b > BLOCKS_PER_SM_MAX) {
-        sink.push(
-            at.clone(),
-            SpecErrorKind::MinBlocks {
-                family: tile.family.clone(),
-                tile: tile.name.clone(),
-                m: tile.m,
-                n: tile.n,
-                k: tile.k,
-                value: b,
-                max: BLOCKS_PER_SM_MAX,
-            },
-        );
-    }
-    let shape_err = |sink: &mut Sink, dim, value, multiple, why: String| {
-        sink.push(
-            at.clone(),
-            SpecErrorKind::TileShape {
-                family: tile.family.clone(),
-                tile: tile.name.clone(),
-                m: tile.m,
-                n: tile.n,
-                k: tile.k,
-                dim,
-                value,
-                multiple,
-                why,
-            },
-        );
+    let tile = Tile {
+        family: src.family.clone(),
+        name: src.name.clone(),
+        m: dims[0],
+        n: dims[1],
+        k: dims[2],
+        params,
+        location: at.clone(),
     };
-    let inst_why = format!(
-        "instruction {} is {}x{}x{}",
-        inst.name, inst.shape.m, inst.shape.n, inst.shape.k
-    );
+    let tile_err = |sink: &mut Sink, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::Tile {
+                family: tile.family.clone(),
+                tile: tile.name.clone(),
+                shape: tile.shape(),
+                problem,
+            },
+        )
+    };
     for (dim, value, multiple) in [
         ("m", tile.m, inst.shape.m),
         ("n", tile.n, inst.shape.n),
         ("k", tile.k, inst.shape.k),
     ] {
         if !value.is_multiple_of(multiple) {
-            shape_err(sink, dim, value, multiple, inst_why.clone());
-        }
-    }
-    if let TileParams::Scalar(p) = &tile.params {
-        if !tile.m.is_multiple_of(p.thread_m) {
-            shape_err(
-                sink,
-                "m",
-                tile.m,
-                p.thread_m,
-                "each thread computes thread_m rows".into(),
-            );
-        }
-        if !tile.n.is_multiple_of(p.thread_n) {
-            shape_err(
-                sink,
-                "n",
-                tile.n,
-                p.thread_n,
-                "each thread computes thread_n columns".into(),
-            );
-        }
-    }
-    if let Some(TemplateKind::Gemm(g)) = templates::find(&family.template).map(|t| &t.kind) {
-        for (key, value, rule, why) in g.rules.broken(&tile) {
             sink.push(
-                at.clone(),
-                SpecErrorKind::TemplateLimit {
+                src.key_at(dim),
+                SpecErrorKind::TileShape {
                     family: tile.family.clone(),
                     tile: tile.name.clone(),
                     m: tile.m,
                     n: tile.n,
                     k: tile.k,
-                    template: family.template.clone(),
-                    key,
+                    dim,
                     value,
-                    rule,
-                    why,
+                    multiple,
+                    why: format!(
+                        "instruction {} is {}x{}x{}",
+                        inst.name, inst.shape.m, inst.shape.n, inst.shape.k
+                    ),
                 },
             );
         }
@@ -203,25 +198,157 @@ pub(super) fn resolve_tile(
     if sink.errors.len() != before {
         return None;
     }
-    let threads = tile.threads();
-    if threads == 0 || !threads.is_multiple_of(32) || threads > tier.max_threads_per_block {
-        sink.push(
-            at.clone(),
-            SpecErrorKind::BlockThreads {
-                family: tile.family.clone(),
-                tile: tile.name.clone(),
-                m: tile.m,
-                n: tile.n,
-                k: tile.k,
-                threads,
-                tier: tier.name.clone(),
-                max: tier.max_threads_per_block,
-            },
-        );
+    // The kind's limits, for every variant (some read the operand types or the op); each broken
+    // rule is reported once.
+    let mut reported: Vec<String> = Vec::new();
+    let hw = &tier.hardware;
+    let mut most_smem = 0u64;
+    for &(op, dtype) in &family.variants {
+        let point = KernelPoint {
+            kind,
+            tile: &tile,
+            op,
+            dtype,
+            contract,
+            instruction: inst,
+            tier,
+        };
+        for b in broken_limits(&point) {
+            let rule = b.limit.rule.text().to_string();
+            if reported.contains(&rule) {
+                continue;
+            }
+            reported.push(rule.clone());
+            let mut values: Vec<String> =
+                b.values.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            if b.values.iter().any(|(n, _)| {
+                matches!(
+                    n.as_str(),
+                    "ab_bytes" | "c_bytes" | "a_k_major" | "b_k_major"
+                )
+            }) {
+                values.push(format!("variant {op} {dtype}"));
+            }
+            if let Some(e) = &b.error {
+                values.push(format!("the rule {e}"));
+            }
+            sink.push(
+                at.clone(),
+                SpecErrorKind::TemplateLimit {
+                    family: tile.family.clone(),
+                    tile: tile.name.clone(),
+                    shape: tile.shape(),
+                    template: kind.template.clone(),
+                    rule,
+                    values: values.join(", "),
+                    why: b.why,
+                    manifest: b.limit.location.clone(),
+                },
+            );
+        }
+        if !reported.is_empty() {
+            continue;
+        }
+        let d = match derive(&point) {
+            Ok(d) => d,
+            Err(e) => {
+                tile_err(
+                    sink,
+                    format!("template {}'s {e} ({})", kind.template, kind.manifest),
+                );
+                return None;
+            }
+        };
+        most_smem = most_smem.max(d.shared_bytes);
+        if let Some(acc) = d.accumulators {
+            if acc > hw.registers_per_thread as u64
+                && !reported.contains(&"accumulators".to_string())
+            {
+                reported.push("accumulators".into());
+                tile_err(
+                    sink,
+                    format!(
+                        "each thread keeps {acc} f32 accumulators ({} of template {}), more than the {} registers a thread has on compute capability {}.{}: spread the tile over more threads (warps, thread tile)",
+                        kind.lets.iter().find(|l| l.name == crate::kinds::keys::ACCUMULATORS).map_or("", |l| l.value.text()),
+                        kind.template,
+                        hw.registers_per_thread,
+                        hw.cc.0,
+                        hw.cc.1
+                    ),
+                );
+            }
+        }
+        let threads = d.threads;
+        if (threads == 0 || !threads.is_multiple_of(32) || threads > tier.max_threads_per_block)
+            && !reported.contains(&"threads".to_string())
+        {
+            reported.push("threads".into());
+            sink.push(
+                at.clone(),
+                SpecErrorKind::BlockThreads {
+                    family: tile.family.clone(),
+                    tile: tile.name.clone(),
+                    m: tile.m,
+                    n: tile.n,
+                    k: tile.k,
+                    threads,
+                    tier: tier.name.clone(),
+                    max: tier.max_threads_per_block,
+                },
+            );
+        }
+        if let Some(b) = d.min_blocks {
+            // A tile over the tier's shared memory is reported as that, below.
+            if reported.contains(&"min_blocks".to_string())
+                || d.shared_bytes > tier.max_shared_bytes
+            {
+                continue;
+            }
+            let smem =
+                (d.shared_bytes + hw.reserved_shared_bytes_per_block).saturating_mul(b as u64);
+            let problem = if b > hw.blocks_per_sm {
+                Some(format!("an SM holds at most {} blocks", hw.blocks_per_sm))
+            } else if (threads as u64) * (b as u64) > hw.threads_per_sm as u64 {
+                Some(format!(
+                    "{b} blocks of {threads} threads are {} threads, more than an SM's {}",
+                    threads as u64 * b as u64,
+                    hw.threads_per_sm
+                ))
+            } else if smem > hw.shared_bytes_per_sm {
+                Some(format!(
+                    "{b} blocks of {} bytes of shared memory (and {} reserved each) are {smem} bytes, more than an SM's {}",
+                    d.shared_bytes, hw.reserved_shared_bytes_per_block, hw.shared_bytes_per_sm
+                ))
+            } else if let Some(cap) = register_cap(hw, threads, b)
+                .filter(|&cap| cap < 16 || d.accumulators.is_some_and(|a| a > cap))
+            {
+                Some(format!(
+                    "{b} blocks of {threads} threads leave {cap} registers a thread of the SM's {}, fewer than {}",
+                    hw.registers_per_sm,
+                    match d.accumulators {
+                        Some(a) if a > cap => format!("the tile's {a} f32 accumulators a thread"),
+                        _ => "the 16 ptxas needs".to_string(),
+                    }
+                ))
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                reported.push("min_blocks".into());
+                tile_err(
+                    sink,
+                    format!(
+                        "min_blocks = {b} cannot be resident on compute capability {}.{} ({}): {problem}",
+                        hw.cc.0, hw.cc.1, hw.location
+                    ),
+                );
+            }
+        }
+    }
+    if sink.errors.len() != before {
         return None;
     }
-    let needed = shared_bytes(family, &tile);
-    if needed > tier.max_shared_bytes {
+    if most_smem > tier.max_shared_bytes {
         sink.push(
             at,
             SpecErrorKind::SharedMemory {
@@ -230,7 +357,7 @@ pub(super) fn resolve_tile(
                 m: tile.m,
                 n: tile.n,
                 k: tile.k,
-                needed,
+                needed: most_smem,
                 tier: tier.name.clone(),
                 allowed: tier.max_shared_bytes,
             },
@@ -238,4 +365,38 @@ pub(super) fn resolve_tile(
         return None;
     }
     Some(tile)
+}
+
+/// The registers a thread may use when `blocks` blocks of `threads` threads are to be resident on
+/// one SM of `hw` (what `__launch_bounds__(threads, blocks)` lets ptxas use: the SM's registers
+/// shared out, in the allocation's granules of 8, at most the hardware's a thread).
+fn register_cap(hw: &Hardware, threads: u32, blocks: u32) -> Option<u64> {
+    let per_thread = (hw.registers_per_sm as u64) / (threads as u64 * blocks as u64).max(1);
+    Some((per_thread / 8 * 8).min(hw.registers_per_thread as u64))
+}
+
+/// The location of the tile's `key`, or of the tile.
+pub(super) fn key_line(
+    text: &str,
+    span: std::ops::Range<usize>,
+    key: &str,
+    file: &crate::raw::ParsedFile<'_>,
+) -> Option<Location> {
+    // The line of `key = ...` inside the tile's table; the table runs from its header to the
+    // next header (the span may cover less).
+    let body = text.get(span.start..).unwrap_or_default();
+    let mut offset = 0;
+    for (i, line) in body.split_inclusive('\n').enumerate() {
+        let l = line.trim_start();
+        if i > 0 && l.starts_with('[') {
+            break;
+        }
+        if let Some(rest) = l.strip_prefix(key) {
+            if rest.trim_start().starts_with('=') {
+                return Some(file.at(span.start + offset..span.start + offset));
+            }
+        }
+        offset += line.len();
+    }
+    None
 }

@@ -10,7 +10,7 @@ use crate::model::*;
 use crate::raw::RawRoute;
 
 /// A route's `unaligned` kernel: present exactly when the route's family needs aligned
-/// operands (`TileKind::operand_alignment`); a tile of the tier whose family has the route
+/// operands (its kind's `operands` are cp.async or tma); a tile of the tier whose family has the route
 /// family's contract and policy and needs no alignment. `Err` after an error; the (op, dtype) variants are checked per expanded route.
 pub(super) fn resolve_unaligned<'s>(
     sink: &mut Sink,
@@ -22,15 +22,16 @@ pub(super) fn resolve_unaligned<'s>(
     raw: &RawRoute,
 ) -> Result<Option<(TileRef, &'s Family)>, ()> {
     let Some(word) = &raw.unaligned else {
-        if let Some(how) = family.kind.operand_alignment() {
+        if family.kind.operands.needs_unaligned() {
+            let how = family.kind.operands.describe();
             sink.push(
                 at.clone(),
                 SpecErrorKind::RouteKernel {
                     rule,
                     kernel: raw.kernel.clone(),
                     problem: format!(
-                        "is a {} kernel, which {how}: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract {} for operands off 16 bytes",
-                        family.kind.as_str(),
+                        "is a {} kernel, which {how}: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract {} for operands it cannot take",
+                        family.kind.template,
                         family.contract
                     ),
                 },
@@ -50,13 +51,14 @@ pub(super) fn resolve_unaligned<'s>(
         );
         Err(())
     };
-    if family.kind.operand_alignment().is_none() {
+    if !family.kind.operands.needs_unaligned() {
         return problem(
             sink,
             format!(
-                "is given, but the route's kernel {} is a {} kernel, which takes operands of any alignment: only routes to kernels that need aligned operands (TMA, cp.async) have an unaligned kernel",
+                "is given, but the route's kernel {} is a {} kernel, which {}: only routes to kernels that need aligned operands (TMA, cp.async) have an unaligned kernel",
                 raw.kernel,
-                family.kind.as_str()
+                family.kind.template,
+                family.kind.operands.describe()
             ),
         );
     }
@@ -88,12 +90,13 @@ pub(super) fn resolve_unaligned<'s>(
             ),
         );
     }
-    if let Some(how) = ufam.kind.operand_alignment() {
+    if ufam.kind.operands.needs_unaligned() {
         return problem(
             sink,
             format!(
-                "is a {} kernel, which {how} too: name a plain-load kernel (e.g. of template mma_gemm)",
-                ufam.kind.as_str()
+                "is a {} kernel, which {} too: name a plain-load kernel (e.g. of template mma_gemm)",
+                ufam.kind.template,
+                ufam.kind.operands.describe()
             ),
         );
     }

@@ -18,7 +18,7 @@ const EX: Policy = Policy::Exact;
 
 /// The shipped kernels and the perturbed ones on the same device and tier choice.
 fn contexts(choice: TierChoice) -> (Context, Context) {
-    let plain = Context::open(0, gemm_runtime::KernelSet::shipped(), choice.clone())
+    let plain = Context::open(0, gemm_runtime::shipped(), choice.clone())
         .unwrap_or_else(|e| panic!("a CUDA device is needed: {e}"));
     let perturbed =
         Context::open(0, &PERTURBED, choice).unwrap_or_else(|e| panic!("the perturbed set: {e}"));

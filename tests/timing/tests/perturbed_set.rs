@@ -7,7 +7,7 @@ use gemm_timing_tests::{perturbation_seeds, PERTURBED};
 
 #[test]
 fn the_perturbed_set_is_the_shipped_tiers_with_the_switch_on() {
-    let shipped = KernelSet::shipped();
+    let shipped = gemm_runtime::shipped();
     PERTURBED.check().unwrap();
     assert!(PERTURBED.timing_perturbation());
     assert!(

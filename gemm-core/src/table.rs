@@ -1,0 +1,487 @@
+//! The types a kernel set's generated tables are made of: tiers with their compile units,
+//! contracts, kernels with their tiles, tensor maps and launch shape, conversions, routes,
+//! argument structs and ptxas's report. The generator writes `static`s of these types from
+//! the specs; the runtime and the planner read them.
+
+use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
+use std::ops::Range;
+
+/// Index into a set's tiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TierId(pub u16);
+
+/// Index into a set's kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct KernelId(pub u16);
+
+/// Index into a set's conversion kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConversionId(pub u16);
+
+/// A kernel of the tables: a GEMM kernel or a conversion kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KernelRef {
+    /// A GEMM kernel.
+    Gemm(KernelId),
+    /// A conversion kernel.
+    Conversion(ConversionId),
+}
+
+/// An operand of a GEMM call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Operand {
+    /// The left operand (`[m, k]`, or `[k, m]` for `tn`).
+    A,
+    /// The right operand (`[k, n]`, or `[n, k]` for `nt`).
+    B,
+    /// The output (also read when beta != 0).
+    C,
+    /// The bias of n elements.
+    Bias,
+}
+
+impl Operand {
+    /// `a`, `b`, `c` or `bias`, as specs and manifests write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operand::A => "a",
+            Operand::B => "b",
+            Operand::C => "c",
+            Operand::Bias => "bias",
+        }
+    }
+}
+
+impl std::fmt::Display for Operand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Operand::A => "A",
+            Operand::B => "B",
+            Operand::C => "C",
+            Operand::Bias => "bias",
+        })
+    }
+}
+
+/// How a kernel's grid covers C (its template's manifest, `grid`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GridKind {
+    /// One block per `tile.m x tile.n` output tile: grid = (ceil(m / tile.m), ceil(n / tile.n), 1).
+    Tiles,
+    /// As many CTAs as are co-resident (whole clusters), each walking output tiles
+    /// `blockIdx.x, + gridDim.x, ...` in a fixed order.
+    Persistent,
+}
+
+impl GridKind {
+    /// `tiles` or `persistent`, as manifests write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GridKind::Tiles => "tiles",
+            GridKind::Persistent => "persistent",
+        }
+    }
+}
+
+/// How a kernel reads A and B (its template's manifest, `operands`), which decides when the
+/// route's unaligned kernel runs instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OperandPath {
+    /// Plain loads: any address and leading dimension.
+    Loads,
+    /// 16-byte cp.async chunks: A's and B's addresses and leading dimensions (in bytes) must
+    /// be multiples of 16, else the route's unaligned kernel runs.
+    CpAsync,
+    /// TMA tensor maps: what TMA takes (its rules decide), and k > 0, else the route's
+    /// unaligned kernel runs.
+    Tma,
+}
+
+impl OperandPath {
+    /// `loads`, `cp.async` or `tma`, as manifests write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OperandPath::Loads => "loads",
+            OperandPath::CpAsync => "cp.async",
+            OperandPath::Tma => "tma",
+        }
+    }
+
+    /// Whether a route to such a kernel needs an unaligned kernel for operands it cannot take.
+    pub fn needs_unaligned(self) -> bool {
+        self != OperandPath::Loads
+    }
+
+    /// Bytes A's and B's addresses and leading dimensions must be multiples of (cp.async
+    /// kernels: 16); 0 when any alignment runs, or when the tensor maps' rules decide.
+    pub fn alignment(self) -> u32 {
+        match self {
+            OperandPath::CpAsync => 16,
+            OperandPath::Loads | OperandPath::Tma => 0,
+        }
+    }
+
+    /// How it takes operands, in words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            OperandPath::Loads => "reads A and B with plain loads",
+            OperandPath::CpAsync => "copies A and B in 16-byte cp.async chunks",
+            OperandPath::Tma => "loads A and B through TMA",
+        }
+    }
+
+    /// When the route's unaligned kernel runs instead of such a kernel, in words.
+    pub fn unaligned_when(self) -> &'static str {
+        match self {
+            OperandPath::Loads => "never",
+            OperandPath::CpAsync => {
+                "when A or B is not 16-byte aligned (address, or ld * element size)"
+            }
+            OperandPath::Tma => {
+                "when TMA cannot take A or B (address not 16-byte aligned, ld * size not a multiple of 16 bytes) or k = 0"
+            }
+        }
+    }
+}
+
+/// What a conversion kernel does in the half fallback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConversionKind {
+    /// Half to f32 (exact), for the fallback's f32 GEMM inputs.
+    InputUpcast,
+    /// f32 to half, rounding to nearest even once, for the fallback's output.
+    OutputDowncast,
+}
+
+impl ConversionKind {
+    /// The kind of a `from -> to` conversion: half to f32 widens, f32 to half narrows;
+    /// anything else is not a conversion the fallback uses.
+    pub fn of(from: Dtype, to: Dtype) -> Option<ConversionKind> {
+        match (from, to) {
+            (Dtype::Bf16 | Dtype::F16, Dtype::F32) => Some(ConversionKind::InputUpcast),
+            (Dtype::F32, Dtype::Bf16 | Dtype::F16) => Some(ConversionKind::OutputDowncast),
+            _ => None,
+        }
+    }
+}
+
+/// A TMA descriptor (`CUtensorMap`) as a kernel argument struct holds it: 128 bytes, aligned to
+/// 128 as CUDA 13's `<cuda.h>` declares `CUtensorMap` (`alignas(128)`; TMA itself needs 64), so
+/// the argument structs' Rust layout equals the C one. Filled on the host by
+/// `cuTensorMapEncodeTiled`; zeros for kernels that read none.
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TensorMap(pub [u8; 128]);
+
+impl Default for TensorMap {
+    fn default() -> Self {
+        TensorMap([0; 128])
+    }
+}
+
+/// One compile unit of a tier: a family's kernels, or the tier's conversion kernels
+/// (`conversions`), compiled to one cubin and loaded as one module.
+#[derive(Debug)]
+pub struct ModuleInfo {
+    /// The unit's name: its family, or `conversions`.
+    pub name: &'static str,
+    /// Its cubin (empty when built without cubins).
+    pub cubin: &'static [u8],
+}
+
+/// One SM tier: its compile target and its embedded cubins.
+#[derive(Debug)]
+pub struct TierInfo {
+    /// Index in the set's tiers.
+    pub id: TierId,
+    /// Tier name, as in its spec file.
+    pub name: &'static str,
+    /// The spec file the tier came from.
+    pub spec_file: &'static str,
+    /// The nvcc `-gencode` value the tier was built with.
+    pub gencode: &'static str,
+    /// (major, minor) compute capability of the target.
+    pub compute_capability: (u32, u32),
+    /// Built for an `sm_XYa` target: loads only on exactly this compute capability.
+    pub arch_specific: bool,
+    /// Shared memory a block may use on this tier, in bytes.
+    pub max_shared_bytes: u32,
+    /// The tier's kernels, as a range of kernel ids.
+    pub kernels: Range<u16>,
+    /// The tier's conversion kernels, as a range of conversion ids.
+    pub conversions: Range<u16>,
+    /// The tier's compile units; a kernel's `module` indexes this list.
+    pub modules: &'static [ModuleInfo],
+}
+
+impl TierInfo {
+    /// Whether every module carries a cubin (false when built without cubins).
+    pub fn has_cubins(&self) -> bool {
+        !self.modules.is_empty() && self.modules.iter().all(|m| !m.cubin.is_empty())
+    }
+}
+
+/// The PTX of one compile unit of a tier (empty when built without cubins).
+#[derive(Debug)]
+pub struct PtxModule {
+    /// The unit's name: its family, or `conversions`.
+    pub name: &'static str,
+    /// Its PTX text, which the driver JIT-compiles for the device at load.
+    pub ptx: &'static str,
+}
+
+/// The embedded PTX of a tier none of whose families uses an arch-specific instruction: what
+/// runs on a device newer than every tier's cubin target (forward compatibility), or when a
+/// context is opened on a tier whose cubin the device cannot load.
+#[derive(Debug)]
+pub struct TierPtx {
+    /// The tier's name, as in its [`TierInfo`].
+    pub tier: &'static str,
+    /// Its index in the set's tiers.
+    pub tier_index: usize,
+    /// The virtual architecture of the PTX (`compute_80`): it JITs on devices of this compute
+    /// capability and later.
+    pub target: &'static str,
+    /// Its compile units, in the order of the tier's [`TierInfo::modules`].
+    pub modules: &'static [PtxModule],
+}
+
+impl TierPtx {
+    /// Whether every unit carries PTX text (false when built without cubins).
+    pub fn has_ptx(&self) -> bool {
+        !self.modules.is_empty() && self.modules.iter().all(|m| !m.ptx.is_empty())
+    }
+}
+
+/// A numeric contract: the reduction order every kernel claiming it follows.
+#[derive(Debug)]
+pub struct ContractInfo {
+    /// Contract name, as kernels name it.
+    pub name: &'static str,
+    /// The reduction order it promises.
+    pub doc: &'static str,
+    /// The operand dtypes it is defined for. A half request may run through an f32 kernel
+    /// (the half fallback) only when that kernel's contract lists the half dtype.
+    pub inputs: &'static [Dtype],
+}
+
+/// A tile as the spec gives it: the fields every kind has, and the values of its template's
+/// parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileShape {
+    /// Tile name, as in the spec.
+    pub name: &'static str,
+    /// Rows of C a block computes.
+    pub m: u32,
+    /// Columns of C a block computes.
+    pub n: u32,
+    /// The tile's k: its reduction step (a stage), or its K chunk.
+    pub k: u32,
+    /// (parameter, value) of every parameter of the template's manifest, in its order
+    /// (defaults filled in).
+    pub params: &'static [(&'static str, u32)],
+    /// The template's one-line description of the tile (its manifest's `describe`, filled).
+    pub describe: &'static str,
+}
+
+impl TileShape {
+    /// The value of a template parameter (`stages`, `warps_m`, ...), if the template has it.
+    pub fn param(&self, name: &str) -> Option<u32> {
+        self.params
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+impl std::fmt::Display for TileShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}x{}x{}", self.name, self.m, self.n, self.k)?;
+        if !self.describe.is_empty() {
+            write!(f, ": {}", self.describe)?;
+        }
+        Ok(())
+    }
+}
+
+/// A tensor map a kernel reads: which argument field carries it, which operand it describes,
+/// and the box and swizzle to encode it with. The box is in elements of the operand as stored
+/// (`[rows, cols]` row-major): `box_inner` along the contiguous dimension (cols), `box_outer`
+/// along the rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMapPlan {
+    /// The ABI field (`a_map`, `b_map`).
+    pub field: &'static str,
+    /// The operand it describes (A, B or C).
+    pub operand: Operand,
+    /// Whether the kernel also runs without it (C's TMA store: the direct stores otherwise).
+    pub optional: bool,
+    /// Box extent along the contiguous dimension, in elements.
+    pub box_inner: u32,
+    /// Box extent along the other dimension, in elements.
+    pub box_outer: u32,
+    /// Swizzle span in bytes (32, 64 or 128).
+    pub swizzle_bytes: u32,
+}
+
+/// One kernel of one tier.
+#[derive(Debug)]
+pub struct KernelInfo {
+    /// Index in the set's kernels.
+    pub id: KernelId,
+    /// Tier whose cubins hold the kernel.
+    pub tier: TierId,
+    /// Index into the tier's `modules`: the cubin holding the kernel.
+    pub module: u16,
+    /// The entry point's name in the cubin (see the README for the pattern).
+    pub name: &'static str,
+    /// Family it belongs to.
+    pub family: &'static str,
+    /// The kernel template it instantiates (its kind).
+    pub template: &'static str,
+    /// Numeric contract it implements.
+    pub contract: &'static str,
+    /// Policy it serves.
+    pub policy: Policy,
+    /// Operand layout.
+    pub op: Op,
+    /// Element types (A and B, C, accumulator).
+    pub dtype: DtypeTriple,
+    /// Its tile.
+    pub tile: TileShape,
+    /// How its grid covers C.
+    pub grid: GridKind,
+    /// How it reads A and B.
+    pub operands: OperandPath,
+    /// CTAs a cluster (x, y, z); `(1, 1, 1)` for no cluster.
+    pub cluster: (u32, u32, u32),
+    /// The tensor maps it reads (empty for kernels that do not load through TMA).
+    pub tensor_maps: &'static [TensorMapPlan],
+    /// Threads a block.
+    pub block_threads: u32,
+    /// Dynamic shared memory per block.
+    pub shared_bytes: u32,
+    /// `__launch_bounds__`'s blocks an SM, 0 for none.
+    pub min_blocks: u32,
+    /// The argument struct the kernel takes by value (one of the set's [`AbiInfo`]s).
+    pub abi: &'static str,
+}
+
+/// One elementwise conversion kernel of one tier (the half fallback's upcast and downcast).
+#[derive(Debug)]
+pub struct ConversionInfo {
+    /// Index in the set's conversions.
+    pub id: ConversionId,
+    /// Tier whose cubins hold the kernel.
+    pub tier: TierId,
+    /// Index into the tier's `modules`: the cubin holding the kernel.
+    pub module: u16,
+    /// The entry point's name in the cubin.
+    pub name: &'static str,
+    /// Upcast (half to f32) or downcast (f32 to half).
+    pub kind: ConversionKind,
+    /// Source element type.
+    pub from: Dtype,
+    /// Destination element type.
+    pub to: Dtype,
+    /// Threads a block.
+    pub block_threads: u32,
+    /// The argument struct the kernel takes by value.
+    pub abi: &'static str,
+}
+
+impl ConversionInfo {
+    /// Most blocks a conversion launches; the kernel loops over the rest (grid stride).
+    pub const MAX_BLOCKS: u64 = 8192;
+
+    /// Launch grid for converting `elements` elements (at least one block).
+    pub fn grid_for(&self, elements: u64) -> (u32, u32, u32) {
+        let blocks = elements
+            .div_ceil(self.block_threads.max(1) as u64)
+            .clamp(1, Self::MAX_BLOCKS);
+        (blocks as u32, 1, 1)
+    }
+}
+
+/// What ptxas reported for a kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelResources {
+    /// Registers a thread.
+    pub registers: u32,
+    /// Static shared memory a block, in bytes.
+    pub static_shared_bytes: u32,
+    /// Stack frame, in bytes.
+    pub stack_bytes: u32,
+    /// Spill stores plus loads, in bytes (0 for every shipped kernel).
+    pub spill_bytes: u32,
+}
+
+/// The kernel a route table picked, and which route (1-based, as in the tier's spec file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteHit {
+    /// The kernel to launch.
+    pub kernel: KernelId,
+    /// 1-based position of the route in its tier file.
+    pub rule: u16,
+    /// For a kernel that needs aligned operands (TMA, cp.async): the kernel of the same
+    /// contract to launch instead when it cannot take them. `None` for other kernels.
+    pub unaligned: Option<KernelId>,
+}
+
+/// One expanded route of a tier's table, as data: what the generated `dispatch` match
+/// decides, and what `explain` reads back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteInfo {
+    /// The tier whose table holds it.
+    pub tier: TierId,
+    /// 1-based position of its `[[route]]` block in the tier file.
+    pub rule: u16,
+    /// The policy, op and dtypes it serves.
+    pub policy: Policy,
+    /// The op it serves.
+    pub op: Op,
+    /// The dtypes it serves.
+    pub dtype: DtypeTriple,
+    /// Its conditions on m, n and k.
+    pub m: crate::vocab::DimRange,
+    /// Its condition on n.
+    pub n: crate::vocab::DimRange,
+    /// Its condition on k.
+    pub k: crate::vocab::DimRange,
+    /// The kernel it launches.
+    pub kernel: KernelId,
+    /// Its unaligned kernel, for kernels that need aligned operands.
+    pub unaligned: Option<KernelId>,
+    /// `sm90a.toml:120`: where the route is written.
+    pub location: &'static str,
+}
+
+impl RouteInfo {
+    /// Whether the route's conditions hold for `(m, n, k)`.
+    pub fn matches(&self, m: u64, n: u64, k: u64) -> bool {
+        self.m.contains(m) && self.n.contains(n) && self.k.contains(k)
+    }
+
+    /// The hit a match gives.
+    pub fn hit(&self) -> RouteHit {
+        RouteHit {
+            kernel: self.kernel,
+            rule: self.rule,
+            unaligned: self.unaligned,
+        }
+    }
+
+    /// `m <= 16, n >= 4096`, or `any shape (catch-all)`.
+    pub fn conditions(&self) -> String {
+        let c: Vec<String> = [("m", self.m), ("n", self.n), ("k", self.k)]
+            .iter()
+            .filter(|(_, d)| !d.is_any())
+            .map(|(n, d)| format!("{n} {d}"))
+            .collect();
+        if c.is_empty() {
+            "any shape (catch-all)".into()
+        } else {
+            c.join(", ")
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! What the spec tests validate against: the repository's kernel templates (their kind
+//! manifests) plus two test-only kinds, `fma_pair_gemm` (fma_gemm's manifest under another
+//! name, implementing contract `fma-pair` instead) and `mma_other_gemm` (mma_gemm's,
+//! implementing `tc-other`), their headers never compiled, so two families of one policy can
+//! have two contracts; and the shipped hardware table.
+
+#![allow(dead_code)]
+
+use gemm_spec::{Defaults, KindLibrary, SpecErrors, SpecSource, Validated};
+use std::path::{Path, PathBuf};
+
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every file of `kernels-templates/`, (relative path, text).
+pub fn template_files() -> Vec<(String, String)> {
+    let dir = root().join("kernels-templates");
+    let mut out = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "toml" || x == "cuh" || x == "h")
+            {
+                let rel = p
+                    .strip_prefix(&dir)
+                    .unwrap()
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join("/");
+                out.push((rel, std::fs::read_to_string(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The test-only kind: fma_gemm's manifest implementing `fma-pair`.
+pub fn pair_manifest() -> String {
+    let fma = std::fs::read_to_string(root().join("kernels-templates/fma/fma_gemm.toml")).unwrap();
+    fma.replace("template = \"fma_gemm\"", "template = \"fma_pair_gemm\"")
+        .replace("{ name = \"fma-k256\",", "{ name = \"fma-pair\",")
+}
+
+/// The second test-only kind: mma_gemm's manifest implementing `tc-other` (bf16 and f16).
+pub fn other_manifest() -> String {
+    let mma = std::fs::read_to_string(root().join("kernels-templates/mma/mma_gemm.toml")).unwrap();
+    let start = mma.find("contracts = [").unwrap();
+    let end = start + mma[start..].find("]\n").unwrap() + 2;
+    let mma = format!(
+        "{}contracts = [{{ name = \"tc-other\", inputs = [\"bf16\", \"f16\"] }}]\n{}",
+        &mma[..start],
+        &mma[end..]
+    );
+    mma.replace("template = \"mma_gemm\"", "template = \"mma_other_gemm\"")
+}
+
+/// The kinds with `extra` files added (manifests and headers, relative paths).
+pub fn kinds_with(extra: &[(&str, &str)]) -> KindLibrary {
+    let mut files = template_files();
+    let pair = pair_manifest();
+    files.push(("test/fma_pair_gemm.toml".into(), pair));
+    files.push((
+        "test/fma_pair_gemm.cuh".into(),
+        "// never compiled\n".into(),
+    ));
+    files.push(("test/mma_other_gemm.toml".into(), other_manifest()));
+    files.push((
+        "test/mma_other_gemm.cuh".into(),
+        "// never compiled\n".into(),
+    ));
+    for (p, t) in extra {
+        files.push((p.to_string(), t.to_string()));
+    }
+    KindLibrary::from_files(files.iter().map(|(p, t)| (p.as_str(), t.as_str())))
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+pub fn kinds() -> KindLibrary {
+    kinds_with(&[])
+}
+
+/// The shipped hardware table, as the generator supplies it to a folder without one.
+pub fn defaults() -> Defaults {
+    Defaults {
+        hardware: vec![SpecSource {
+            file: "hardware.toml".into(),
+            text: std::fs::read_to_string(root().join("specs/hardware.toml")).unwrap(),
+        }],
+        definitions: Vec::new(),
+    }
+}
+
+/// Validates spec files against the test kinds and the shipped hardware table.
+pub fn load_sources(sources: &[SpecSource]) -> Result<Validated, SpecErrors> {
+    gemm_spec::load_sources(sources, &kinds(), &defaults())
+}
+
+/// Validates a spec folder against the test kinds and the shipped hardware table.
+pub fn load_dir(dir: &Path) -> Result<Validated, SpecErrors> {
+    gemm_spec::load_dir(dir, &kinds(), &defaults())
+}
+
+/// What a tile's kind derives for it on `tier` at op nn and `dtype`.
+pub fn derived(
+    v: &Validated,
+    tier: &str,
+    family: &str,
+    tile: &str,
+    dtype: gemm_spec::DtypeTriple,
+) -> gemm_spec::kinds::Derived {
+    let t = v.specs.tier(tier).unwrap();
+    let tile = t.tile(family, tile).unwrap();
+    v.specs
+        .derive(t, tile, gemm_spec::Op::Nn, dtype)
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"))
+}

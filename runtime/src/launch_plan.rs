@@ -1,0 +1,205 @@
+//! One GEMM launch made ready from a route: the kernel the planner picks (the route's, or its
+//! unaligned kernel when the operands do not suit it; [`gemm_core::Routed::pick`]), its tensor
+//! maps encoded (C's only where C can take TMA), its grid (one block a tile, or persistent
+//! under the device's occupancy and the stream's cap), and its argument struct, filled by the
+//! set's own generated bind. Everything that can fail does so here, before anything is
+//! enqueued.
+
+use crate::context::Context;
+use crate::error::GemmError;
+use crate::launcher::Geometry;
+use crate::registry::Span;
+use crate::request::{Operands, Placed, Stored};
+use crate::table::{AbiInfo, ArgBytes, ArgSources, GridKind, KernelId, KernelInfo, Operand};
+use crate::tensor_map_cache::TensorMapBytes;
+use gemm_core::{persistent_limit, GridProblem, PickError, Routed, TensorMapKey};
+
+/// What a call reports about its GEMM launch.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PlanSummary {
+    pub kernel: KernelId,
+    pub geometry: Geometry,
+    pub unaligned: bool,
+}
+
+/// A GEMM launch, ready to enqueue.
+pub(crate) struct GemmPlan {
+    pub kernel: &'static KernelInfo,
+    pub unaligned: bool,
+    pub geometry: Geometry,
+    pub args: ArgBytes,
+    /// The kernel's argument struct (the observer reads its pointer and map fields).
+    pub abi: &'static AbiInfo,
+    /// Each tensor-map field of the struct (byte offset) with the key of the map it holds
+    /// and the span that map points into (`None`: left empty).
+    pub maps: Vec<(usize, Option<(TensorMapKey, Span)>)>,
+}
+
+impl GemmPlan {
+    pub fn summary(&self) -> PlanSummary {
+        PlanSummary {
+            kernel: self.kernel.id,
+            geometry: self.geometry,
+            unaligned: self.unaligned,
+        }
+    }
+}
+
+/// One encoded map: the operand it describes, its key, its span, its bytes.
+struct EncodedMap {
+    operand: Operand,
+    key: TensorMapKey,
+    span: Span,
+    map: TensorMapBytes,
+}
+
+/// The launch grid of `info` for an `m x n` output on `ctx`: one block a tile, or, for a
+/// persistent kernel, the co-resident CTAs capped by the stream's cap ([`persistent_limit`]);
+/// whole clusters.
+pub(crate) fn launch_grid(
+    ctx: &Context,
+    info: &'static KernelInfo,
+    m: u64,
+    n: u64,
+) -> Result<(u32, u32, u32), GemmError> {
+    let max_ctas = match info.grid {
+        GridKind::Tiles => u32::MAX,
+        GridKind::Persistent => persistent_limit(
+            ctx.device.coresident(ctx.stream(), info)?,
+            ctx.max_persistent_ctas(),
+            info.cluster.0,
+        ),
+    };
+    info.launch_grid(m, n, max_ctas).map_err(|p| match p {
+        GridProblem::TooLarge | GridProblem::Unschedulable => GemmError::GridTooLarge {
+            kernel: info.name,
+            m,
+            n,
+        },
+        GridProblem::ClusterShape { grid, cluster } => GemmError::ClusterShape {
+            kernel: info.name,
+            grid,
+            cluster,
+        },
+    })
+}
+
+/// Plans the GEMM launch of a validated request whose route is `routed`.
+pub(crate) fn plan_gemm(
+    ctx: &Context,
+    routed: &Routed,
+    (m, n, k): (u64, u64, u64),
+    ops: &Operands,
+    stored: Stored,
+    beta: f32,
+) -> Result<GemmPlan, GemmError> {
+    let picked = routed.pick(&stored.ab(ops)).map_err(|e| match e {
+        PickError::Tma(operand, problem) => GemmError::Tma { operand, problem },
+    })?;
+    let kernel = picked.kernel;
+    let maps = encode_maps(ctx, kernel, ops, stored, (m, n))?;
+    let address = |p: Option<Placed>| p.map_or(0, |p| p.address);
+    let map_of = |o: Operand| maps.iter().find(|e| e.operand == o).map(|e| e.map);
+    let sources = ArgSources {
+        a: address(ops.a),
+        b: address(ops.b),
+        bias: address(ops.bias),
+        c: address(ops.c),
+        a_map: map_of(Operand::A),
+        b_map: map_of(Operand::B),
+        c_map: map_of(Operand::C),
+        m: m as i32,
+        n: n as i32,
+        k: k as i32,
+        lda: stored.a.ld as i32,
+        ldb: stored.b.ld as i32,
+        ldc: stored.ldc as i32,
+        beta,
+        ..ArgSources::default()
+    };
+    let abi = ctx
+        .kernels()
+        .abi(kernel.abi)
+        .ok_or(GemmError::UnknownAbi { abi: kernel.abi })?;
+    let args = (abi.bind)(&sources);
+    let maps = abi
+        .tensor_map_fields()
+        .map(|(_, offset, operand)| {
+            let encoded = maps.iter().find(|e| e.operand == operand);
+            (offset, encoded.map(|e| (e.key, e.span)))
+        })
+        .collect();
+    let geometry = Geometry {
+        grid: launch_grid(ctx, kernel, m, n)?,
+        block: (kernel.block_threads, 1, 1),
+        shared_bytes: kernel.shared_bytes,
+        cluster: kernel.cluster,
+    };
+    Ok(GemmPlan {
+        kernel,
+        unaligned: picked.unaligned.is_some(),
+        geometry,
+        args,
+        abi,
+        maps,
+    })
+}
+
+/// The tensor maps `kernel` reads, encoded (or taken from the device's cache). The planner
+/// picked a kernel whose maps of A and B TMA takes; C's map is optional (without it the kernel
+/// stores C directly, the same bits), encoded only where C can take TMA, decided by C's
+/// address and ldc, never by m.
+fn encode_maps(
+    ctx: &Context,
+    kernel: &'static KernelInfo,
+    ops: &Operands,
+    stored: Stored,
+    (m, n): (u64, u64),
+) -> Result<Vec<EncodedMap>, GemmError> {
+    let mut maps = Vec::with_capacity(kernel.tensor_maps.len());
+    for plan in kernel.tensor_maps {
+        let (placed, (rows, cols, ld), dtype) = match plan.operand {
+            Operand::A => (
+                ops.a,
+                (stored.a.rows, stored.a.cols, stored.a.ld),
+                stored.dtypes.0,
+            ),
+            Operand::B => (
+                ops.b,
+                (stored.b.rows, stored.b.cols, stored.b.ld),
+                stored.dtypes.0,
+            ),
+            Operand::C => (ops.c, (m, n, stored.ldc), stored.dtypes.1),
+            Operand::Bias => (ops.bias, (1, n, n), stored.dtypes.1),
+        };
+        let Some(placed) = placed else {
+            if plan.optional {
+                continue;
+            }
+            return Err(GemmError::Tma {
+                operand: plan.operand,
+                problem: gemm_core::TmaProblem::Dimension { rows, cols },
+            });
+        };
+        let encoded = ctx.device.maps.map_for(
+            ctx.registry(),
+            plan.operand,
+            (placed.span, placed.offset),
+            (rows, cols, ld, dtype),
+            (plan.box_inner, plan.box_outer, plan.swizzle_bytes),
+        );
+        let (key, map) = match encoded {
+            Err(GemmError::Tma { problem, .. }) if plan.optional && problem.is_operand() => {
+                continue
+            }
+            other => other?,
+        };
+        maps.push(EncodedMap {
+            operand: plan.operand,
+            key,
+            span: placed.span,
+            map,
+        });
+    }
+    Ok(maps)
+}
