@@ -667,12 +667,12 @@ fn a_failed_resource_check_leaves_the_old_output() {
     let sm80 = specs.join("sm80.toml");
     let text = std::fs::read_to_string(&sm80).unwrap().replace(
         "max_registers_per_thread = 255",
-        "max_registers_per_thread = 40",
+        "max_registers_per_thread = 72",
     );
     std::fs::write(&sm80, text).unwrap();
     let (ok, _, err) = gemm_aot(&args);
     assert!(!ok);
-    assert!(err.contains("registers a thread; sm80 allows 40"), "{err}");
+    assert!(err.contains("registers a thread; sm80 allows 72"), "{err}");
     assert_eq!(snapshot(&out), good);
     assert!(
         leftovers(dir.path()).is_empty(),

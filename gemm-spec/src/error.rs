@@ -183,7 +183,7 @@ pub enum SpecErrorKind {
         minor: u32,
         known: String,
     },
-    #[error("tier {tier}: base {problem}")]
+    #[error("tier {tier}: {problem}")]
     TierBase { tier: String, problem: String },
     #[error("{owner}: template `{name}` is not a known kernel template{hint}; known: {known}", hint = suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
     UnknownTemplate {

@@ -156,7 +156,7 @@ pub fn load_sources(
     let resolved = crate::resolve::resolve(&parsed, kinds, parse_failed, &mut errors);
     match resolved {
         Some((specs, warnings)) if errors.is_empty() => Ok(Validated { specs, warnings }),
-        _ => Err(SpecErrors(errors)),
+        _ => Err(SpecErrors(once_each(errors))),
     }
 }
 
@@ -175,4 +175,14 @@ fn toml_message(e: &toml::de::Error, text: &str) -> String {
         Some(k) => format!("duplicate key `{k}`: a key may appear once in a table"),
         None => msg,
     }
+}
+
+/// `errors` with each (location, text) kept once, in order: a mistake in a base tier's file is
+/// met again by every tier built on it, and is one mistake.
+fn once_each(errors: Vec<SpecError>) -> Vec<SpecError> {
+    let mut seen = std::collections::BTreeSet::new();
+    errors
+        .into_iter()
+        .filter(|e| seen.insert((e.location.clone(), e.to_string())))
+        .collect()
 }

@@ -525,6 +525,36 @@ pub struct Hardware {
     pub location: Location,
 }
 
+/// The values a kind's formulas read for the kernel of `tile` at (`op`, `dtype`) on `tier`,
+/// whose family has `contract` and `instruction`.
+pub fn kernel_point<'a>(
+    kind: &'a Kind,
+    tile: &'a Tile,
+    op: Op,
+    dtype: DtypeTriple,
+    contract: &Contract,
+    instruction: &Instruction,
+    tier: &Tier,
+) -> crate::kinds::KernelPoint<'a> {
+    crate::kinds::KernelPoint {
+        kind,
+        shape: (tile.m, tile.n, tile.k),
+        params: &tile.params,
+        op,
+        dtype,
+        k_step: contract.k_step,
+        chunk: contract.chunk,
+        instruction: (
+            instruction.shape.m,
+            instruction.shape.n,
+            instruction.shape.k,
+        ),
+        max_threads_per_block: tier.max_threads_per_block,
+        max_shared_bytes: tier.max_shared_bytes,
+        max_registers_per_thread: tier.max_registers_per_thread,
+    }
+}
+
 /// A whole validated spec folder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecSet {
@@ -558,15 +588,15 @@ impl SpecSet {
         dtype: DtypeTriple,
     ) -> Option<Result<crate::kinds::Derived, crate::kinds::DeriveError>> {
         let family = self.families.get(&tile.family)?;
-        Some(crate::kinds::derive(&crate::kinds::KernelPoint {
-            kind: &family.kind,
+        Some(crate::kinds::derive(&kernel_point(
+            &family.kind,
             tile,
             op,
             dtype,
-            contract: self.contracts.get(&family.contract)?,
-            instruction: self.instructions.get(&family.instruction)?,
+            self.contracts.get(&family.contract)?,
+            self.instructions.get(&family.instruction)?,
             tier,
-        }))
+        )))
     }
 
     /// The hardware entry of compute capability `cc`.

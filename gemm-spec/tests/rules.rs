@@ -687,7 +687,7 @@ variants.nn = ["f32.f32.f32", "bf16.bf16.f32"]
 }
 
 // ---------------------------------------------------------------------------------------------
-// Template limits: every static_assert of kernels-templates/ is a spec rule.
+// Template limits: every limit of a kind manifest (kernels-templates/**/*.toml) is a spec rule.
 
 /// A decode family on fma_decode_gemm (`fmd`) or fma_decode_staged (`fms`), for tile tests.
 const DECODE_FAMILIES: &str = r#"
@@ -772,11 +772,11 @@ fn decode_tiles_keep_the_decode_template_limits() {
 fn staged_decode_tiles_need_two_stages() {
     assert_one(
         tile_errors(&format!("family = \"fms\"\n{DEC}")),
-        "sm90a.toml:50: tile fms.dec 4x32x256: template fma_decode_staged needs stages >= 2 (stages = 1): at least two stages, one loading while one is read (fma/fma_decode_staged.toml:64)",
+        "sm90a.toml:50: tile fms.dec 4x32x256: template fma_decode_staged needs stages >= 2 (stages = 1): at least two stages, one loading while one is read (fma/fma_decode_staged.toml:65)",
     );
     assert_one(
         tile_errors(&format!("family = \"fms\"\nstages = 2\n{}", DEC.replace("n = 32", "n = 16"))),
-        "sm90a.toml:50: tile fms.dec 4x16x256: template fma_decode_staged needs n == 32 (n = 16): a block is one warp (32 columns) wide (fma/fma_decode_staged.toml:40)",
+        "sm90a.toml:50: tile fms.dec 4x16x256: template fma_decode_staged needs n == 32 (n = 16): a block is one warp (32 columns) wide (fma/fma_decode_staged.toml:41)",
     );
 }
 
@@ -1845,5 +1845,193 @@ fn hardware_entries_are_checked_and_located() {
     assert_eq!(
         e.0.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
         ["sm90a.toml:1: tier sm90a is compute capability 9.0, which has no [[hardware]] entry (entries: 8.0): add one for it (specs/hardware.toml)"]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tiers on a base.
+
+/// A portable tier on the base spec's sm90a, with `body` after its keys.
+fn derived_tier(base: &str, body: &str) -> String {
+    format!(
+        "[tier]\nname = \"sm80\"\nbase = \"{base}\"\ngencode = \"arch=compute_80,code=sm_80\"\ncompute_capability = [8, 0]\nmax_shared_bytes = 166912\n{body}"
+    )
+}
+
+fn load_three(shared: &str, tier: &str, derived: &str) -> Result<Validated, Vec<String>> {
+    load_sources(&[
+        SpecSource {
+            file: "families.toml".into(),
+            text: shared.into(),
+        },
+        SpecSource {
+            file: "sm90a.toml".into(),
+            text: tier.into(),
+        },
+        SpecSource {
+            file: "sm80.toml".into(),
+            text: derived.into(),
+        },
+    ])
+    .map_err(|e| e.0.iter().map(|e| e.to_string()).collect())
+}
+
+#[test]
+fn a_tier_on_a_base_takes_its_tiles_and_routes_and_changes_what_it_lists() {
+    let v = load_three(
+        SHARED,
+        TIER,
+        &derived_tier(
+            "sm90a",
+            "\n[[tile]]\nfamily = \"fma\"\nname = \"tiled\"\nstages = 1\n",
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    let (base, derived) = (
+        v.specs.tier("sm90a").unwrap(),
+        v.specs.tier("sm80").unwrap(),
+    );
+    assert_eq!(derived.routes.len(), base.routes.len());
+    assert_eq!(derived.tiles.len(), base.tiles.len());
+    assert_eq!(
+        derived.tile("fma", "tiled").unwrap().param("stages"),
+        Some(1)
+    );
+    assert_eq!(base.tile("fma", "tiled").unwrap().param("stages"), Some(2));
+    assert_eq!(derived.max_shared_bytes, 166912);
+}
+
+#[test]
+fn a_base_that_is_no_tier_or_leads_back_is_an_error_at_the_tier() {
+    let e = load_three(SHARED, TIER, &derived_tier("sm91", "")).unwrap_err();
+    assert_eq!(
+        e,
+        ["sm80.toml:1: tier sm80: base `sm91` is no tier of the specs; they define sm90a, sm80"]
+    );
+    let circular = TIER.replacen("[tier]\n", "[tier]\nbase = \"sm80\"\n", 1);
+    let e = load_three(SHARED, &circular, &derived_tier("sm90a", "")).unwrap_err();
+    assert!(
+        e.iter()
+            .any(|e| e.contains("leads back to") && e.contains("a tier cannot derive from itself")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn replacing_a_tile_the_base_lacks_is_an_error_at_the_tile() {
+    let e = load_three(
+        SHARED,
+        TIER,
+        &derived_tier(
+            "sm90a",
+            "\n[[tile]]\nfamily = \"fma\"\nname = \"small\"\nreplaces = \"nope\"\nm = 8\n",
+        ),
+    )
+    .unwrap_err();
+    assert_eq!(
+        e,
+        ["sm80.toml:8: tier sm80: tile fma.small replaces fma.nope, which tier sm90a does not have"]
+    );
+    let e = load(
+        SHARED,
+        &format!("{TIER}\n[[tile]]\nfamily = \"fma\"\nname = \"x\"\nreplaces = \"thin\"\n"),
+    )
+    .unwrap_err();
+    assert!(
+        e[0].contains("says replaces = \"thin\", but the tier has no base"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_mistake_in_a_base_file_is_reported_once() {
+    let dup =
+        format!("{TIER}\n[[tile]]\nfamily = \"fma\"\nname = \"thin\"\nm = 8\nn = 64\nk = 32\n");
+    let alone = load(SHARED, &dup).unwrap_err();
+    let with_derived = load_three(SHARED, &dup, &derived_tier("sm90a", "")).unwrap_err();
+    assert_eq!(alone.len(), 1, "{alone:?}");
+    assert_eq!(with_derived, alone);
+}
+
+#[test]
+fn accumulators_must_fit_the_tiers_register_cap_too() {
+    // 64 accumulators fit compute capability 9.0's 255 registers, not a tier capped at 48.
+    assert_one(
+        errors_with(
+            false,
+            "max_registers_per_thread = 255\n",
+            "max_registers_per_thread = 48\n",
+        )
+        .into_iter()
+        .filter(|e| e.contains("accumulators"))
+        .collect(),
+        "sm90a.toml:18: tile fma.tiled 128x128x8: each thread keeps 64 f32 accumulators (thread_m * thread_n of template fma_gemm), more than the 48 registers tier sm90a allows a thread: spread the tile over more threads (warps, thread tile)",
+    );
+}
+
+#[test]
+fn an_instruction_with_no_inputs_is_an_error() {
+    assert_one(
+        errors_with(
+            true,
+            "shape = { m = 1, n = 1, k = 1 }\n",
+            "shape = { m = 1, n = 1, k = 1 }\ninputs = []\n",
+        ),
+        "families.toml:2: instruction fma: `inputs = []` lists nothing; list the operand dtypes it takes, or leave the key out for all",
+    );
+}
+
+#[test]
+fn a_flag_must_report_an_operand_a_field_carries() {
+    let shared = SHARED.replacen(
+        "  { name = \"beta\", type = \"f32\" },\n]",
+        "  { name = \"beta\", type = \"f32\" },\n  { name = \"flags\", type = \"u32\" },\n]\nflags = [{ name = \"bias\", bit = 0, set = \"bias.ptr\" }]",
+        1,
+    );
+    let e = load(&shared, TIER).unwrap_err();
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("flags.bias")
+            && e[0].contains("is set by `bias.ptr`, which no field of GemmArgs carries"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn a_parameter_above_its_greatest_value_is_an_error_at_its_key() {
+    // fma_gemm's manifest with thread_m capped at 4, as a kind of its own.
+    let manifest =
+        std::fs::read_to_string(support::root().join("kernels-templates/fma/fma_gemm.toml"))
+            .unwrap()
+            .replace("template = \"fma_gemm\"", "template = \"fma_capped_gemm\"")
+            .replace("name = \"thread_m\"\n", "name = \"thread_m\"\nmax = 4\n");
+    let kinds = support::kinds_with(&[
+        ("test/fma_capped_gemm.toml", &manifest),
+        ("test/fma_capped_gemm.cuh", "// never compiled\n"),
+    ]);
+    let shared = SHARED.replacen(
+        "template = \"fma_gemm\"",
+        "template = \"fma_capped_gemm\"",
+        1,
+    );
+    let e = gemm_spec::load_sources(
+        &[
+            SpecSource {
+                file: "families.toml".into(),
+                text: shared,
+            },
+            SpecSource {
+                file: "sm90a.toml".into(),
+                text: TIER.into(),
+            },
+        ],
+        &kinds,
+        &support::defaults(),
+    )
+    .unwrap_err();
+    let e: Vec<String> = e.0.iter().map(|e| e.to_string()).collect();
+    assert_one(
+        e,
+        "sm90a.toml:25: tile fma.tiled: `thread_m` = 8, but its greatest value is 4 (rows of C a thread computes)",
     );
 }

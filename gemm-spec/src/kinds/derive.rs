@@ -5,20 +5,42 @@
 
 use super::formula::{EvalError, Formula, Value};
 use super::manifest::{keys, Kind, Limit, MapDecl, BUILTIN_NAMES};
-use crate::model::{Contract, Instruction, MapOperand, Tier, Tile};
-use crate::vocab::{DtypeTriple, Op};
+use gemm_core::vocab::{DtypeTriple, Op};
+use gemm_core::Operand as MapOperand;
 use std::collections::BTreeMap;
 
-/// One kernel to evaluate a manifest for.
+/// One kernel to evaluate a manifest for, as the values its formulas read (the spec model
+/// builds it from a tile, its family and its tier: `model::kernel_point`).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelPoint<'a> {
     pub kind: &'a Kind,
-    pub tile: &'a Tile,
+    /// The tile's m, n and k.
+    pub shape: (u32, u32, u32),
+    /// The tile's parameters; one it leaves out takes the kind's default.
+    pub params: &'a [(String, u32)],
     pub op: Op,
     pub dtype: DtypeTriple,
-    pub contract: &'a Contract,
-    pub instruction: &'a Instruction,
-    pub tier: &'a Tier,
+    /// The contract's k step and K chunk.
+    pub k_step: u32,
+    pub chunk: u32,
+    /// The instruction's m, n and k.
+    pub instruction: (u32, u32, u32),
+    /// The tier's limits: threads a block, shared bytes a block, registers a thread.
+    pub max_threads_per_block: u32,
+    pub max_shared_bytes: u64,
+    pub max_registers_per_thread: u32,
+}
+
+impl KernelPoint<'_> {
+    /// The tile's value of a parameter, else the kind's default, else 0.
+    fn param(&self, param: &super::manifest::Param) -> u32 {
+        self.params
+            .iter()
+            .find(|(n, _)| *n == param.name)
+            .map(|(_, v)| *v)
+            .or(param.default)
+            .unwrap_or(0)
+    }
 }
 
 /// A tensor map's box and swizzle, evaluated.
@@ -88,21 +110,21 @@ fn builtins(p: &KernelPoint<'_>) -> BTreeMap<&'static str, Value> {
     let int = |v: u64| Value::Int(i64::try_from(v).unwrap_or(i64::MAX));
     for (name, _) in BUILTIN_NAMES {
         let v = match *name {
-            "m" => int(p.tile.m as u64),
-            "n" => int(p.tile.n as u64),
-            "k" => int(p.tile.k as u64),
+            "m" => int(p.shape.0 as u64),
+            "n" => int(p.shape.1 as u64),
+            "k" => int(p.shape.2 as u64),
             "ab_bytes" => int(p.dtype.ab.size_bytes()),
             "c_bytes" => int(p.dtype.c.size_bytes()),
             "a_k_major" => Value::Bool(p.op != Op::Tn),
             "b_k_major" => Value::Bool(p.op == Op::Nt),
-            "k_step" => int(p.contract.k_step as u64),
-            "chunk" => int(p.contract.chunk as u64),
-            "inst_m" => int(p.instruction.shape.m as u64),
-            "inst_n" => int(p.instruction.shape.n as u64),
-            "inst_k" => int(p.instruction.shape.k as u64),
-            "threads_per_block" => int(p.tier.max_threads_per_block as u64),
-            "max_shared_bytes" => int(p.tier.max_shared_bytes),
-            "registers_per_thread" => int(p.tier.max_registers_per_thread as u64),
+            "k_step" => int(p.k_step as u64),
+            "chunk" => int(p.chunk as u64),
+            "inst_m" => int(p.instruction.0 as u64),
+            "inst_n" => int(p.instruction.1 as u64),
+            "inst_k" => int(p.instruction.2 as u64),
+            "threads_per_block" => int(p.max_threads_per_block as u64),
+            "max_shared_bytes" => int(p.max_shared_bytes),
+            "registers_per_thread" => int(p.max_registers_per_thread as u64),
             _ => continue,
         };
         env.insert(*name, v);
@@ -122,7 +144,7 @@ fn environment(p: &KernelPoint<'_>) -> Result<(Env, Vec<(String, i64)>), DeriveE
         .collect();
     let mut values = Vec::new();
     for param in &p.kind.params {
-        let v = p.tile.param(&param.name).or(param.default).unwrap_or(0);
+        let v = p.param(param);
         env.insert(param.name.clone(), Value::Int(v as i64));
         values.push((param.name.clone(), v as i64));
     }
@@ -220,7 +242,7 @@ pub fn broken_limits<'a>(p: &KernelPoint<'a>) -> Vec<BrokenLimit<'a>> {
                 .map(|(k, v)| (k.to_string(), v))
                 .collect();
             for param in &p.kind.params {
-                let v = p.tile.param(&param.name).or(param.default).unwrap_or(0);
+                let v = p.param(param);
                 env.insert(param.name.clone(), Value::Int(v as i64));
             }
             env

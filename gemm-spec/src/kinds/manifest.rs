@@ -6,8 +6,8 @@
 
 use super::formula::Formula;
 use crate::error::{Location, SpecError, SpecErrorKind};
-use crate::model::{GridKind, MapOperand, OperandPath};
 use crate::vocab::{Dtype, Op};
+use gemm_core::{GridKind, Operand as MapOperand, OperandPath};
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -37,6 +37,8 @@ pub struct Param {
     pub default: Option<u32>,
     /// The least value a tile may give.
     pub min: u32,
+    /// The greatest value a tile may give; `None`: no bound but the limits'.
+    pub max: Option<u32>,
     pub location: Location,
 }
 
@@ -206,6 +208,7 @@ struct RawParam {
     doc: String,
     default: Option<u32>,
     min: Option<u32>,
+    max: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -403,12 +406,24 @@ impl Kind {
                 );
                 continue;
             }
+            let min = p.min.unwrap_or(1);
+            if let Some(max) = p.max.filter(|&max| max < min) {
+                bad(
+                    p_at.clone(),
+                    format!(
+                        "parameter `{}` has max = {max} below its least value {min}",
+                        p.name
+                    ),
+                );
+                continue;
+            }
             known.push(p.name.clone());
             params.push(Param {
                 name: p.name,
                 doc: p.doc,
                 default: p.default,
-                min: p.min.unwrap_or(1),
+                min,
+                max: p.max,
                 location: p_at,
             });
         }
@@ -656,6 +671,23 @@ why = "at most 4 (here {stages})"
         assert!(Kind::parse("x/t.toml", "x/t.cuh", &text).is_err());
         let text = MINIMAL.replace("name = \"stages\"", "name = \"m\"");
         assert!(Kind::parse("x/t.toml", "x/t.cuh", &text).is_err());
+    }
+
+    #[test]
+    fn a_parameter_range_is_checked() {
+        let capped = MINIMAL.replace("name = \"stages\"\n", "name = \"stages\"\nmax = 4\n");
+        let k = Kind::parse("x/t.toml", "x/t.cuh", &capped).unwrap();
+        assert_eq!((k.params[0].min, k.params[0].max), (1, Some(4)));
+        let inverted = MINIMAL.replace(
+            "name = \"stages\"\n",
+            "name = \"stages\"\nmin = 3\nmax = 2\n",
+        );
+        let e = Kind::parse("x/t.toml", "x/t.cuh", &inverted).unwrap_err();
+        assert!(
+            e[0].to_string().contains("max = 2 below its least value 3"),
+            "{}",
+            e[0]
+        );
     }
 
     #[test]

@@ -236,6 +236,18 @@ fn resolve_flags(
             );
             continue;
         };
+        if !fields.iter().any(|field| field.bind == set) {
+            problem(
+                sink,
+                &f_at,
+                &f.name,
+                format!(
+                    "is set by `{}`, which no field of {name} carries: the bit would report an operand the kernel cannot reach",
+                    f.set
+                ),
+            );
+            continue;
+        }
         flags.push(AbiFlag {
             name: f.name.clone(),
             bit: f.bit,

@@ -59,6 +59,16 @@ pub(super) fn resolve_instruction(
             );
         }
     }
+    if r.inputs.as_ref().is_some_and(|i| i.is_empty()) {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::EmptyList {
+                item: format!("instruction {name}"),
+                key: "inputs".into(),
+                why: "list the operand dtypes it takes, or leave the key out for all",
+            },
+        );
+    }
     let mut inputs = Vec::new();
     for w in r.inputs.as_deref().unwrap_or_default() {
         match w.parse::<crate::vocab::Dtype>() {

@@ -8,36 +8,13 @@ use super::budget::check_budgets;
 use super::capability::{check_cc, parse_gencode};
 use super::names::known;
 use super::route::resolve_route;
-use super::tile::{key_line, resolve_tile};
+use super::tile::{key_line, resolve_tile, TileSource};
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
 use crate::model::*;
 use crate::raw::ParsedFile;
 use crate::raw::{RawRoute, RawTier};
 use std::collections::BTreeMap;
-
-/// A tile as a tier has it after its base: its keys with the line each came from.
-#[derive(Clone, Debug)]
-pub(super) struct TileSource {
-    pub family: String,
-    pub name: String,
-    /// m, n, k.
-    pub dims: [Option<u32>; 3],
-    pub params: BTreeMap<String, toml::Value>,
-    /// Where each key was written (`m`, `stages`, ...).
-    pub key_lines: BTreeMap<String, Location>,
-    /// The `[[tile]]` that defines (or last changed) it.
-    pub at: Location,
-}
-
-impl TileSource {
-    pub fn key_at(&self, key: &str) -> Location {
-        self.key_lines
-            .get(key)
-            .cloned()
-            .unwrap_or_else(|| self.at.clone())
-    }
-}
 
 /// A tier's keys, tiles and routes after its base.
 #[derive(Clone, Debug)]
@@ -89,7 +66,7 @@ pub(super) fn tier_source(
                     at.clone(),
                     SpecErrorKind::TierBase {
                         tier: name.clone(),
-                        problem: format!("`{b}` leads back to {name} ({} -> {b}): a tier cannot derive from itself", chain.join(" -> ")),
+                        problem: format!("base `{b}` leads back to {name} ({} -> {b}): a tier cannot derive from itself", chain.join(" -> ")),
                     },
                 );
                 return None;
@@ -107,7 +84,7 @@ pub(super) fn tier_source(
                     SpecErrorKind::TierBase {
                         tier: name.clone(),
                         problem: format!(
-                            "`{b}` is no tier of the specs; they define {}",
+                            "base `{b}` is no tier of the specs; they define {}",
                             tiers.join(", ")
                         ),
                     },
@@ -121,6 +98,7 @@ pub(super) fn tier_source(
         Some(b) => (b.tiles, b.routes, merge_keys(&b.keys, &keys)),
         None => (Vec::new(), Vec::new(), keys),
     };
+    let from_base = tiles.len();
     let mut renames: Vec<(String, String)> = Vec::new(); // ("fam.old", "fam.new")
     let mut defined: BTreeMap<(String, String), Location> = BTreeMap::new();
     let mut ok = true;
@@ -152,9 +130,12 @@ pub(super) fn tier_source(
             }
         }
         let target = raw.replaces.as_deref().unwrap_or(&raw.name);
+        // `replaces` names a tile of the base (the first `from_base` tiles), never one of
+        // this file's own.
         let existing = tiles
             .iter()
-            .position(|x| x.family == raw.family && x.name == target);
+            .position(|x| x.family == raw.family && x.name == target)
+            .filter(|&i| raw.replaces.is_none() || i < from_base);
         if raw.replaces.is_some() && existing.is_none() {
             sink.push(
                 t_at,
@@ -162,7 +143,7 @@ pub(super) fn tier_source(
                     tier: name.clone(),
                     problem: match &keys.base {
                         Some(b) => format!(
-                            "tile {}.{} replaces {}.{target}, which base tier {b} does not have",
+                            "tile {}.{} replaces {}.{target}, which tier {b} does not have",
                             raw.family, raw.name, raw.family
                         ),
                         None => format!(

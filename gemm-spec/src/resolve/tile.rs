@@ -6,11 +6,34 @@
 //! accumulators a thread within its registers. Errors point at the key's own line.
 
 use super::names::check_name;
-use super::tier::TileSource;
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
-use crate::kinds::{broken_limits, derive, KernelPoint};
+use crate::kinds::{broken_limits, derive};
 use crate::model::*;
+use std::collections::BTreeMap;
+
+/// A tile as a tier has it after its base: its keys with the line each came from.
+#[derive(Clone, Debug)]
+pub(super) struct TileSource {
+    pub family: String,
+    pub name: String,
+    /// m, n, k.
+    pub dims: [Option<u32>; 3],
+    pub params: BTreeMap<String, toml::Value>,
+    /// Where each key was written (`m`, `stages`, ...).
+    pub key_lines: BTreeMap<String, Location>,
+    /// The `[[tile]]` that defines (or last changed) it.
+    pub at: Location,
+}
+
+impl TileSource {
+    pub fn key_at(&self, key: &str) -> Location {
+        self.key_lines
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| self.at.clone())
+    }
+}
 
 pub(super) fn resolve_tile(
     sink: &mut Sink,
@@ -104,7 +127,20 @@ pub(super) fn resolve_tile(
                 }
             },
             Some(toml::Value::Integer(i)) => match u32::try_from(*i) {
-                Ok(v) if v >= p.min => v,
+                Ok(v) if v >= p.min && p.max.is_none_or(|max| v <= max) => v,
+                Ok(v) if v >= p.min => {
+                    key_err(
+                        sink,
+                        &p.name,
+                        format!(
+                            "`{}` = {v}, but its greatest value is {} ({})",
+                            p.name,
+                            p.max.unwrap_or(u32::MAX),
+                            p.doc
+                        ),
+                    );
+                    continue;
+                }
                 Ok(v) => {
                     key_err(
                         sink,
@@ -204,15 +240,7 @@ pub(super) fn resolve_tile(
     let hw = &tier.hardware;
     let mut most_smem = 0u64;
     for &(op, dtype) in &family.variants {
-        let point = KernelPoint {
-            kind,
-            tile: &tile,
-            op,
-            dtype,
-            contract,
-            instruction: inst,
-            tier,
-        };
+        let point = kernel_point(kind, &tile, op, dtype, contract, inst, tier);
         for b in broken_limits(&point) {
             let rule = b.limit.rule.text().to_string();
             if reported.contains(&rule) {
@@ -261,19 +289,27 @@ pub(super) fn resolve_tile(
         };
         most_smem = most_smem.max(d.shared_bytes);
         if let Some(acc) = d.accumulators {
-            if acc > hw.registers_per_thread as u64
-                && !reported.contains(&"accumulators".to_string())
-            {
+            // The tier may cap registers below the hardware (max_registers_per_thread); the
+            // accumulators must fit the lower of the two.
+            let (cap, whose) = if tier.max_registers_per_thread < hw.registers_per_thread {
+                (
+                    tier.max_registers_per_thread,
+                    format!("tier {} allows a thread", tier.name),
+                )
+            } else {
+                (
+                    hw.registers_per_thread,
+                    format!("a thread has on compute capability {}.{}", hw.cc.0, hw.cc.1),
+                )
+            };
+            if acc > cap as u64 && !reported.contains(&"accumulators".to_string()) {
                 reported.push("accumulators".into());
                 tile_err(
                     sink,
                     format!(
-                        "each thread keeps {acc} f32 accumulators ({} of template {}), more than the {} registers a thread has on compute capability {}.{}: spread the tile over more threads (warps, thread tile)",
+                        "each thread keeps {acc} f32 accumulators ({} of template {}), more than the {cap} registers {whose}: spread the tile over more threads (warps, thread tile)",
                         kind.lets.iter().find(|l| l.name == crate::kinds::keys::ACCUMULATORS).map_or("", |l| l.value.text()),
                         kind.template,
-                        hw.registers_per_thread,
-                        hw.cc.0,
-                        hw.cc.1
                     ),
                 );
             }
