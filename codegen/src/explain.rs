@@ -1,6 +1,7 @@
 //! `gemm-aot explain` and `gemm-aot list`: the route tables read back in words.
 
 use crate::catalog::KernelCatalog;
+use gemm_core::KernelSet;
 use gemm_spec::{DimRange, Route};
 use std::fmt::Write;
 use thiserror::Error;
@@ -31,9 +32,15 @@ pub use gemm_core::Query;
 
 /// Which route serves the query on `tier`, why the earlier ones did not, and the kernel it
 /// launches: gemm-core's `explain` over the catalog's tables, as the runtime's
-/// `Context::explain` prints it for the generated ones.
+/// `Context::explain` prints it for the generated ones. Makes the catalog's set (once a
+/// call: for many queries, make it once with [`crate::memory_set::kernel_set`] and call
+/// [`explain_in`]).
 pub fn explain(catalog: &KernelCatalog, tier: &str, q: &Query) -> Result<String, ExplainError> {
-    let set = crate::memory_set::kernel_set(catalog);
+    explain_in(crate::memory_set::kernel_set(catalog), tier, q)
+}
+
+/// [`explain`] over a set already made.
+pub fn explain_in(set: &KernelSet, tier: &str, q: &Query) -> Result<String, ExplainError> {
     let t = set
         .tier_by_name(tier)
         .ok_or_else(|| ExplainError::UnknownTier {

@@ -55,9 +55,21 @@ fn the_own_kind_and_its_argument_struct_come_from_files_alone() {
         .iter()
         .find(|k| k.template == "fma_row_gemm")
         .unwrap();
-    assert_eq!(row.block_threads, 8 * 32, "the manifest's threads = m * n");
+    assert_eq!(
+        row.tile.param("thread_m"),
+        Some(2),
+        "specs/sm90a.toml's tile"
+    );
+    assert_eq!(
+        row.block_threads,
+        8 / 2 * 32,
+        "the manifest's threads = (m / thread_m) * n"
+    );
     assert_eq!(row.shared_bytes, 0);
-    assert_eq!(row.tile.describe, "one element a thread, 256 threads");
+    assert_eq!(
+        row.tile.describe,
+        "2 element(s) a thread down a column, 128 threads"
+    );
     assert_eq!(row.abi, "RowArgs");
     let abi = KERNELS.abi("RowArgs").unwrap();
     assert_eq!(abi.flags.len(), 1);
