@@ -20,17 +20,17 @@
 // Each line: variant, mode, steps, GEMMs whose bits differ from the reference, and the worst
 // error against float64 as a fraction of the tests' bound (worst_err: at most 1 when right).
 // Build and run: decode_race.sh.
-#include "tc_check_common.cuh"
+#include "decode_harness.cuh"
 #include "variants/mma_decode_tma_legacy.cuh"
 #include "variants/mma_decode_tma_early.cuh"
 #include "../../tests/timing/corunner.cu"
 
 using Dec64Fixed = mma_decode_tma<bf16, bf16, kOpNN, Dec64Cfg>;
-using Dec32Fixed = mma_decode_tma<bf16, bf16, kOpNN, DecCfg>;
+using Dec32Fixed = mma_decode_tma<bf16, bf16, kOpNN, Dec32Cfg>;
 using Dec64Legacy = mma_decode_tma_legacy<bf16, bf16, kOpNN, Dec64Cfg>;
-using Dec32Legacy = mma_decode_tma_legacy<bf16, bf16, kOpNN, DecCfg>;
+using Dec32Legacy = mma_decode_tma_legacy<bf16, bf16, kOpNN, Dec32Cfg>;
 using Dec64Early = mma_decode_tma_early<bf16, bf16, kOpNN, Dec64Cfg>;
-using Dec32Early = mma_decode_tma_early<bf16, bf16, kOpNN, DecCfg>;
+using Dec32Early = mma_decode_tma_early<bf16, bf16, kOpNN, Dec32Cfg>;
 
 struct Variant {
     const char* name;
@@ -66,7 +66,7 @@ static std::vector<uint16_t> fetch16(const void* p, size_t n) {
     return v;
 }
 
-// The worst |out - ref| over the bound of the tensor-core tests (tc_check_common.cuh):
+// The worst |out - ref| over the bound of the tensor-core tests (runtime/tests/gpu_tensor_core.rs):
 // u_out |ref| + 4 K16 2^-24 S, S = sum |a b|; at most 1 when right (the f32 chain of k16 steps
 // may lose up to that much: its error grows with k and the sizes of the products, not with
 // |ref|, so rows whose sum cancels would otherwise look wrong).
@@ -191,9 +191,9 @@ int main(int argc, char** argv) {
     CHECK(cudaDeviceSynchronize());
 
     const Variant variants[] = {
-        {"fixed", launch<kDecode, Dec64Fixed>, launch<kDecode, Dec32Fixed>},
-        {"legacy", launch<kDecode, Dec64Legacy>, launch<kDecode, Dec32Legacy>},
-        {"early", launch<kDecode, Dec64Early>, launch<kDecode, Dec32Early>},
+        {"fixed", launch_decode<Dec64Fixed, Dec64Cfg>, launch_decode<Dec32Fixed, Dec32Cfg>},
+        {"legacy", launch_decode<Dec64Legacy, Dec64Cfg>, launch_decode<Dec32Legacy, Dec32Cfg>},
+        {"early", launch_decode<Dec64Early, Dec64Cfg>, launch_decode<Dec32Early, Dec32Cfg>},
     };
 
     if (strcmp(mode, "time") == 0) {  // fixed and legacy only: the control's bits are wrong anyway

@@ -13,6 +13,8 @@ build)
   NVCC=${NVCC:-$(command -v nvcc || ls -d "${GEMM_AOT_CACHE:-$HOME/.cache/gemm-aot}"/toolchain/cuda-*/nvidia/cu13/bin/nvcc | head -1)}
   CU=$(dirname "$(dirname "$NVCC")")
   mkdir -p "$BUILD/variants"
+  # The decode kernels' configs and TcGemmArgs, as the generator writes them for sm90a.
+  cargo run --release -q -p gemm-codegen --bin gemm-aot -- build --no-cubins --tier sm90a --out "$BUILD/gen" > "$BUILD/gen.txt"
   python3 - "$BUILD/variants" <<'PY'
 import sys
 src = open("kernels-templates/mma/mma_decode_tma.cuh").read()
@@ -29,10 +31,10 @@ for name, text in (("legacy", legacy), ("early", early)):
     open(f"{sys.argv[1]}/mma_decode_tma_{name}.cuh", "w").write(
         f"// Derived by bench/experiments/decode_race.sh from kernels-templates/mma/mma_decode_tma.cuh: variant {name}.\n" + text)
 PY
-  flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates -I "$BUILD" -I "$CU/include" -L "$CU/lib" -Xptxas -v)
+  flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates -I "$BUILD" -I "$BUILD/gen/cuda" -I "$BUILD/gen/cuda/include" -I "$CU/include" -L "$CU/lib" -Xptxas -v)
   "$NVCC" "${flags[@]}" -o "$BUILD/decode_race" bench/experiments/decode_race.cu -ldl > "$BUILD/ptxas.txt" 2>&1 || { tail -30 "$BUILD/ptxas.txt"; exit 1; }
   "$NVCC" "${flags[@]}" -DGEMM_AOT_TIMING_PERTURBATION -o "$BUILD/decode_race_perturbed" bench/experiments/decode_race.cu -ldl > "$BUILD/ptxas_perturbed.txt" 2>&1 || { tail -30 "$BUILD/ptxas_perturbed.txt"; exit 1; }
-  sha256sum kernels-templates/mma/mma_decode_tma.cuh bench/experiments/decode_race.cu tests/timing/corunner.cu > "$BUILD/sources.sha256"
+  sha256sum kernels-templates/mma/mma_decode_tma.cuh bench/experiments/decode_race.cu bench/experiments/decode_harness.cuh "$BUILD/gen/cuda/sm90a/tcdec.cu" tests/timing/corunner.cu > "$BUILD/sources.sha256"
   echo "built $BUILD/decode_race and $BUILD/decode_race_perturbed"
   ;;
 run)
