@@ -10,11 +10,16 @@
 //! `--policy tensor-core` benches the tensor-core kernels against cuBLAS's default bf16 and f16
 //! GEMM on the rows, with targets (see `tensor_core.rs`); `--quick` runs a subset;
 //! `--m`/`--nk` run custom rows instead, of the operation `--op nn|nt|tn` (default nn).
+//! `--shapes FILE` runs a list of real models' layer shapes (`bench/shapes/models.toml`) under
+//! the tensor-core policy, NN at every m of the file (or `--m`), with each regime's targets, the
+//! geometric mean and a plot (SVG) of ratio against m beside the JSON.
 //! `--tier sm80` runs a named tier instead of the device's own (its PTX, JIT-compiled, where
 //! its cubins do not load: the portable tier on newer hardware).
 
 mod overhead;
+mod plot;
 mod sample;
+mod shapes;
 mod streams;
 mod tensor_core;
 
@@ -53,6 +58,15 @@ struct Args {
     /// bf16, f16, f32 (as TF32, against cuBLAS with TF32) [default bf16,f16; bf16 with --quick].
     #[arg(long, value_delimiter = ',')]
     dtype: Option<Vec<String>>,
+    /// A shape list (TOML, as `bench/shapes/models.toml`): NN rows at every (n, k) of the
+    /// file and every m of its `m` (or --m), under the tensor-core policy, with the targets of
+    /// each shape's regime; writes a plot (SVG) beside the JSON.
+    #[arg(long, conflicts_with_all = ["nk", "quick", "launch_overhead", "streams"])]
+    shapes: Option<std::path::PathBuf>,
+    /// With --shapes: only the shapes whose regime (aligned, narrow-deep, odd) or one of whose
+    /// layer names contains this text.
+    #[arg(long, requires = "shapes")]
+    filter: Option<String>,
     /// Tensor-core policy: a subset of the rows (one or two of each kind), for
     /// iterating.
     #[arg(long)]
@@ -178,6 +192,26 @@ fn bench_shape<T: Element>(
     })
 }
 
+/// The plot's points from the JSON rows of a shape-list run.
+fn plot_points(list: &shapes::ShapeList, doc: &serde_json::Value) -> Vec<plot::Point> {
+    let rows = doc["rows"].as_array().cloned().unwrap_or_default();
+    rows.iter()
+        .filter_map(|r| {
+            let (n, k) = (r["n"].as_u64()? as usize, r["k"].as_u64()? as usize);
+            let shape = list.shapes.iter().find(|s| s.n == n && s.k == k)?;
+            Some(plot::Point {
+                n,
+                k,
+                title: format!("{}: {}", shape.regime.as_str(), shape.layers.join(", ")),
+                dtype: r["dtype"].as_str()?.to_string(),
+                m: r["m"].as_u64()? as usize,
+                ratio: r["ratio_to_cublas"].as_f64()?,
+                target: r["target"].as_f64(),
+            })
+        })
+        .collect()
+}
+
 fn parse_nk(nk: &str) -> Result<(usize, usize), String> {
     nk.split_once('x')
         .and_then(|(n, k)| Some((n.parse::<usize>().ok()?, k.parse::<usize>().ok()?)))
@@ -256,6 +290,62 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .nk
         .clone()
         .unwrap_or(DEFAULT_NK.iter().map(|s| s.to_string()).collect());
+    if let Some(file) = &args.shapes {
+        if args.policy != "tensor-core" || args.op != "nn" || args.beta.is_some() {
+            return Err("--shapes runs NN rows under --policy tensor-core; leave out --op and --beta, and pass --policy tensor-core".into());
+        }
+        let mut list = shapes::ShapeList::load(file)?;
+        if let Some(f) = &args.filter {
+            list.shapes.retain(|s| {
+                s.regime.as_str() == f || s.layers.iter().any(|l| l.contains(f.as_str()))
+            });
+            if list.shapes.is_empty() {
+                return Err(format!(
+                    "--filter {f:?} keeps none of the shapes of {}",
+                    file.display()
+                )
+                .into());
+            }
+        }
+        let m = args.m.clone().unwrap_or_else(|| list.m.clone());
+        let opts = tensor_core::Options {
+            dtypes: args
+                .dtype
+                .clone()
+                .unwrap_or_else(|| vec!["bf16".into(), "f16".into()]),
+            shapes: tensor_core::list_shapes(&list, &m),
+            reps: args.reps,
+            check: !args.no_check,
+            quick: false,
+        };
+        let mut doc = tensor_core::run(&ctx, &opts)?;
+        doc["shape_list"] = file.display().to_string().into();
+        doc["shapes"] = list
+            .shapes
+            .iter()
+            .map(|s| serde_json::json!({"n": s.n, "k": s.k, "regime": s.regime.as_str(), "layers": s.layers}))
+            .collect();
+        doc["date"] = date.clone().into();
+        doc["card"] = card.clone().into();
+        doc["commit"] = args.commit.clone().into();
+        doc["tier"] = ctx.tier().name.into();
+        let stem = format!("{date}-{slug}-{}{tier_tag}-shapes", args.commit);
+        let path = args.out.join(format!("{stem}.json"));
+        std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
+        println!("wrote {}", path.display());
+        let points = plot_points(&list, &doc);
+        let title = format!(
+            "cuBLAS time / ours (tensor-core policy, NN), {card}, {date}, {}{}",
+            args.commit,
+            doc["geometric_mean_ratio"]
+                .as_f64()
+                .map_or(String::new(), |g| format!("; geometric mean {g:.3}"))
+        );
+        let svg_path = args.out.join(format!("{stem}.svg"));
+        std::fs::write(&svg_path, plot::svg(&title, &points))?;
+        println!("wrote {}", svg_path.display());
+        return Ok(());
+    }
     if args.policy == "tensor-core" {
         let shapes = if custom {
             let op = match args.op.as_str() {
@@ -274,6 +364,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                         k,
                         target: tensor_core::target(op, m),
                         beta: args.beta.unwrap_or_else(|| tensor_core::default_beta(op)),
+                        regime: None,
                     });
                 }
             }
