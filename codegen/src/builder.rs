@@ -106,6 +106,7 @@ pub struct Builder {
     templates: crate::Templates,
     label: Option<String>,
     shipped_definitions: bool,
+    routes_files: Vec<(String, PathBuf)>,
 }
 
 impl Default for Builder {
@@ -140,6 +141,7 @@ impl Builder {
             templates: crate::Templates::Shipped,
             label: None,
             shipped_definitions: false,
+            routes_files: Vec::new(),
         }
     }
 
@@ -226,6 +228,18 @@ impl Builder {
         self
     }
 
+    /// Adds a routes file to tier `tier`: `[[route]]` tables alone, as `gemm-aot tune`
+    /// writes them (docs/tuning.md), read from `path` (relative to the crate, as cargo runs
+    /// build scripts there). Its routes come before those of the routes files the tier lists
+    /// (`routes_files`) and the tier's own, so they override them where their conditions
+    /// hold; files added first come first. The merged table passes every rule a tier's own
+    /// routes do (one contract for every m of one (n, k) among them), and errors name the
+    /// file as given, with the line.
+    pub fn routes_file(mut self, tier: impl Into<String>, path: impl Into<PathBuf>) -> Self {
+        self.routes_files.push((tier.into(), path.into()));
+        self
+    }
+
     /// The set's name, as `KernelSet::name` and errors give it (default: the builder and
     /// its tiers).
     pub fn label(mut self, label: impl Into<String>) -> Self {
@@ -271,6 +285,9 @@ impl Builder {
         );
         if self.cargo {
             println!("cargo:rerun-if-changed={}", self.specs.display());
+            for (_, path) in &self.routes_files {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
             if let crate::Templates::Folder(t) | crate::Templates::ShippedAnd(t) = &self.templates {
                 println!("cargo:rerun-if-changed={}", t.display());
             }
@@ -292,6 +309,7 @@ impl Builder {
         opts.instrumentation = self.instrumentation;
         opts.templates = self.templates.clone();
         opts.shipped_definitions = self.shipped_definitions;
+        opts.routes_files = self.routes_files.clone();
         if let Some(j) = self.jobs {
             opts.jobs = j;
         }
@@ -306,6 +324,19 @@ impl Builder {
             source,
         })?;
         if self.cargo {
+            // A routes file a tier lists may lie outside the spec folder (`../tuned.toml`),
+            // where the folder's rerun-if-changed does not reach: name each.
+            for t in &report.catalog.specs.tiers {
+                for f in &t.routes_files {
+                    if !self
+                        .routes_files
+                        .iter()
+                        .any(|(_, p)| p.display().to_string() == *f)
+                    {
+                        println!("cargo:rerun-if-changed={}", self.specs.join(f).display());
+                    }
+                }
+            }
             for w in &report.warnings {
                 println!("cargo:warning={w}");
             }
@@ -375,6 +406,46 @@ mod tests {
         assert!(!text.contains("crate::"));
         assert_eq!(built.report.catalog.specs.tiers.len(), 1);
         assert!(built.out.join("cubins/sm80").is_dir());
+    }
+
+    #[test]
+    fn takes_a_routes_file_for_a_tier_before_its_own_routes() {
+        let dir = tempfile::tempdir().unwrap();
+        let routes = dir.path().join("model.routes.toml");
+        let route = "# tuned\n[[route]]\npolicy = \"exact\"\nop = \"nn\"\ndtype = \"any\"\nn = { min = 4096, max = 4096 }\nkernel = \"fma.big\"\n";
+        std::fs::write(&routes, route).unwrap();
+        let b = || {
+            Builder::new()
+                .specs(tiny())
+                .out_dir(dir.path())
+                .compile(CompileMode::NoCubins)
+                .cargo_metadata(false)
+                .routes_file("sm80", &routes)
+        };
+        let built = b().build().unwrap();
+        let tier = built.report.catalog.specs.tier("sm80").unwrap();
+        assert_eq!(tier.routes_files, [routes.display().to_string()]);
+        assert_eq!(
+            tier.routes[0].location.to_string(),
+            format!("{}:2", routes.display())
+        );
+        let dispatch = std::fs::read_to_string(built.out.join("rust/dispatch.rs")).unwrap();
+        assert!(dispatch.contains("4096"), "{dispatch}");
+        // A bad route in it fails the build at its line.
+        std::fs::write(&routes, route.replace("fma.big", "fma.huge")).unwrap();
+        let err = b().build().unwrap_err().to_string();
+        assert!(
+            err.contains(&format!(
+                "{}:2: route 1: kernel `fma.huge`",
+                routes.display()
+            )),
+            "{err}"
+        );
+        let err = b()
+            .routes_file("sm80", dir.path().join("gone.toml"))
+            .build()
+            .unwrap_err();
+        assert!(err.to_string().contains("gone.toml"), "{err}");
     }
 
     #[test]

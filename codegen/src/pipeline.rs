@@ -50,6 +50,9 @@ pub struct BuildOptions {
     /// Add the shipped instructions, contracts, ABIs, conversions and families
     /// ([`crate::shipped_specs`]) beside the spec folder's own files.
     pub shipped_definitions: bool,
+    /// Routes files added to tiers, `(tier, file)`: their routes come before those of the
+    /// routes files the tier lists and the tier's own ([`crate::Builder::routes_file`]).
+    pub routes_files: Vec<(String, PathBuf)>,
 }
 
 impl BuildOptions {
@@ -66,6 +69,7 @@ impl BuildOptions {
             instrumentation: Instrumentation::NONE,
             templates: Templates::Shipped,
             shipped_definitions: false,
+            routes_files: Vec::new(),
         }
     }
 }
@@ -295,9 +299,35 @@ pub fn validate_and_catalog(
     templates: &TemplateFiles,
     shipped_definitions: bool,
 ) -> Result<(KernelCatalog, Vec<SpecWarning>), BuildError> {
+    validate_and_catalog_with_routes(specs, tiers, templates, shipped_definitions, &[])
+}
+
+/// [`validate_and_catalog`] with routes files added to tiers, `(tier, file)`, before the
+/// routes files each tier lists (errors name each file as given).
+pub fn validate_and_catalog_with_routes(
+    specs: &Path,
+    tiers: &[String],
+    templates: &TemplateFiles,
+    shipped_definitions: bool,
+    routes_files: &[(String, PathBuf)],
+) -> Result<(KernelCatalog, Vec<SpecWarning>), BuildError> {
     let defaults = crate::shipped_specs::defaults(shipped_definitions);
-    let validated =
-        gemm_spec::load_dir(specs, templates.kinds(), &defaults).map_err(BuildError::Spec)?;
+    let mut added = Vec::with_capacity(routes_files.len());
+    for (tier, path) in routes_files {
+        let text = std::fs::read_to_string(path).map_err(|source| BuildError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        added.push(gemm_spec::TierRoutesFile {
+            tier: tier.clone(),
+            source: gemm_spec::SpecSource {
+                file: path.display().to_string(),
+                text,
+            },
+        });
+    }
+    let validated = gemm_spec::load_dir_with_routes(specs, templates.kinds(), &defaults, &added)
+        .map_err(BuildError::Spec)?;
     let mut set = validated.specs;
     set.retain_tiers(tiers).map_err(BuildError::UnknownTier)?;
     Ok((KernelCatalog::new(set)?, validated.warnings))
@@ -495,11 +525,12 @@ fn report_json(
 /// the Rust's `cubin!` references resolve; `CUBINS_PRESENT` is false).
 pub fn build(opts: &BuildOptions, say: &dyn Fn(&str)) -> Result<BuildReport, BuildError> {
     let templates = template_files(&opts.templates)?;
-    let (catalog, warnings) = validate_and_catalog(
+    let (catalog, warnings) = validate_and_catalog_with_routes(
         &opts.specs,
         &opts.tiers,
         &templates,
         opts.shipped_definitions,
+        &opts.routes_files,
     )?;
     let generated = generate(&catalog, &templates, &opts.provenance, opts.instrumentation);
     let cache_dir = opts.cache.clone().unwrap_or_else(cache_root);

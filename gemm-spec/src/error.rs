@@ -41,7 +41,7 @@ pub enum SpecErrorKind {
         name: String,
         first: Location,
     },
-    #[error("{what} in a file without a [tier] table: tiles and routes belong to the tier of their file")]
+    #[error("{what} in a file without a [tier] table: tiles and routes belong to the tier of their file{hint}", hint = if *what == "routes" { "; a file of routes alone is a routes file, which a tier lists in `routes_files`" } else { "" })]
     OrphanItems { what: &'static str },
     #[error("{what} name `{name}` must be lowercase letters and digits, starting with a letter")]
     BadName { what: &'static str, name: String },
@@ -247,6 +247,13 @@ pub enum SpecErrorKind {
     },
     #[error("contract {contract}: `inputs` is empty; list the operand dtypes the contract is defined for, or leave the key out for all")]
     ContractInputsEmpty { contract: String },
+    #[error("tier {tier}: routes file `{file}` {problem}")]
+    RoutesFile {
+        tier: String,
+        /// The file as the tier lists it (or as the build named it).
+        file: String,
+        problem: String,
+    },
     #[error("tier {tier} has no routes: add [[route]] blocks, or no request reaches its kernels")]
     NoRoutes { tier: String },
     #[error("tier {taker} takes devices of compute capability {devices} from tier {from} but does not serve {missing}, which {from} serves: route them in {taker} too, or those devices lose them")]

@@ -405,7 +405,8 @@ impl std::fmt::Display for TileRef {
 /// One routing rule after expansion: a single (policy, op, dtype), conditions, and a kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
-    /// 1-based position of the `[[route]]` block in its tier file.
+    /// 1-based position of the `[[route]]` block in its tier's table: the routes of its
+    /// routes files first, then those of its tier file (`location` says which file).
     pub rule: u32,
     pub policy: Policy,
     pub op: Op,
@@ -455,8 +456,12 @@ pub struct Tier {
     pub base: Option<String>,
     pub families: Vec<String>,
     pub tiles: Vec<Tile>,
-    /// Expanded routes, in spec order (first match wins within a (policy, op, dtype)).
+    /// Expanded routes, in spec order (first match wins within a (policy, op, dtype)): its
+    /// routes files' routes, then its own.
     pub routes: Vec<Route>,
+    /// Its routes files, as named relative to the spec folder (a build's own as it named
+    /// them), in merge order: those a build added, then those the tier lists.
+    pub routes_files: Vec<String>,
     /// The spec file this tier came from, relative to the spec folder.
     pub file: String,
     pub location: Location,

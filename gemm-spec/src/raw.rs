@@ -166,6 +166,19 @@ pub struct RawTier {
     pub max_threads_per_block: Option<u32>,
     pub registers_per_block: Option<u32>,
     pub families: Option<Vec<String>>,
+    /// Files of `[[route]]` tables alone (tuned routes, `gemm-aot tune`), relative to this
+    /// file, whose routes come before the tier's own. Never taken from a base: routes tuned
+    /// on one device are that tier's.
+    pub routes_files: Option<Vec<Spanned<String>>>,
+}
+
+/// A routes file (`routes_files` of a tier, or one a build adds): `[[route]]` tables and
+/// nothing else, in the syntax of a tier file's routes.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRoutesFile {
+    #[serde(default)]
+    pub route: Vec<Spanned<RawRoute>>,
 }
 
 /// A `[[tile]]`: the common keys, and the parameters of the family's kind (checked against

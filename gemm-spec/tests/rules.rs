@@ -489,7 +489,7 @@ fn tiles_and_routes_need_a_tier() {
     .unwrap_err();
     assert_eq!(
         e.0[0].to_string(),
-        "stray.toml:1: routes in a file without a [tier] table: tiles and routes belong to the tier of their file"
+        "stray.toml:1: routes in a file without a [tier] table: tiles and routes belong to the tier of their file; a file of routes alone is a routes file, which a tier lists in `routes_files`"
     );
 }
 
@@ -584,11 +584,21 @@ fn conversions_resolve_with_their_kind() {
 }
 
 #[test]
-fn a_conversion_must_widen_or_narrow_a_half_type() {
+fn a_conversion_must_widen_narrow_or_repack() {
     assert_one(
         errors_with(true, r#"variants = ["bf16.f32", "f16.f32"]"#, r#"variants = ["bf16.f16"]"#),
-        "families.toml:53: conversion upcast: variant `bf16.f16` converts bf16 to f16; a conversion widens a half type to f32 or narrows f32 to a half type",
+        "families.toml:53: conversion upcast: variant `bf16.f16` converts bf16 to f16; a conversion widens a half type to f32, narrows f32 to a half type, or repacks a type to itself",
     );
+    // A type to itself is the repack, a conversion of its own.
+    load(
+        &SHARED.replacen(
+            r#"variants = ["bf16.f32", "f16.f32"]"#,
+            r#"variants = ["bf16.f32", "f16.f32", "bf16.bf16"]"#,
+            1,
+        ),
+        TIER,
+    )
+    .expect("a repack variant validates");
     assert_one(
         errors_with(true, r#"variants = ["bf16.f32", "f16.f32"]"#, r#"variants = ["bf16"]"#),
         "families.toml:53: conversion upcast: variant `bf16` must read `from.to` with dtypes f32, bf16 or f16, e.g. `bf16.f32`",

@@ -1,4 +1,5 @@
-//! Conversion kernels (elementwise widening of a half type to f32 or narrowing back): the ABI
+//! Conversion kernels (elementwise widening of a half type to f32, narrowing back, or a
+//! bit-preserving repack of a type to itself): the ABI
 //! struct must carry exactly the fields the runtime fills, the template must be a conversion
 //! template, the block a whole number of warps, and each `from.to` pair built by one conversion
 //! only.
@@ -97,7 +98,7 @@ pub(super) fn resolve_conversion(
         match parsed {
             Some((from, to)) if ConversionKind::of(from, to).is_none() => problem(
                 sink,
-                format!("variant `{v}` converts {from} to {to}; a conversion widens a half type to f32 or narrows f32 to a half type"),
+                format!("variant `{v}` converts {from} to {to}; a conversion widens a half type to f32, narrows f32 to a half type, or repacks a type to itself"),
             ),
             Some(pair) if variants.contains(&pair) => {
                 problem(sink, format!("variant `{v}` is listed twice"))

@@ -28,6 +28,7 @@ use crate::error::{Location, SpecError, SpecErrorKind, SpecWarning};
 use crate::kinds::KindLibrary;
 use crate::model::*;
 use crate::raw::ParsedFile;
+use crate::routes_files::RoutesFiles;
 use abi::resolve_abi;
 use budget::resolve_hardware;
 use contract::resolve_contract;
@@ -59,6 +60,7 @@ impl Sink<'_> {
 
 pub(crate) fn resolve(
     files: &[ParsedFile<'_>],
+    routes_files: &RoutesFiles,
     kinds: &KindLibrary,
     parse_failed: bool,
     errors: &mut Vec<SpecError>,
@@ -211,7 +213,10 @@ pub(crate) fn resolve(
             } else {
                 None
             };
-            if let Some((what, span)) = orphan {
+            // Routes alone, when a file failed to parse, may be the routes file of a tier
+            // whose list could not be read: one mistake, one error.
+            let unlisted_routes = parse_failed && f.raw.tile.is_empty();
+            if let Some((what, span)) = orphan.filter(|_| !unlisted_routes) {
                 sink.push(f.at(span), SpecErrorKind::OrphanItems { what });
             }
             continue;
@@ -220,9 +225,11 @@ pub(crate) fn resolve(
         let name = &raw_tier.get_ref().name;
         if check_name(&mut sink, &at, "tier", name) && define(&mut sink, "tier", name, &at) {
             // The tier's own keys, tiles and routes over those of its base chain.
-            let Some(source) = tier_source(&mut sink, files, i, &mut Vec::new()) else {
+            let Some(mut source) = tier_source(&mut sink, files, i, &mut Vec::new()) else {
                 continue;
             };
+            // The tier's routes files, never its base's (routes tuned on one device).
+            (source.routes_files, source.file_routes) = routes_files.for_tier(&f.name, name);
             if let Some(tier) = resolve_tier(&mut sink, &specs, &source) {
                 specs.tiers.push(tier);
             }

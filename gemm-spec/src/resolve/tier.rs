@@ -25,6 +25,11 @@ pub(super) struct TierSource {
     pub tiles: Vec<TileSource>,
     /// The file's own routes, or (when it has none) its base's with renamed tiles followed.
     pub routes: Vec<(RawRoute, Location)>,
+    /// The tier's routes files (resolved names, merge order); set for the tier being
+    /// resolved, never taken from a base.
+    pub routes_files: Vec<String>,
+    /// Their routes, which come before `routes`.
+    pub file_routes: Vec<(RawRoute, Location)>,
 }
 
 fn merge_keys(base: &RawTier, ours: &RawTier) -> RawTier {
@@ -41,6 +46,7 @@ fn merge_keys(base: &RawTier, ours: &RawTier) -> RawTier {
         max_threads_per_block: ours.max_threads_per_block.or(base.max_threads_per_block),
         registers_per_block: ours.registers_per_block.or(base.registers_per_block),
         families: ours.families.clone().or_else(|| base.families.clone()),
+        routes_files: ours.routes_files.clone(),
     }
 }
 
@@ -219,6 +225,8 @@ pub(super) fn tier_source(
         at,
         tiles,
         routes,
+        routes_files: Vec::new(),
+        file_routes: Vec::new(),
     })
 }
 
@@ -320,7 +328,7 @@ pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -
             },
         );
     }
-    if src.routes.is_empty() {
+    if src.routes.is_empty() && src.file_routes.is_empty() {
         sink.push(at.clone(), SpecErrorKind::NoRoutes { tier: name.clone() });
     }
     let mut tier = Tier {
@@ -344,6 +352,7 @@ pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -
         families: families.clone(),
         tiles: Vec::new(),
         routes: Vec::new(),
+        routes_files: src.routes_files.clone(),
         file: src.file.clone(),
         location: at.clone(),
     };
@@ -419,7 +428,9 @@ pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -
             }
         }
     }
-    for (i, (r, r_at)) in src.routes.iter().enumerate() {
+    // Routes files first: the first match lets their routes override the tier's own where
+    // their conditions hold. Numbered by position in the merged table.
+    for (i, (r, r_at)) in src.file_routes.iter().chain(&src.routes).enumerate() {
         let rule = u32::try_from(i).map_or(u32::MAX, |i| i.saturating_add(1));
         resolve_route(sink, specs, &mut tier, rule, r_at.clone(), r);
     }
