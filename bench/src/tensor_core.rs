@@ -23,7 +23,7 @@ use crate::sample::{median, Rng};
 use crate::shapes::{geometric_mean, Regime, DECODE_WEIGHT_MIN_BYTES, DECODE_WEIGHT_TBPS};
 use gemm_runtime::{
     bf16, f16, kernel, Context, DeviceBuffer, Dtype, Element, GemmError, GemmRequest, Launch, Mode,
-    Op, Policy,
+    Op, Policy, PreparedWeight,
 };
 use std::error::Error;
 use std::time::Instant;
@@ -152,6 +152,10 @@ struct Sample {
     sets: usize,
     timed: usize,
     rel_diff: Option<f64>,
+    /// Ours with B repacked on every call, where the row used a prepared weight.
+    per_call_ms: Option<f64>,
+    /// Whether our side read a prepared weight.
+    prepared: bool,
 }
 
 /// Input sets of one operand type, kept across rows and grown when a row needs more; a row
@@ -159,6 +163,11 @@ struct Sample {
 struct Pool<A: Element> {
     a: Vec<DeviceBuffer<A>>,
     b: Vec<DeviceBuffer<A>>,
+    /// The current row's B of each set as prepared weights (an odd row's weight, copied once
+    /// into aligned rows, as a user does for a weight that does not change); our side reads
+    /// these while `use_prepared` is set.
+    prepared: Vec<PreparedWeight<A>>,
+    use_prepared: bool,
 }
 
 impl<A: Element> Pool<A> {
@@ -166,6 +175,8 @@ impl<A: Element> Pool<A> {
         Pool {
             a: Vec::new(),
             b: Vec::new(),
+            prepared: Vec::new(),
+            use_prepared: false,
         }
     }
 
@@ -207,6 +218,21 @@ impl<A: Element> Pool<A> {
     }
 }
 
+impl<A: Element> Pool<A> {
+    /// Set `set`'s A, B and, while in use, B's prepared weight.
+    fn operands(
+        &self,
+        set: usize,
+    ) -> (
+        &DeviceBuffer<A>,
+        &DeviceBuffer<A>,
+        Option<&PreparedWeight<A>>,
+    ) {
+        let prepared = self.prepared.get(set).filter(|_| self.use_prepared);
+        (&self.a[set], &self.b[set], prepared)
+    }
+}
+
 fn stored(s: &Shape) -> ((usize, usize), (usize, usize)) {
     // A holds m x k elements stored [m, k] (nn, nt) or [k, m] (tn); B k x n.
     let a = s.m * s.k;
@@ -222,22 +248,25 @@ fn launch<A: Element, C: Element>(
     ctx: &Context,
     mode: Mode,
     s: &Shape,
-    (a, b): (&DeviceBuffer<A>, &DeviceBuffer<A>),
+    (a, b, prepared): (
+        &DeviceBuffer<A>,
+        &DeviceBuffer<A>,
+        Option<&PreparedWeight<A>>,
+    ),
     c: &mut DeviceBuffer<C>,
 ) -> Result<Launch, GemmError> {
     ctx.set_mode(mode);
     let ((_, lda), (_, ldb)) = stored(s);
     let beta = s.beta;
+    // cuBLAS always reads the weight as the user stores it.
+    let b = match prepared.filter(|_| mode == Mode::Deterministic) {
+        Some(p) => p.mat(),
+        None => b.mat(ldb),
+    };
     ctx.gemm(
-        GemmRequest::new(
-            s.op,
-            (s.m, s.n, s.k),
-            a.mat(lda),
-            b.mat(ldb),
-            c.mat_mut(s.n),
-        )
-        .with_beta(beta)
-        .with_policy(TC),
+        GemmRequest::new(s.op, (s.m, s.n, s.k), a.mat(lda), b, c.mat_mut(s.n))
+            .with_beta(beta)
+            .with_policy(TC),
     )
 }
 
@@ -253,11 +282,11 @@ fn time_one<A: Element, C: Element>(
 ) -> Result<(f64, Launch), Box<dyn Error>> {
     use cudarc::driver::sys::CUevent_flags;
     let prev = (set + sets - 1) % sets;
-    launch(ctx, mode, s, (&pool.a[prev], &pool.b[prev]), c)?;
+    launch(ctx, mode, s, pool.operands(prev), c)?;
     let start = ctx
         .stream()
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let l = launch(ctx, mode, s, (&pool.a[set], &pool.b[set]), c)?;
+    let l = launch(ctx, mode, s, pool.operands(set), c)?;
     let end = ctx
         .stream()
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
@@ -274,20 +303,8 @@ fn compare<A: Element, C: Element>(
 ) -> Result<f64, Box<dyn Error>> {
     let mut ours = ctx.alloc::<C>(s.m * s.n)?;
     let mut theirs = ctx.alloc::<C>(s.m * s.n)?;
-    launch(
-        ctx,
-        Mode::Deterministic,
-        s,
-        (&pool.a[0], &pool.b[0]),
-        &mut ours,
-    )?;
-    launch(
-        ctx,
-        Mode::CublasFast,
-        s,
-        (&pool.a[0], &pool.b[0]),
-        &mut theirs,
-    )?;
+    launch(ctx, Mode::Deterministic, s, pool.operands(0), &mut ours)?;
+    launch(ctx, Mode::CublasFast, s, pool.operands(0), &mut theirs)?;
     ctx.set_mode(Mode::Deterministic);
     // The first rows, at most 2^24 elements: a wrong kernel is wrong everywhere, and a 2 GB
     // output would take seconds to read back.
@@ -323,6 +340,20 @@ fn bench_row<A: Element, C: Element>(
     let sets = (3 * L2_BYTES).div_ceil(set_bytes.max(1)).clamp(2, 8);
     Pool::ensure(ctx, rng, &mut pool.a, sets, a_len)?;
     Pool::ensure(ctx, rng, &mut pool.b, sets, b_len)?;
+    // An odd row's weight whose leading dimension TMA cannot take is prepared once a set
+    // (outside the timing, as a user prepares a weight that does not change); the per-call
+    // repack is timed too.
+    let ((_, _), (_, ldb)) = stored(s);
+    pool.prepared.clear();
+    pool.use_prepared = s.regime == Some(Regime::Odd)
+        && s.op == Op::Nn
+        && !(ldb * std::mem::size_of::<A>()).is_multiple_of(16);
+    if pool.use_prepared {
+        for set in 0..sets {
+            let w = ctx.prepare_weight(pool.b[set].mat(ldb), s.k, s.n)?;
+            pool.prepared.push(w);
+        }
+    }
     let mut c = ctx.alloc::<C>(s.m * s.n)?;
     let result = (|| -> Result<Sample, Box<dyn Error>> {
         for i in 0..4 {
@@ -343,6 +374,18 @@ fn bench_row<A: Element, C: Element>(
             }
         }
         let launch = last.ok_or("no timed launch (--reps 0?)")?;
+        // Ours again without the prepared weight: B repacked on every call.
+        let per_call_ms = if pool.use_prepared {
+            pool.use_prepared = false;
+            let mut t = Vec::new();
+            for i in 0..reps.clamp(1, 10) {
+                t.push(time_one(ctx, Mode::Deterministic, s, pool, (i % sets, sets), &mut c)?.0);
+            }
+            pool.use_prepared = true;
+            Some(median(&mut t))
+        } else {
+            None
+        };
         let rel_diff = if check {
             Some(compare::<A, C>(ctx, s, pool)?)
         } else {
@@ -355,10 +398,31 @@ fn bench_row<A: Element, C: Element>(
             sets,
             timed: ours.len(),
             rel_diff,
+            per_call_ms,
+            prepared: pool.use_prepared,
         })
     })();
     ctx.set_mode(Mode::Deterministic);
     result
+}
+
+/// About a second of large GEMMs before the first row, so the first rows are not timed on an
+/// idle GPU's clocks.
+fn warm_up(ctx: &Context) -> Result<(), Box<dyn Error>> {
+    let n = 4096;
+    let x = ctx.alloc::<bf16>(n * n)?;
+    let mut y = ctx.alloc::<bf16>(n * n)?;
+    let start = Instant::now();
+    while start.elapsed().as_secs_f64() < 1.0 {
+        for _ in 0..20 {
+            ctx.gemm(
+                GemmRequest::new(Op::Nn, (n, n, n), x.mat(n), x.mat(n), y.mat_mut(n))
+                    .with_policy(TC),
+            )?;
+        }
+        ctx.synchronize()?;
+    }
+    Ok(())
 }
 
 /// Options of the tensor-core bench (from the command line).
@@ -400,6 +464,7 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
         "",
         "vs cuBLAS"
     );
+    warm_up(ctx)?;
     let mut pool_bf16 = Pool::<bf16>::new();
     let mut pool_f16 = Pool::<f16>::new();
     let mut pool_f32 = Pool::<f32>::new();
@@ -517,10 +582,23 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
                     .rel_diff
                     .map_or("-".to_string(), |d| format!("{d:.1e}")),
                 kernel_name,
-                if sample.launch.unaligned {
-                    " (unaligned)"
-                } else {
-                    ""
+                match (sample.launch.unaligned, sample.launch.repacked, sample.prepared) {
+                    (true, _, _) => " (unaligned)".to_string(),
+                    (_, Some(r), true) => format!(
+                        " (prepared B{}; per call {:.3})",
+                        if r.a { ", A repacked" } else { "" },
+                        sample.per_call_ms.map_or(0.0, |t| sample.cublas_ms / t)
+                    ),
+                    (_, None, true) => format!(
+                        " (prepared B; per call {:.3})",
+                        sample.per_call_ms.map_or(0.0, |t| sample.cublas_ms / t)
+                    ),
+                    (_, Some(r), false) => format!(
+                        " (repacked{}{})",
+                        if r.a { " A" } else { "" },
+                        if r.b { " B" } else { "" }
+                    ),
+                    _ => String::new(),
                 }
             );
             if let Some(d) = sample.rel_diff {
@@ -544,6 +622,12 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
                 "cublas_weight_gbps": gb(weight, sample.cublas_ms),
                 "ratio_to_cublas": ratio, "target": s.target, "met": verdict,
                 "kernel": kernel_name, "unaligned": sample.launch.unaligned,
+                "repacked_a": sample.launch.repacked.map(|r| r.a),
+                "repacked_b": sample.launch.repacked.map(|r| r.b),
+                "repack_scratch_bytes": sample.launch.repacked.map(|r| r.scratch_bytes),
+                "prepared_weight": sample.prepared,
+                "ours_per_call_repack_ms": sample.per_call_ms,
+                "ratio_per_call_repack": sample.per_call_ms.map(|t| sample.cublas_ms / t),
                 "grid": [sample.launch.grid.0, sample.launch.grid.1, sample.launch.grid.2],
                 "cluster": [sample.launch.cluster.0, sample.launch.cluster.1, sample.launch.cluster.2],
                 "input_sets": sample.sets, "timed_pairs": sample.timed,

@@ -118,8 +118,9 @@ enum Command {
         #[arg(long = "tier")]
         tiers: Vec<String>,
     },
-    /// Other commands run `gemm-aot-<command>` from beside this binary or PATH; `bench` is
-    /// `gemm-aot-bench` (crate bench/, which needs the runtime and a GPU).
+    /// Other commands run `gemm-aot-<command>` from beside this binary or PATH: `bench` is
+    /// `gemm-aot-bench` (crate bench/), `tune` is `gemm-aot-tune` (crate tune/); both need the
+    /// runtime and a GPU.
     #[command(external_subcommand)]
     External(Vec<String>),
     /// Show or install the CUDA compiler gemm-aot uses.
@@ -154,7 +155,7 @@ fn parse_dtype(s: &str) -> Result<DtypeTriple, String> {
 }
 
 /// The commands, built in and forwarded.
-const COMMANDS: [&str; 5] = ["build", "explain", "list", "toolchain", "bench"];
+const COMMANDS: [&str; 6] = ["build", "explain", "list", "toolchain", "bench", "tune"];
 
 /// The command closest to a typo, when one is close (at most a third of its letters off, or
 /// the typo is a prefix of it).
@@ -365,11 +366,14 @@ fn run(cli: Cli) -> Result<(), String> {
                 .status()
             {
                 Ok(status) => status,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound && command != "bench" => {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && !matches!(command, "bench" | "tune") =>
+                {
                     return Err(unknown_command(command));
                 }
                 Err(e) => {
-                    return Err(format!("`{name}` could not be run ({e}); for `bench`, build it with `cargo build --release -p gemm-aot-bench`"));
+                    return Err(format!("`{name}` could not be run ({e}); build it with `cargo build --release -p {name}` (bench and tune need the runtime and a GPU)"));
                 }
             };
             if status.success() {

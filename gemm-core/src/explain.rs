@@ -7,7 +7,7 @@
 
 use crate::kernel_set::KernelSet;
 use crate::planner::{Refusal, Routed, StoredAb, StoredOperand, GRID_X_MAX, GRID_YZ_MAX};
-use crate::table::{GridKind, KernelInfo, TierId};
+use crate::table::{GridKind, KernelInfo, OperandPath, TierId};
 use crate::vocab::{Dtype, DtypeTriple, Op, Policy, DIM_MAX};
 use std::fmt::Write;
 use thiserror::Error;
@@ -233,11 +233,24 @@ impl KernelSet {
             );
         }
         let _ = writeln!(s, "  tile {}", k.tile);
+        let repacks = routed.kernel.operands == OperandPath::Tma
+            && self.conversion_for(tier, dtype.ab, dtype.ab).is_some();
+        if repacks && !k0_unaligned {
+            let _ = writeln!(
+                s,
+                "  when TMA cannot take A or B for its address or ld alone: that operand is copied (bits unchanged) into aligned scratch and this kernel reads the copy, within the context's repack limit"
+            );
+        }
         if let Some(u) = routed.unaligned.filter(|_| !k0_unaligned) {
             let _ = writeln!(
                 s,
-                "  {}: kernel {} (id {}), tile {}",
+                "  {}{}: kernel {} (id {}), tile {}",
                 capitalised(routed.kernel.operands.unaligned_when()),
+                if repacks {
+                    ", and no copy is made (over the repack limit, or a problem a copy does not solve)"
+                } else {
+                    ""
+                },
                 u.name,
                 u.id.0,
                 u.tile

@@ -9,6 +9,7 @@
 //! - [`kernel_set`]: [`KernelSet`], one build's tables as a value, with its consistency check;
 //! - [`planner`]: the planning of one GEMM as pure functions (default policy, bounds, route and
 //!   half fallback, unaligned kernel, grid);
+//! - [`repack`]: the aligned copy of an operand TMA cannot take, for the route's own kernel;
 //! - [`tma`]: TMA's rules for a tensor map;
 //! - [`tier_choice`]: which tier a device runs, from which code;
 //! - [`explain`]: the route a shape takes, in words, over any set.
@@ -19,6 +20,7 @@ pub mod args;
 pub mod explain;
 pub mod kernel_set;
 pub mod planner;
+pub mod repack;
 pub mod table;
 pub mod tier_choice;
 pub mod tma;
@@ -31,6 +33,7 @@ pub use planner::{
     persistent_limit, DefaultPolicy, GridProblem, PickError, Picked, Refusal, Routed, StoredAb,
     StoredOperand, UnalignedWhy, GRID_X_MAX, GRID_YZ_MAX,
 };
+pub use repack::{aligned_ld, NoRepack, RepackPlan, RepackedOperand, REPACK_ALIGN_BYTES};
 pub use table::*;
 pub use tier_choice::{
     DeviceCaps, NotRunnable, TierChoice, TierChoiceError, TierCode, TierSelection,

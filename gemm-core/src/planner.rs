@@ -326,7 +326,11 @@ impl KernelSet {
 }
 
 /// The key of `map` over an operand as stored, with no allocation: what TMA's rules read.
-fn map_key(s: StoredOperand, dtype: Dtype, map: &crate::table::TensorMapPlan) -> TensorMapKey {
+pub(crate) fn map_key(
+    s: StoredOperand,
+    dtype: Dtype,
+    map: &crate::table::TensorMapPlan,
+) -> TensorMapKey {
     TensorMapKey {
         allocation: 0,
         generation: 0,

@@ -144,20 +144,24 @@ impl OperandPath {
     }
 }
 
-/// What a conversion kernel does in the half fallback.
+/// What a conversion kernel does: in the half fallback, or the repack of an operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ConversionKind {
     /// Half to f32 (exact), for the fallback's f32 GEMM inputs.
     InputUpcast,
     /// f32 to half, rounding to nearest even once, for the fallback's output.
     OutputDowncast,
+    /// A type to itself, bits unchanged: an operand TMA cannot take copied into aligned
+    /// scratch (or a prepared weight), for the route's own kernel.
+    Repack,
 }
 
 impl ConversionKind {
-    /// The kind of a `from -> to` conversion: half to f32 widens, f32 to half narrows;
-    /// anything else is not a conversion the fallback uses.
+    /// The kind of a `from -> to` conversion: half to f32 widens, f32 to half narrows, a type
+    /// to itself repacks; half to the other half is no conversion the runtime uses.
     pub fn of(from: Dtype, to: Dtype) -> Option<ConversionKind> {
         match (from, to) {
+            _ if from == to => Some(ConversionKind::Repack),
             (Dtype::Bf16 | Dtype::F16, Dtype::F32) => Some(ConversionKind::InputUpcast),
             (Dtype::F32, Dtype::Bf16 | Dtype::F16) => Some(ConversionKind::OutputDowncast),
             _ => None,

@@ -148,8 +148,8 @@ pub enum GemmError {
     /// The half fallback's scratch size does not fit in 64 bits of bytes.
     #[error("the half fallback would need {elements} f32 of scratch, more than can be addressed")]
     ScratchTooLarge { elements: usize },
-    /// The half fallback needs a conversion kernel the tier does not build.
-    #[error("tier {tier} has no conversion kernel from {from} to {to} for the half fallback")]
+    /// The half fallback or a prepared weight needs a conversion kernel the tier does not build.
+    #[error("tier {tier} has no conversion kernel from {from} to {to} (the half fallback and the repack of operands need one)")]
     NoConversion {
         tier: &'static str,
         from: Dtype,

@@ -8,32 +8,18 @@
 //! `OutputDowncast`) next to the GEMM's; all are counted before the first is enqueued.
 
 use crate::context::Context;
-use crate::emit::{describe, RequestFacts};
+use crate::conversion::Conversion;
+use crate::emit::RequestFacts;
 use crate::error::GemmError;
 use crate::launch_plan::{plan_gemm, PlanSummary};
-use crate::launcher::{Geometry, NO_CLUSTER};
 use crate::observer::{LaunchKind, Observer};
 use crate::request::{Operands, Placed, Stored, StoredMatrix};
 use crate::scratch::{layout, ScratchGuard};
-use crate::table::{self, ArgSources, Dtype, KernelRef};
+use crate::table::{self, Dtype, KernelRef};
 use gemm_core::Routed;
 
-/// One conversion of the fallback: a `rows x cols` matrix between a request operand and a
-/// scratch region.
-struct Conversion {
-    kind: LaunchKind,
-    info: &'static table::ConversionInfo,
-    rows: u64,
-    cols: u64,
-    /// The request's operand and its leading dimension.
-    operand: Placed,
-    ld: u64,
-    /// Element offset of the scratch region.
-    region: usize,
-}
-
 impl Context {
-    fn conversion(
+    pub(crate) fn conversion(
         &self,
         from: Dtype,
         to: Dtype,
@@ -49,7 +35,7 @@ impl Context {
 
     /// The fallback's scratch, at least `elements` f32 long (grown unless a graph froze it),
     /// held by this caller until the guard drops.
-    fn scratch_for(&self, elements: usize) -> Result<ScratchGuard<'_>, GemmError> {
+    pub(crate) fn scratch_for(&self, elements: usize) -> Result<ScratchGuard<'_>, GemmError> {
         self.own
             .scratch
             .lock_for(elements, |n| self.alloc::<f32>(n))
@@ -91,9 +77,10 @@ impl Context {
                     info,
                     rows: s.rows,
                     cols: s.cols,
+                    ld_src: s.ld,
+                    ld_dst: s.cols,
                     operand,
-                    ld: s.ld,
-                    region,
+                    region: region * 4,
                 });
             }
             Ok::<(), GemmError>(())
@@ -111,9 +98,10 @@ impl Context {
                 info: self.conversion(Dtype::F32, c_type)?,
                 rows: m,
                 cols: n,
+                ld_src: n,
+                ld_dst: shape.ldc,
                 operand: c,
-                ld: shape.ldc,
-                region: offsets[3],
+                region: offsets[3] * 4,
             }),
             _ => None,
         };
@@ -174,71 +162,15 @@ impl Context {
         let summary = plan.summary();
         self.function(KernelRef::Gemm(summary.kernel))?;
         for step in &steps {
-            let dst = region(step.region);
+            let dst = region(step.region / 4);
             self.emit_conversion(observer, facts, step, Some(step.operand), dst)?;
         }
         self.emit_gemm(observer, plan, facts, &scratch_ops)?;
         if let Some(step) = &downcast {
-            let src = region(step.region);
+            let src = region(step.region / 4);
             self.emit_conversion(observer, facts, step, src, Some(step.operand))?;
         }
         drop(guard);
         Ok(summary)
-    }
-
-    /// One conversion launch from `src` to `dst` (one of them a scratch region, whose leading
-    /// dimension is the step's column count).
-    fn emit_conversion<O: Observer>(
-        &self,
-        observer: &mut O,
-        facts: RequestFacts,
-        step: &Conversion,
-        src: Option<Placed>,
-        dst: Option<Placed>,
-    ) -> Result<(), GemmError> {
-        let (Some(src), Some(dst)) = (src, dst) else {
-            // Regions exist for every planned step; an empty matrix has no step.
-            return Ok(());
-        };
-        let upcast = step.kind == LaunchKind::InputUpcast;
-        let (ld_src, ld_dst) = if upcast {
-            (step.ld, step.cols)
-        } else {
-            (step.cols, step.ld)
-        };
-        let abi = self
-            .kernels()
-            .abi(step.info.abi)
-            .ok_or(GemmError::UnknownAbi { abi: step.info.abi })?;
-        let args = (abi.bind)(&ArgSources {
-            src: src.address,
-            dst: dst.address,
-            rows: step.rows as i32,
-            cols: step.cols as i32,
-            ld_src: ld_src as i32,
-            ld_dst: ld_dst as i32,
-            ..ArgSources::default()
-        });
-        let geometry = Geometry {
-            grid: step.info.grid_for(step.rows * step.cols),
-            block: (step.info.block_threads, 1, 1),
-            shared_bytes: 0,
-            cluster: NO_CLUSTER,
-        };
-        let kernel = KernelRef::Conversion(step.info.id);
-        self.emit(observer, kernel, geometry, args, |args| {
-            describe(
-                self,
-                facts,
-                (step.kind, kernel, (step.info.from, step.info.to)),
-                &geometry,
-                (abi, args),
-                &[
-                    ("src", Some((src.span, src.offset))),
-                    ("dst", Some((dst.span, dst.offset))),
-                ],
-                &[],
-            )
-        })
     }
 }

@@ -5,13 +5,10 @@
 use crate::context::Context;
 use crate::element::Element;
 use crate::emit::{describe, RequestFacts};
-use crate::error::{GemmError, Operand};
+use crate::error::GemmError;
 use crate::launch_plan::{plan_gemm, GemmPlan, PlanSummary};
 use crate::observer::LaunchKind;
-use crate::registry::Span;
-use crate::request::{
-    check_operand, dim, Extent, GemmRequest, Launch, Operands, Placed, Stored, StoredMatrix,
-};
+use crate::request::{checked_operands, dim, GemmRequest, Launch, Operands, Repacked};
 use crate::stream::Mode;
 use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,60 +40,9 @@ impl Context {
         observer: &mut O,
     ) -> Result<Launch, GemmError> {
         let (m, n, k) = (dim("m", req.m)?, dim("n", req.n)?, dim("k", req.k)?);
-        let ea = std::mem::size_of::<A>() as u64;
-        let ec = std::mem::size_of::<C>() as u64;
-        let (a_rows, a_cols) = if req.op == Op::Tn { (k, m) } else { (m, k) };
-        let (b_rows, b_cols) = if req.op == Op::Nt { (n, k) } else { (k, n) };
-        let c = check_operand(
-            self,
-            Operand::C,
-            (&req.c.span, req.c.offset, req.c.ld),
-            m,
-            n,
-            ec,
-        )?;
-        let a = check_operand(
-            self,
-            Operand::A,
-            (&req.a.span, req.a.offset, req.a.ld),
-            a_rows,
-            a_cols,
-            ea,
-        )?;
-        let b = check_operand(
-            self,
-            Operand::B,
-            (&req.b.span, req.b.offset, req.b.ld),
-            b_rows,
-            b_cols,
-            ea,
-        )?;
-        let bias = match &req.bias {
-            Some(v) => check_operand(
-                self,
-                Operand::Bias,
-                (&v.span, v.offset, n as usize),
-                1,
-                n,
-                ec,
-            )?,
-            None => None,
-        };
-        if let Some(c) = c {
-            for (operand, e) in [(Operand::A, a), (Operand::B, b), (Operand::Bias, bias)] {
-                if let Some(e) = e {
-                    if e.start < c.end && c.start < e.end {
-                        return Err(GemmError::Overlap {
-                            operand,
-                            c_start: c.start,
-                            c_end: c.end,
-                            start: e.start,
-                            end: e.end,
-                        });
-                    }
-                }
-            }
-        }
+        // Every operand checked (live, in bounds, aligned to its element, C overlapping no
+        // input) before routing, so a bad call fails the same way in every mode.
+        let (operands, stored) = checked_operands(self, &req, (m, n, k))?;
         let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, Dtype::F32);
         let policy_from_context = req.policy.is_none();
         let policy = req.policy.unwrap_or_else(|| self.policy_for(req.op, dtype));
@@ -121,22 +67,6 @@ impl Context {
         if m == 0 || n == 0 {
             return Ok(Launch::none(policy, mode));
         }
-        let at = |e: Option<Extent>, view: (Span, usize), elem: u64| {
-            e.map(|e| Placed {
-                address: e.start,
-                span: view.0,
-                offset: view.1 as u64 * elem,
-            })
-        };
-        let operands = Operands {
-            a: at(a, (req.a.span, req.a.offset), ea),
-            b: at(b, (req.b.span, req.b.offset), ea),
-            bias: match &req.bias {
-                Some(v) => at(bias, (v.span, v.offset), ec),
-                None => None,
-            },
-            c: at(c, (req.c.span, req.c.offset), ec),
-        };
         let facts = RequestFacts {
             op: req.op,
             logical: (A::DTYPE, C::DTYPE),
@@ -144,20 +74,6 @@ impl Context {
             leading_dims: (req.a.ld as u64, req.b.ld as u64, req.c.ld as u64),
             policy,
             policy_from_context,
-        };
-        let stored = Stored {
-            a: StoredMatrix {
-                rows: a_rows,
-                cols: a_cols,
-                ld: req.a.ld as u64,
-            },
-            b: StoredMatrix {
-                rows: b_rows,
-                cols: b_cols,
-                ld: req.b.ld as u64,
-            },
-            ldc: req.c.ld as u64,
-            dtypes: (A::DTYPE, C::DTYPE),
         };
         let launch_info = |p: PlanSummary| Launch {
             kernel: Some(p.kernel),
@@ -171,11 +87,29 @@ impl Context {
             mode,
             cluster: p.geometry.cluster,
             unaligned: p.unaligned,
+            repacked: None,
         };
         if routed.half_fallback {
             let summary =
                 self.half_fallback(observer, &routed, facts, &operands, stored, req.beta)?;
             return Ok(launch_info(summary));
+        }
+        // A or B that the route's TMA kernel cannot take for its address or ld alone is
+        // copied into aligned scratch for that kernel, where the stream's bound allows.
+        let ab = stored.ab(&operands);
+        if let Ok(repack) = routed.repack(self.kernels(), tier.id, &ab, self.repack_limit()) {
+            if let Some(summary) = self.repacked_gemm(
+                observer, &routed, facts, &operands, stored, req.beta, &repack,
+            )? {
+                return Ok(Launch {
+                    repacked: Some(Repacked {
+                        a: repack.a.is_some(),
+                        b: repack.b.is_some(),
+                        scratch_bytes: repack.scratch_bytes,
+                    }),
+                    ..launch_info(summary)
+                });
+            }
         }
         let plan = plan_gemm(self, &routed, (m, n, k), &operands, stored, req.beta)?;
         let summary = plan.summary();

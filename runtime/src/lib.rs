@@ -147,6 +147,7 @@ extern crate self as gemm_runtime;
 
 mod buffer;
 mod context;
+mod conversion;
 mod device;
 mod element;
 mod emit;
@@ -163,8 +164,10 @@ mod observer;
 mod occupancy;
 mod ops;
 mod package;
+mod prepared;
 pub mod reference;
 mod registry;
+mod repack;
 mod request;
 mod scratch;
 mod served;
@@ -173,6 +176,7 @@ mod stream;
 pub mod table;
 mod tensor_map_cache;
 mod timer;
+pub mod tuning;
 
 /// The cudarc this crate is built on, so a caller uses the same version (its stream, events,
 /// pinned memory) without pinning its own.
@@ -195,8 +199,9 @@ pub use observer::{
     PointerIdentity, PreparedLaunch, Recorder, TENSOR_MAP_BYTES,
 };
 pub use package::{record_difference, CapturedPackage, Manifest, Package, PackageError, Request};
+pub use prepared::PreparedWeight;
 pub use registry::Span;
-pub use request::{GemmRequest, Launch};
+pub use request::{GemmRequest, Launch, Repacked};
 pub use served::{served, Served};
 pub use shipped::{
     contract_of, contract_takes, conversion, conversion_for, kernel, max_n, resources, shipped,

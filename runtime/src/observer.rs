@@ -20,6 +20,8 @@ pub enum LaunchKind {
     InputUpcast,
     /// A rounding of an f32 result to a half output.
     OutputDowncast,
+    /// A copy of A or B, bits unchanged, into aligned scratch that the GEMM's kernel reads.
+    OperandRepack,
 }
 
 /// Where a device pointer of an argument struct points, independent of the address.

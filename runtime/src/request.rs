@@ -127,6 +127,20 @@ pub struct Launch {
     /// aligned (address or leading dimension) for a cp.async kernel: the same contract, the
     /// slow path.
     pub unaligned: bool,
+    /// Whether A or B was copied (bits unchanged) into aligned scratch so `kernel`, the
+    /// route's own TMA kernel, could read it, and how much scratch the copies took.
+    pub repacked: Option<Repacked>,
+}
+
+/// The aligned copies a call made of its operands ([`Launch::repacked`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repacked {
+    /// A was copied.
+    pub a: bool,
+    /// B was copied.
+    pub b: bool,
+    /// Scratch bytes the copies took.
+    pub scratch_bytes: u64,
 }
 
 impl Launch {
@@ -143,6 +157,7 @@ impl Launch {
             mode,
             cluster: crate::launcher::NO_CLUSTER,
             unaligned: false,
+            repacked: None,
         }
     }
 }
@@ -303,4 +318,96 @@ impl Stored {
             dtype: self.dtypes.0,
         }
     }
+}
+
+/// The request's operands checked as [`Context::gemm`] checks them (live, in bounds, aligned
+/// to their element, C overlapping no input), placed, and their stored shapes.
+pub(crate) fn checked_operands<A: Element, C: Element>(
+    ctx: &Context,
+    req: &GemmRequest<'_, A, C>,
+    (m, n, k): (u64, u64, u64),
+) -> Result<(Operands, Stored), GemmError> {
+    let ea = std::mem::size_of::<A>() as u64;
+    let ec = std::mem::size_of::<C>() as u64;
+    let (a_rows, a_cols) = if req.op == Op::Tn { (k, m) } else { (m, k) };
+    let (b_rows, b_cols) = if req.op == Op::Nt { (n, k) } else { (k, n) };
+    let c = check_operand(
+        ctx,
+        Operand::C,
+        (&req.c.span, req.c.offset, req.c.ld),
+        m,
+        n,
+        ec,
+    )?;
+    let a = check_operand(
+        ctx,
+        Operand::A,
+        (&req.a.span, req.a.offset, req.a.ld),
+        a_rows,
+        a_cols,
+        ea,
+    )?;
+    let b = check_operand(
+        ctx,
+        Operand::B,
+        (&req.b.span, req.b.offset, req.b.ld),
+        b_rows,
+        b_cols,
+        ea,
+    )?;
+    let bias = match &req.bias {
+        Some(v) => check_operand(
+            ctx,
+            Operand::Bias,
+            (&v.span, v.offset, n as usize),
+            1,
+            n,
+            ec,
+        )?,
+        None => None,
+    };
+    if let Some(c) = c {
+        for (operand, e) in [(Operand::A, a), (Operand::B, b), (Operand::Bias, bias)] {
+            if let Some(e) = e.filter(|e| e.start < c.end && c.start < e.end) {
+                return Err(GemmError::Overlap {
+                    operand,
+                    c_start: c.start,
+                    c_end: c.end,
+                    start: e.start,
+                    end: e.end,
+                });
+            }
+        }
+    }
+    let at = |e: Option<Extent>, span, offset: usize, elem: u64| {
+        e.map(|e| Placed {
+            address: e.start,
+            span,
+            offset: offset as u64 * elem,
+        })
+    };
+    let operands = Operands {
+        a: at(a, req.a.span, req.a.offset, ea),
+        b: at(b, req.b.span, req.b.offset, ea),
+        bias: req
+            .bias
+            .as_ref()
+            .and_then(|v| at(bias, v.span, v.offset, ec)),
+        c: at(c, req.c.span, req.c.offset, ec),
+    };
+    let stored = Stored {
+        a: StoredMatrix {
+            rows: a_rows,
+            cols: a_cols,
+            ld: req.a.ld as u64,
+        },
+        b: StoredMatrix {
+            rows: b_rows,
+            cols: b_cols,
+            ld: req.b.ld as u64,
+        },
+        ldc: req.c.ld as u64,
+        dtypes: (A::DTYPE, C::DTYPE),
+    };
+    Ok((operands, stored))
 }

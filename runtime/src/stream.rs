@@ -1,10 +1,11 @@
 //! What one stream of a device holds for itself: the CUDA stream, the half fallback's f32
 //! scratch (its users are stream-ordered), the cuBLAS handle, and the defaults of the calls
-//! that name none (mode, policy) and the cap on persistent grids.
+//! that name none (mode, policy), the cap on persistent grids and the bound on repack scratch.
 
 use crate::scratch::Scratch;
 use cudarc::driver::CudaStream;
 use gemm_core::DefaultPolicy;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Where GEMMs run.
@@ -28,7 +29,12 @@ pub(crate) struct StreamState {
     policy: Mutex<DefaultPolicy>,
     /// The cap on persistent grids' CTAs (`None`: as many as are co-resident).
     persistent_cap: Mutex<Option<u32>>,
+    /// Scratch bytes one call may take for aligned copies of its operands (the repack).
+    repack_limit: AtomicU64,
 }
+
+/// The default bound on one call's repack scratch: 1 GiB.
+pub const DEFAULT_REPACK_LIMIT: u64 = 1 << 30;
 
 impl StreamState {
     /// A stream with the given defaults.
@@ -45,7 +51,16 @@ impl StreamState {
             mode: Mutex::new(mode),
             policy: Mutex::new(policy),
             persistent_cap: Mutex::new(persistent_cap),
+            repack_limit: AtomicU64::new(DEFAULT_REPACK_LIMIT),
         }
+    }
+
+    pub fn repack_limit(&self) -> u64 {
+        self.repack_limit.load(Ordering::Relaxed)
+    }
+
+    pub fn set_repack_limit(&self, bytes: u64) {
+        self.repack_limit.store(bytes, Ordering::Relaxed)
     }
 
     pub fn mode(&self) -> Mode {

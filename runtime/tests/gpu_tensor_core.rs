@@ -154,26 +154,54 @@ fn contract_equivalence<C: Element>(op: Op) {
             );
         }
         // A misaligned A (one element in: not 16-byte aligned) and an odd leading dimension
-        // of B: the route's unaligned kernel, the same bits.
+        // of B: copied into aligned scratch for the route's own kernel (the repack), or, with
+        // the repack off, the route's unaligned kernel; the same bits either way.
         let xa_off = placed(&ctx, &x, (M_FULL, k), 1, k);
         let wb_ld = placed(&ctx, &w, (b_rows, b_cols), 0, b_cols + 1);
-        for (what, a_src, b_src) in [
+        for (what, a_src, b_src, repack_limit) in [
             (
                 "A one element in",
                 (&xa_off, 1usize, k),
                 (&wb, 0usize, b_cols),
+                u64::MAX,
             ),
-            ("B's ld odd", (&xa, 0, k), (&wb_ld, 0, b_cols + 1)),
+            ("B's ld odd", (&xa, 0, k), (&wb_ld, 0, b_cols + 1), u64::MAX),
+            (
+                "A one element in, repack off",
+                (&xa_off, 1usize, k),
+                (&wb, 0usize, b_cols),
+                0,
+            ),
+            (
+                "B's ld odd, repack off",
+                (&xa, 0, k),
+                (&wb_ld, 0, b_cols + 1),
+                0,
+            ),
         ] {
+            ctx.set_repack_limit(repack_limit);
             for m in [1usize, 17, M_FULL] {
                 let (l, got) = run_tc(&ctx, op, (m, n, k), a_src, b_src, Some(&bias));
                 if let Some(route) = ctx.route(TC, op, dtype, m as u64, n as u64, k as u64) {
-                    if route.unaligned.is_some() {
+                    let tma = kernel(route.kernel).is_some_and(|k| k.operands == OperandPath::Tma);
+                    if tma && repack_limit > 0 {
+                        let r = l.repacked.unwrap_or_else(|| {
+                            panic!(
+                                "{what}: m = {m} should repack for {}",
+                                name(Some(route.kernel))
+                            )
+                        });
+                        assert_eq!((r.a, r.b), (what.starts_with('A'), what.starts_with('B')));
+                        assert!(r.scratch_bytes > 0);
+                        assert_eq!(l.kernel, Some(route.kernel), "{what}: m = {m}");
+                        assert!(!l.unaligned);
+                    } else if route.unaligned.is_some() {
                         assert!(
                             l.unaligned,
                             "{what}: m = {m} should run the unaligned kernel"
                         );
                         assert_eq!(l.kernel, route.unaligned);
+                        assert_eq!(l.repacked, None);
                     }
                 }
                 kernels.insert(name(l.kernel));
@@ -185,6 +213,7 @@ fn contract_equivalence<C: Element>(op: Op) {
                 );
             }
         }
+        ctx.set_repack_limit(u64::MAX);
         eprintln!("{op} {n}x{k}: kernels compared: {kernels:?}");
     }
     // k = 0 runs only the epilogue, on the unaligned kernel.

@@ -22,7 +22,18 @@ fn fail(msg: String) -> ! {
 /// The shipped specs of the tiers built here, with the wide tile clustered.
 fn write_specs(shipped: &Path, dir: &Path) {
     std::fs::create_dir_all(dir).unwrap_or_else(|e| fail(format!("{}: {e}", dir.display())));
-    for name in ["families.toml", "hardware.toml", "sm80.toml", "sm90a.toml"] {
+    // The two tiers' files and the routes files beside them (`sm90a.tuned.toml`).
+    let mut names: Vec<String> = ["families.toml", "hardware.toml", "sm80.toml", "sm90a.toml"]
+        .map(String::from)
+        .to_vec();
+    for tier in ["sm80", "sm90a"] {
+        let routes = format!("{tier}.tuned.toml");
+        if shipped.join(&routes).is_file() {
+            names.push(routes);
+        }
+    }
+    for name in &names {
+        let name = name.as_str();
         let from = shipped.join(name);
         let mut text = std::fs::read_to_string(&from)
             .unwrap_or_else(|e| fail(format!("{}: {e}", from.display())));

@@ -338,6 +338,7 @@ fn conversion_info(catalog: &KernelCatalog, c: &CatalogConversion) -> TokenStrea
     let kind = match c.kind {
         ConversionKind::InputUpcast => quote!(ConversionKind::InputUpcast),
         ConversionKind::OutputDowncast => quote!(ConversionKind::OutputDowncast),
+        ConversionKind::Repack => quote!(ConversionKind::Repack),
     };
     let (from, to) = (dtype_tokens(c.from), dtype_tokens(c.to));
     let (name, threads) = (&c.name, lit(c.threads));

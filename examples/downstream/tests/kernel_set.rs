@@ -17,9 +17,10 @@ fn the_set_has_its_own_tier_kinds_and_routes() {
     KERNELS.check().unwrap();
     let names: Vec<&str> = KERNELS.tiers().iter().map(|t| t.name).collect();
     assert_eq!(names, ["sm90a"]);
-    // Two families of one tile each, nn f32, bf16 -> bf16 and bf16 -> f32; four conversions.
+    // Two families of one tile each, nn f32, bf16 -> bf16 and bf16 -> f32; the shipped
+    // conversions: two upcasts, two downcasts, three repacks.
     assert_eq!(KERNELS.kernels().len(), 6);
-    assert_eq!(KERNELS.conversions().len(), 4);
+    assert_eq!(KERNELS.conversions().len(), 7);
     let tier = KERNELS.tier_for_capability((9, 0)).unwrap();
     assert_eq!(tier.id, TierId(0));
     assert!(KERNELS.tier_for_capability((8, 0)).is_none());

@@ -1,0 +1,102 @@
+//! The repack of a call's A or B that the route's TMA kernel cannot take for its address or
+//! leading dimension alone (gemm-core's [`Routed::repack`]): each such operand is copied, bits
+//! unchanged, into the stream's scratch with a 16-byte leading dimension, and the route's own
+//! kernel reads the copy. The same kernel on the same values: the same bits as without the
+//! copy (and as the unaligned kernel of the contract, which ran here before, at a fraction of
+//! the speed).
+//!
+//! The copies are launches of their own (`LaunchKind::OperandRepack`), recorded and packaged
+//! like the half fallback's conversions. Scratch is bounded per call by the stream's repack
+//! limit ([`Context::set_repack_limit`]); over it, or while a captured graph freezes the
+//! scratch smaller than needed, the call runs the unaligned kernel instead. For a weight that
+//! does not change, [`Context::prepare_weight`] makes the copy once.
+
+use crate::context::Context;
+use crate::conversion::Conversion;
+use crate::emit::RequestFacts;
+use crate::error::GemmError;
+use crate::launch_plan::{plan_gemm, PlanSummary};
+use crate::observer::{LaunchKind, Observer};
+use crate::request::{Operands, Placed, Stored};
+use crate::table::KernelRef;
+use gemm_core::{RepackPlan, Routed};
+
+impl Context {
+    /// Scratch bytes one call on this stream may take for aligned copies of its operands
+    /// (default 1 GiB, `stream::DEFAULT_REPACK_LIMIT`).
+    pub fn repack_limit(&self) -> u64 {
+        self.own.repack_limit()
+    }
+
+    /// Bounds the scratch one call may take for aligned copies of A or B. A call whose copies
+    /// would need more runs the route's unaligned kernel (the same bits, slower); 0 turns the
+    /// repack off.
+    pub fn set_repack_limit(&self, bytes: u64) {
+        self.own.set_repack_limit(bytes)
+    }
+
+    /// Runs a validated request through aligned copies of the operands `plan` names, or
+    /// returns `Ok(None)` (nothing enqueued) when the scratch may not grow to hold them.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn repacked_gemm<O: Observer>(
+        &self,
+        observer: &mut O,
+        routed: &Routed,
+        facts: RequestFacts,
+        ops: &Operands,
+        stored: Stored,
+        beta: f32,
+        plan: &RepackPlan,
+    ) -> Result<Option<PlanSummary>, GemmError> {
+        let (m, n, k) = facts.shape;
+        let guard = match self.scratch_for(plan.scratch_bytes.div_ceil(4) as usize) {
+            Ok(g) => g,
+            Err(GemmError::ScratchFrozen { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let span = guard.span;
+        let region = |offset: u64| Placed {
+            address: span.base + offset,
+            span,
+            offset,
+        };
+        let mut steps = Vec::with_capacity(2);
+        let mut scratch_ops = *ops;
+        let mut scratch_stored = stored;
+        for copy in plan.copies() {
+            let (operand, matrix) = match copy.operand {
+                gemm_core::Operand::A => (&mut scratch_ops.a, &mut scratch_stored.a),
+                _ => (&mut scratch_ops.b, &mut scratch_stored.b),
+            };
+            let Some(source) = *operand else { continue };
+            steps.push(Conversion {
+                kind: LaunchKind::OperandRepack,
+                info: plan.conversion,
+                rows: copy.from.rows,
+                cols: copy.from.cols,
+                ld_src: copy.from.ld,
+                ld_dst: copy.ld,
+                operand: source,
+                region: copy.offset as usize,
+            });
+            *operand = Some(region(copy.offset));
+            matrix.ld = copy.ld;
+        }
+        // Planned (maps encoded, grid) before the first launch: a failure enqueues nothing.
+        let gemm = plan_gemm(self, routed, (m, n, k), &scratch_ops, scratch_stored, beta)?;
+        let summary = gemm.summary();
+        #[cfg(not(gemm_observer_stripped))]
+        if O::ENABLED {
+            observer.reserve(steps.len() + 1)?;
+        }
+        self.function(KernelRef::Conversion(plan.conversion.id))?;
+        self.function(KernelRef::Gemm(summary.kernel))?;
+        for step in &steps {
+            let dst = region(step.region as u64);
+            self.emit_conversion(observer, facts, step, Some(step.operand), Some(dst))?;
+        }
+        self.emit_gemm(observer, gemm, facts, &scratch_ops)?;
+        drop(guard);
+        Ok(Some(summary))
+    }
+}

@@ -1,0 +1,247 @@
+//! Odd leading dimensions on the GPU: the repack (A or B copied, bits unchanged, into aligned
+//! scratch for the route's TMA kernel) and prepared weights give the bits of the unaligned
+//! kernel of the same contract, rows stay independent of the batch, the copies are recorded,
+//! and the scratch bound is kept.
+//!
+//! Skips, saying why, where the tier has no tensor-core route for bf16.
+
+mod common;
+use common::*;
+use gemm_runtime::*;
+
+const TC: Policy = Policy::TensorCore;
+const BF16: DtypeTriple = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
+
+struct Case {
+    what: &'static str,
+    n: usize,
+    k: usize,
+}
+
+/// An odd vocabulary (B and C with ld = n odd) and an odd reduction (A with ld = k odd).
+const CASES: [Case; 2] = [
+    Case {
+        what: "odd vocabulary",
+        n: 1001,
+        k: 768,
+    },
+    Case {
+        what: "odd reduction",
+        n: 264,
+        k: 1003,
+    },
+];
+
+/// C = X · W under the tensor-core policy with `W` given as (buffer, ld); bits and launch.
+fn run(
+    ctx: &Context,
+    (m, n, k): (usize, usize, usize),
+    x: &DeviceBuffer<bf16>,
+    w: Mat<'_, bf16>,
+) -> (Launch, Vec<u16>) {
+    let mut c = ctx.upload(&vec![poison::<bf16>(); m * n]).unwrap();
+    let launch = ctx
+        .gemm(GemmRequest::linear(x.mat(k), w, None, c.mat_mut(n), (m, n, k)).with_policy(TC))
+        .unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
+    let bits = ctx
+        .download(&c)
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    (launch, bits)
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn repacked_prepared_and_unaligned_give_the_same_bits_at_every_m() {
+    let ctx = context();
+    for case in CASES {
+        let (n, k) = (case.n, case.k);
+        const M_FULL: usize = 300;
+        if ctx.route(TC, Op::Nn, BF16, 1, n as u64, k as u64).is_none() {
+            eprintln!(
+                "skipped: tier {} has no tensor-core bf16 route",
+                ctx.tier().name
+            );
+            return;
+        }
+        let mut rng = Rng::fresh(case.what);
+        let xh: Vec<bf16> = rng.vec(M_FULL * k);
+        let wh: Vec<bf16> = rng.vec(k * n);
+        let x = ctx.upload(&xh).unwrap();
+        let w = ctx.upload(&wh).unwrap();
+        let prepared = ctx.prepare_weight(w.mat(n), k, n).unwrap();
+        assert_eq!(prepared.ld() % 8, 0);
+        assert!(prepared.ld() >= n && prepared.ld() < n + 8);
+        assert_eq!(prepared.bytes(), (k * prepared.ld() * 2) as u64);
+        // The unaligned kernel's bits at the full batch: the reference of the contract.
+        ctx.set_repack_limit(0);
+        let (l0, reference) = run(&ctx, (M_FULL, n, k), &x, w.mat(n));
+        assert!(
+            l0.unaligned && l0.repacked.is_none(),
+            "{}: {l0:?}",
+            case.what
+        );
+        ctx.set_repack_limit(u64::MAX);
+        // Loose float64 check of row 0, so the reference itself is not wrong.
+        for j in (0..n).step_by(97) {
+            let want: f64 = (0..k)
+                .map(|t| xh[t].to_f32() as f64 * wh[t * n + j].to_f32() as f64)
+                .sum();
+            let got = bf16::from_bits(reference[j]).to_f32() as f64;
+            assert!(
+                (got - want).abs() <= 0.02 * (1.0 + want.abs()),
+                "{}: row 0 col {j}: {got} vs {want}",
+                case.what
+            );
+        }
+        let mut kernels = std::collections::BTreeSet::new();
+        for m in [1usize, 5, 16, 17, 64, 129, M_FULL] {
+            let (repacked, got) = run(&ctx, (m, n, k), &x, w.mat(n));
+            let route = ctx
+                .route(TC, Op::Nn, BF16, m as u64, n as u64, k as u64)
+                .unwrap();
+            assert_eq!(repacked.kernel, Some(route.kernel), "{} m = {m}", case.what);
+            let r = repacked
+                .repacked
+                .unwrap_or_else(|| panic!("{} m = {m}: no repack", case.what));
+            // The odd vocabulary copies B (ld = n); the odd reduction copies A (ld = k).
+            assert_eq!((r.a, r.b), (k % 8 != 0, n % 8 != 0), "{}", case.what);
+            assert_eq!(
+                got[..],
+                reference[..m * n],
+                "{} m = {m}: repacked",
+                case.what
+            );
+            // The prepared weight: no copy of B per call.
+            let (p, got) = run(&ctx, (m, n, k), &x, prepared.mat());
+            assert_eq!(p.kernel, Some(route.kernel));
+            assert_eq!(
+                p.repacked.map(|r| r.b),
+                if k % 8 != 0 { Some(false) } else { None }
+            );
+            assert_eq!(
+                got[..],
+                reference[..m * n],
+                "{} m = {m}: prepared",
+                case.what
+            );
+            kernels.insert(kernel(route.kernel).map_or("-", |k| k.name));
+        }
+        eprintln!(
+            "{}: {n}x{k}: bit-equal at every m through {kernels:?}",
+            case.what
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn repack_copies_are_recorded_and_the_bound_is_kept() {
+    let ctx = context();
+    let (m, n, k) = (17usize, 1001usize, 768usize);
+    if ctx
+        .route(TC, Op::Nn, BF16, m as u64, n as u64, k as u64)
+        .is_none()
+    {
+        eprintln!(
+            "skipped: tier {} has no tensor-core bf16 route",
+            ctx.tier().name
+        );
+        return;
+    }
+    let mut rng = Rng::fresh("repack recorded");
+    let x = ctx.upload(&rng.vec::<bf16>(m * k)).unwrap();
+    let w = ctx.upload(&rng.vec::<bf16>(k * n)).unwrap();
+    let mut c = ctx.alloc::<bf16>(m * n).unwrap();
+    let mut rec = Recorder::with_capacity(4);
+    let l = ctx
+        .gemm_observed(
+            GemmRequest::linear(x.mat(k), w.mat(n), None, c.mat_mut(n), (m, n, k)).with_policy(TC),
+            &mut rec,
+        )
+        .unwrap();
+    let kinds: Vec<LaunchKind> = rec.records().iter().map(|r| r.kind).collect();
+    assert_eq!(kinds, [LaunchKind::OperandRepack, LaunchKind::Gemm]);
+    let bytes = l.repacked.unwrap().scratch_bytes;
+    assert!(bytes >= (k * 1008 * 2) as u64);
+    // A bound below the copy's size: the unaligned kernel, no copy.
+    ctx.set_repack_limit(bytes - 1);
+    let l = ctx
+        .gemm(
+            GemmRequest::linear(x.mat(k), w.mat(n), None, c.mat_mut(n), (m, n, k)).with_policy(TC),
+        )
+        .unwrap();
+    assert!(l.unaligned && l.repacked.is_none(), "{l:?}");
+    ctx.set_repack_limit(u64::MAX);
+    // A prepared weight refuses a view past its buffer, before allocating.
+    let err = ctx.prepare_weight(w.mat(n), k + 1, n).err().unwrap();
+    assert!(matches!(err, GemmError::OutOfBounds { .. }), "{err}");
+}
+
+/// The routes a tuning wrote name one (n, k) each and switch kernels on m there: every m of
+/// such a region gives the rows of the largest m (several tuned regions, the smallest first,
+/// at m around every route boundary). The contract is one per (n, k), so this holds by
+/// validation; this shows it on the GPU.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tuned_regions_keep_rows_invariant_across_their_m_boundaries() {
+    let ctx = context();
+    let set = ctx.kernels();
+    let tier = ctx.tier().id;
+    let mut regions: Vec<(u64, u64, Vec<u64>)> = Vec::new();
+    for r in set.routes_for(tier, TC, Op::Nn, BF16) {
+        if r.n.max != Some(r.n.min) || r.k.max != Some(r.k.min) {
+            continue;
+        }
+        let (n, k) = (r.n.min, r.k.min);
+        let at = match regions.iter().position(|x| x.0 == n && x.1 == k) {
+            Some(i) => i,
+            None => {
+                regions.push((n, k, Vec::new()));
+                regions.len() - 1
+            }
+        };
+        regions[at].2.push(r.m.min);
+        if let Some(max) = r.m.max {
+            regions[at].2.push(max);
+            regions[at].2.push(max + 1);
+        }
+    }
+    if regions.is_empty() {
+        eprintln!(
+            "skipped: tier {} has no tuned (single n, k) routes",
+            ctx.tier().name
+        );
+        return;
+    }
+    regions.sort_by_key(|r| r.0 * r.1);
+    let mut checked = 0;
+    for (n, k, mut ms) in regions.into_iter().take(4) {
+        ms.retain(|&m| (1..=1100).contains(&m));
+        ms.extend([1, 1100]);
+        ms.sort_unstable();
+        ms.dedup();
+        let (n, k) = (n as usize, k as usize);
+        let m_full = *ms.last().unwrap() as usize;
+        let mut rng = Rng::fresh(&format!("tuned {n}x{k}"));
+        let x = ctx.upload(&rng.vec::<bf16>(m_full * k)).unwrap();
+        let w = ctx.upload(&rng.vec::<bf16>(k * n)).unwrap();
+        let (_, full) = run(&ctx, (m_full, n, k), &x, w.mat(n));
+        let mut kernels = std::collections::BTreeSet::new();
+        for &m in &ms {
+            let m = m as usize;
+            let (l, got) = run(&ctx, (m, n, k), &x, w.mat(n));
+            kernels.insert(l.kernel.and_then(kernel).map_or("-", |k| k.name));
+            assert_eq!(
+                got[..],
+                full[..m * n],
+                "{n}x{k}: m = {m} differs from m = {m_full}"
+            );
+            checked += 1;
+        }
+        eprintln!("tuned {n}x{k}: m in {ms:?} bit-equal to m = {m_full} through {kernels:?}");
+    }
+    assert!(checked > 0);
+}

@@ -1,0 +1,194 @@
+//! `gemm-aot-tune` (`gemm-aot tune ...`): on a GPU machine, times the candidate kernels of each
+//! (n, k) and m range of a shape list for one tier, and writes the fastest as a routes file
+//! the tier includes (docs/tuning.md). The choices and every time go to `--json`.
+
+mod gpu_timer;
+
+use clap::Parser;
+use gemm_aot_tune::{
+    date, report, rewritten_name, routes_file, tune, Buckets, Options, Provenance, ShapeList,
+};
+use gemm_spec::{Dtype, Op, Policy};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "gemm-aot tune",
+    about = "Time the candidate kernels of each (n, k) and m range of a shape list on this GPU and write the fastest as a routes file"
+)]
+struct Cli {
+    /// The tier to tune (the device must run it).
+    #[arg(long)]
+    tier: String,
+    /// The shape list (the format of bench/shapes/models.toml).
+    #[arg(long)]
+    shapes: PathBuf,
+    /// The routes file to write (default: <specs>/<tier>.tuned.toml). Written only when a
+    /// kernel beats the routing; when the tier includes it, its routes are the earlier tuning.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Write every time and choice to this JSON file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// How much faster (0.03: 3%) a kernel must be than the routed one to replace it.
+    #[arg(long, default_value_t = 0.03)]
+    threshold: f64,
+    /// Timed launches a measurement (the median is kept).
+    #[arg(long, default_value_t = 20)]
+    reps: usize,
+    /// The spec folder the tier is read from.
+    #[arg(long, default_value = "specs")]
+    specs: PathBuf,
+    /// Ops to tune, each at the list's (n, k): nn (y = x·W), nt, tn.
+    #[arg(long, value_delimiter = ',', default_value = "nn")]
+    op: Vec<String>,
+    /// Operand type timed: bf16 or f16 (C the same for nn and nt, f32 for tn).
+    #[arg(long, default_value = "bf16")]
+    dtype: String,
+    /// The policy whose routes are tuned.
+    #[arg(long, default_value = "tensor-core")]
+    policy: String,
+    /// Upper edges of the m buckets.
+    #[arg(long, value_delimiter = ',', default_value = "16,64,256,1024")]
+    buckets: Vec<u64>,
+    /// CUDA device ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+}
+
+fn options(cli: &Cli, rewritten: Option<String>) -> Result<Options, String> {
+    let ops = cli
+        .op
+        .iter()
+        .map(|o| o.parse::<Op>().map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Options {
+        tier: cli.tier.clone(),
+        policy: cli.policy.parse::<Policy>().map_err(|e| e.to_string())?,
+        ops,
+        input: cli.dtype.parse::<Dtype>().map_err(|e| e.to_string())?,
+        buckets: Buckets::from_edges(&cli.buckets).map_err(|e| e.to_string())?,
+        threshold: cli.threshold,
+        rewritten,
+    })
+}
+
+/// The name the tier should list the file under: relative to the spec folder when it lies in
+/// it, else its file name.
+fn listed_name(specs: &Path, out: &Path) -> String {
+    let rel = specs
+        .canonicalize()
+        .ok()
+        .zip(out.parent().and_then(|p| p.canonicalize().ok()))
+        .and_then(|(s, dir)| dir.strip_prefix(s).ok().map(Path::to_path_buf));
+    let file = out
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match rel {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            format!("{}/{file}", dir.to_string_lossy().replace('\\', "/"))
+        }
+        _ => file,
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    let specs = gemm_codegen::pipeline::load_specs(&cli.specs).map_err(|e| e.to_string())?;
+    let tier = specs.tier(&cli.tier).ok_or_else(|| {
+        let known: Vec<&str> = specs.tiers.iter().map(|t| t.name.as_str()).collect();
+        format!(
+            "no tier named {} in {}; it defines {}",
+            cli.tier,
+            cli.specs.display(),
+            known.join(", ")
+        )
+    })?;
+    let shapes = ShapeList::load(&cli.shapes).map_err(|e| e.to_string())?;
+    let out = cli
+        .out
+        .clone()
+        .unwrap_or_else(|| cli.specs.join(format!("{}.tuned.toml", cli.tier)));
+    let rewritten = rewritten_name(&cli.specs, tier, &out);
+    if rewritten.is_none() && out.exists() {
+        eprintln!(
+            "note: tier {} does not include {} (routes_files); it is timed against the tier's routing and replaced if a kernel beats it",
+            cli.tier,
+            out.display()
+        );
+    }
+    let opts = options(&cli, rewritten.clone())?;
+    let mut timer = gpu_timer::GpuTimer::open(cli.device, &specs, &cli.tier, cli.reps)?;
+    let device = timer.device_name();
+    eprintln!(
+        "tuning tier {} on {device}: {} (n, k) x {} m ranges of {}",
+        cli.tier,
+        shapes.shapes.len(),
+        opts.buckets.labels().len(),
+        cli.shapes.display()
+    );
+    let tuning = tune(&specs, &shapes, &opts, &mut timer).map_err(|e| e.to_string())?;
+    let provenance = Provenance {
+        shapes: cli.shapes.display().to_string(),
+        date: date::today(),
+        device,
+        method: format!(
+            "CUDA events, {} warm-up launches, median of up to {} launches, 2-8 rotating input sets",
+            4, cli.reps
+        ),
+        file: rewritten.unwrap_or_else(|| listed_name(&cli.specs, &out)),
+    };
+    for r in tuning.regions.iter().filter(|r| r.chosen.is_some()) {
+        println!(
+            "{} n = {}, k = {}, m {}: {}",
+            r.op,
+            r.n,
+            r.k,
+            r.m.label(),
+            r.decision
+        );
+    }
+    let written = match routes_file(&tuning, &provenance) {
+        Some(text) => {
+            write(&out, &text)?;
+            println!(
+                "wrote {}: {} routes; include it with routes_files = [\"{}\"] in tier {} (docs/tuning.md)",
+                out.display(),
+                tuning.routes.len(),
+                provenance.file,
+                cli.tier
+            );
+            Some(out.display().to_string())
+        }
+        None => {
+            println!(
+                "no kernel beats the routing by more than {:.1}% anywhere: {} not written",
+                100.0 * cli.threshold,
+                out.display()
+            );
+            None
+        }
+    };
+    if let Some(json) = &cli.json {
+        let doc = report(&tuning, &provenance, written.as_deref());
+        let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())? + "\n";
+        write(json, &text)?;
+        println!("wrote {}", json.display());
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gemm-aot tune: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

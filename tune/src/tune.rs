@@ -1,0 +1,525 @@
+//! The tuning loop. For every op, (n, k) of the shape list and m bucket, it times the routed
+//! kernel and every candidate (the tier's kernels of the region's policy and contract) at the
+//! bucket's batch sizes, sums each kernel's times over them, and picks the fastest when it
+//! beats the routed kernel by more than the threshold; ties and small gains keep the routed
+//! kernel. The routes file then names, per region, the kernel the region ends with wherever
+//! that differs from the routing without the file being rewritten, so a rerun keeps what an
+//! earlier run chose unless something beats it.
+
+use crate::buckets::{Bucket, Buckets};
+use crate::error::TuneError;
+use crate::shapes::{regime, NkShape, ShapeList};
+use crate::tier_view::{measured_dtype, Dtypes, Pick, TierView};
+use crate::timer::{Timer, TimerError};
+use gemm_spec::{Dtype, DtypeTriple, Op, Policy, SpecSet};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// What to tune.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub tier: String,
+    /// The policy whose routes are tuned (default tensor-core).
+    pub policy: Policy,
+    /// The ops timed, each at its own (n, k) of the list (default nn: `y = x·W`).
+    pub ops: Vec<Op>,
+    /// The operand type timed (default bf16); C is the same type for nn and nt, f32 for tn.
+    /// The routes it writes cover every dtype their kernel builds that the region routes
+    /// under the same contract.
+    pub input: Dtype,
+    pub buckets: Buckets,
+    /// How much faster (0.03: 3%) a kernel must be than the routed one to replace it.
+    pub threshold: f64,
+    /// The routes file being rewritten, as the tier's routes name it (one of its
+    /// `routes_files`), when the tier includes it: its routes are an earlier tuning, kept
+    /// unless beaten, and the routing without them is the baseline.
+    pub rewritten: Option<String>,
+}
+
+impl Options {
+    /// The defaults for `tier`: tensor-core, nn, bf16, the default buckets, 3%.
+    pub fn new(tier: impl Into<String>) -> Options {
+        Options {
+            tier: tier.into(),
+            policy: Policy::TensorCore,
+            ops: vec![Op::Nn],
+            input: Dtype::Bf16,
+            buckets: Buckets::default(),
+            threshold: 0.03,
+            rewritten: None,
+        }
+    }
+}
+
+/// One time asked of the timer.
+#[derive(Clone, Debug, Serialize)]
+pub struct Measurement {
+    pub op: String,
+    pub dtype: String,
+    pub m: u64,
+    pub n: u64,
+    pub k: u64,
+    pub kernel: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// One kernel's time at one m of a bucket: the kernel that ran (its unaligned kernel where
+/// it cannot take the operands).
+#[derive(Clone, Debug, Serialize)]
+pub struct AtM {
+    pub m: u64,
+    pub runs: String,
+    pub ms: f64,
+}
+
+/// A kernel timed over a bucket.
+#[derive(Clone, Debug, Serialize)]
+pub struct Timed {
+    #[serde(flatten)]
+    pub pick: Pick,
+    /// Summed over the bucket's measured m; `None` when skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ms: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub at: Vec<AtM>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// The decision for one (op, n, k, bucket).
+#[derive(Clone, Debug, Serialize)]
+pub struct Region {
+    pub op: String,
+    pub dtype: String,
+    pub n: u64,
+    pub k: u64,
+    pub regime: &'static str,
+    pub layers: Vec<String>,
+    pub m: Bucket,
+    pub measured_m: Vec<u64>,
+    pub contract: String,
+    /// The routes that serve it now, at each measured m.
+    pub routed: Vec<Pick>,
+    /// The routed kernel(s), timed.
+    pub current: Timed,
+    pub candidates: Vec<Timed>,
+    /// The kernel that replaces the routed one, when one beats it by the threshold.
+    pub chosen: Option<Pick>,
+    /// 1 - chosen time / routed time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gain: Option<f64>,
+    pub decision: String,
+    /// Whether the routes file names the region (its kernel differs from the baseline).
+    pub in_routes_file: bool,
+}
+
+/// A route the routes file holds: one op, one (n, k), one m range (adjacent buckets with the
+/// same kernel merged).
+#[derive(Clone, Debug)]
+pub struct TunedRoute {
+    pub op: Op,
+    pub n: u64,
+    pub k: u64,
+    pub m: Bucket,
+    pub pick: Pick,
+    pub dtypes: Dtypes,
+    /// One line per bucket: times and why.
+    pub notes: Vec<String>,
+}
+
+/// What a run measured and decided, and the routes file it makes.
+#[derive(Debug)]
+pub struct Tuning {
+    pub tier: String,
+    pub policy: Policy,
+    /// The triple timed for each op.
+    pub measured: Vec<(Op, DtypeTriple)>,
+    pub threshold: f64,
+    pub buckets: Buckets,
+    pub shapes: Vec<NkShape>,
+    pub regions: Vec<Region>,
+    pub measurements: Vec<Measurement>,
+    pub routes: Vec<TunedRoute>,
+}
+
+impl Tuning {
+    /// Whether any region's kernel changes: only then is a routes file written.
+    pub fn changed(&self) -> bool {
+        self.regions.iter().any(|r| r.chosen.is_some())
+    }
+}
+
+/// A time's key: the kernel that runs, op, dtypes, m, n, k.
+type Key = (String, Op, DtypeTriple, u64, u64, u64);
+
+/// The timer behind a cache: each (kernel, shape) is timed once per run, and every time is
+/// logged for the report.
+struct Clock<'t> {
+    timer: &'t mut dyn Timer,
+    cache: HashMap<Key, Result<f64, String>>,
+    log: Vec<Measurement>,
+}
+
+impl Clock<'_> {
+    fn time(
+        &mut self,
+        kernel: &str,
+        op: Op,
+        dtype: DtypeTriple,
+        (m, n, k): (u64, u64, u64),
+    ) -> Result<Result<f64, String>, TuneError> {
+        let key = (kernel.to_string(), op, dtype, m, n, k);
+        if let Some(t) = self.cache.get(&key) {
+            return Ok(t.clone());
+        }
+        let fail = |source| TuneError::Timer {
+            kernel: kernel.to_string(),
+            op,
+            dtype,
+            m,
+            n,
+            k,
+            source,
+        };
+        let t = match self.timer.time(kernel, m, n, k, op, dtype) {
+            Ok(ms) if ms.is_finite() && ms >= 0.0 => Ok(ms),
+            Ok(ms) => {
+                return Err(fail(TimerError::Failed(format!(
+                    "the timer gave {ms} ms, not a time"
+                ))))
+            }
+            Err(TimerError::Refused(why)) => Err(why),
+            Err(e @ TimerError::Failed(_)) => return Err(fail(e)),
+        };
+        self.log.push(Measurement {
+            op: op.to_string(),
+            dtype: dtype.to_string(),
+            m,
+            n,
+            k,
+            kernel: kernel.to_string(),
+            ms: t.as_ref().ok().copied(),
+            refused: t.as_ref().err().cloned(),
+        });
+        self.cache.insert(key, t.clone());
+        Ok(t)
+    }
+}
+
+/// Tunes `opts.tier` of `specs` for `shapes` with `timer`.
+pub fn tune(
+    specs: &SpecSet,
+    shapes: &ShapeList,
+    opts: &Options,
+    timer: &mut dyn Timer,
+) -> Result<Tuning, TuneError> {
+    if !(0.0..1.0).contains(&opts.threshold) {
+        return Err(TuneError::Threshold(opts.threshold));
+    }
+    if opts.ops.is_empty() {
+        return Err(TuneError::NoOps);
+    }
+    let view = TierView::new(specs, &opts.tier, opts.policy, opts.rewritten.as_deref())?;
+    let mut clock = Clock {
+        timer,
+        cache: HashMap::new(),
+        log: Vec::new(),
+    };
+    let mut measured = Vec::new();
+    let mut regions = Vec::new();
+    let mut routes = Vec::new();
+    for &op in &opts.ops {
+        let dtype = measured_dtype(op, opts.input);
+        if !view.serves(op, dtype) {
+            return Err(TuneError::NotRouted {
+                tier: opts.tier.clone(),
+                policy: opts.policy,
+                op,
+                dtype,
+            });
+        }
+        measured.push((op, dtype));
+        for shape in &shapes.shapes {
+            let mut planned: Vec<TunedRoute> = Vec::new();
+            for bucket in opts.buckets.iter() {
+                let ms = bucket.measured_at(&shapes.m);
+                let Some((region, route)) =
+                    tune_region(&view, &mut clock, (op, dtype), shape, *bucket, &ms, opts)?
+                else {
+                    continue;
+                };
+                regions.push(region);
+                if let Some(r) = route {
+                    merge_into(&mut planned, r);
+                }
+            }
+            routes.extend(planned);
+        }
+    }
+    Ok(Tuning {
+        tier: opts.tier.clone(),
+        policy: opts.policy,
+        measured,
+        threshold: opts.threshold,
+        buckets: opts.buckets.clone(),
+        shapes: shapes.shapes.clone(),
+        regions,
+        measurements: clock.log,
+        routes,
+    })
+}
+
+/// Appends `r`, or widens the last route when it is the same kernel on the adjacent bucket.
+fn merge_into(planned: &mut Vec<TunedRoute>, r: TunedRoute) {
+    if let Some(last) = planned.last_mut() {
+        let adjacent = last.m.max.is_some_and(|max| max + 1 == r.m.min);
+        if adjacent && last.pick == r.pick && last.dtypes == r.dtypes {
+            last.m.max = r.m.max;
+            last.notes.extend(r.notes);
+            return;
+        }
+    }
+    planned.push(r);
+}
+
+/// Sums `pick`'s times over `ms` (the kernel that runs each m); `Err` with why when the timer
+/// refuses one.
+fn time_over(
+    view: &TierView<'_>,
+    clock: &mut Clock<'_>,
+    (op, dtype): (Op, DtypeTriple),
+    pick: &Pick,
+    (n, k): (u64, u64),
+    ms: &[u64],
+) -> Result<Result<(f64, Vec<AtM>), String>, TuneError> {
+    let mut total = 0.0;
+    let mut at = Vec::with_capacity(ms.len());
+    for &m in ms {
+        let runs = view.runs(pick, op, dtype, m, n, k);
+        match clock.time(runs, op, dtype, (m, n, k))? {
+            Ok(t) => {
+                total += t;
+                at.push(AtM {
+                    m,
+                    runs: runs.to_string(),
+                    ms: t,
+                });
+            }
+            Err(why) => return Ok(Err(format!("{runs} refused at m = {m}: {why}"))),
+        }
+    }
+    Ok(Ok((total, at)))
+}
+
+fn timed(pick: Pick, t: Result<(f64, Vec<AtM>), String>) -> Timed {
+    match t {
+        Ok((ms, at)) => Timed {
+            pick,
+            ms: Some(ms),
+            at,
+            skipped: None,
+        },
+        Err(why) => Timed {
+            pick,
+            ms: None,
+            at: Vec::new(),
+            skipped: Some(why),
+        },
+    }
+}
+
+/// One region: its measurements, its decision, and its route when the routes file needs one.
+/// `None` when no route serves it (no region to tune).
+fn tune_region(
+    view: &TierView<'_>,
+    clock: &mut Clock<'_>,
+    (op, dtype): (Op, DtypeTriple),
+    shape: &NkShape,
+    bucket: Bucket,
+    ms: &[u64],
+    opts: &Options,
+) -> Result<Option<(Region, Option<TunedRoute>)>, TuneError> {
+    let (n, k) = (shape.n, shape.k);
+    let Some(&first_m) = ms.first() else {
+        return Ok(None);
+    };
+    let Some(currents) = ms
+        .iter()
+        .map(|&m| view.current(op, dtype, m, n, k))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return Ok(None);
+    };
+    let Some(first) = currents.first() else {
+        return Ok(None);
+    };
+    // Every m of one (n, k) reaches one contract (validation proved it): the first route's.
+    let Some(contract) = view.contract_of(&first.kernel_ref()).map(str::to_string) else {
+        return Ok(None);
+    };
+    let routed: Vec<Pick> = currents.iter().map(|r| Pick::of(r)).collect();
+    let constant = routed
+        .first()
+        .filter(|r0| routed.iter().all(|p| p == *r0))
+        .cloned();
+    // The routed kernels, each at its own m.
+    let mut current_total = Ok((0.0, Vec::new()));
+    for (&m, pick) in ms.iter().zip(&routed) {
+        let t = time_over(view, clock, (op, dtype), pick, (n, k), &[m])?;
+        current_total = match (current_total, t) {
+            (Ok((a, mut at_a)), Ok((b, at_b))) => {
+                at_a.extend(at_b);
+                Ok((a + b, at_a))
+            }
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        };
+    }
+    let listed = view.candidates(op, dtype, &contract, first);
+    // Every kernel one m needs, timed together: the GPU timer keeps one shape's buffers
+    // while it times every kernel on them. The sums below read the clock's cache.
+    for (&m, pick) in ms.iter().zip(&routed) {
+        let picks = listed
+            .iter()
+            .filter(|c| c.skipped.is_none())
+            .map(|c| &c.pick);
+        for p in std::iter::once(pick).chain(picks) {
+            // A refusal is kept in the cache, and read where the sums are made.
+            let _ = clock.time(view.runs(p, op, dtype, m, n, k), op, dtype, (m, n, k))?;
+        }
+    }
+    let current_label = constant.clone().unwrap_or_else(|| Pick {
+        kernel: "(several)".into(),
+        unaligned: None,
+    });
+    let current = timed(current_label, current_total);
+    let mut candidates = Vec::new();
+    for c in listed {
+        let t = match c.skipped {
+            Some(why) => Err(why),
+            None => time_over(view, clock, (op, dtype), &c.pick, (n, k), ms)?,
+        };
+        candidates.push(timed(c.pick, t));
+    }
+    // The fastest; on a tie the routed kernel, then the tier's tile order.
+    let best = candidates
+        .iter()
+        .filter_map(|c| c.ms.map(|t| (t, Some(&c.pick) != constant.as_ref(), c)))
+        .min_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)))
+        .map(|(_, _, c)| c);
+    let pct = |x: f64| format!("{:.1}%", 100.0 * x);
+    let (chosen, gain, decision) = match (current.ms, best) {
+        (None, _) => (
+            None,
+            None,
+            format!(
+                "kept: the routed kernel could not be timed ({})",
+                current.skipped.clone().unwrap_or_default()
+            ),
+        ),
+        (_, None) => (None, None, "kept: no candidate could be timed".to_string()),
+        (Some(_), Some(b)) if Some(&b.pick) == constant.as_ref() => (
+            None,
+            None,
+            "kept: the routed kernel is the fastest".to_string(),
+        ),
+        (Some(cur), Some(b)) => {
+            let t = b.ms.unwrap_or(f64::INFINITY);
+            let gain = if cur > 0.0 { 1.0 - t / cur } else { 0.0 };
+            if t < cur * (1.0 - opts.threshold) {
+                (
+                    Some(b.pick.clone()),
+                    Some(gain),
+                    format!(
+                        "chosen: {} is {} faster than the routed {}",
+                        b.pick.kernel,
+                        pct(gain),
+                        current.pick.kernel
+                    ),
+                )
+            } else {
+                (
+                    None,
+                    None,
+                    format!(
+                        "kept: the fastest other kernel, {}, is {} faster, not more than the threshold {}",
+                        b.pick.kernel,
+                        pct(gain),
+                        pct(opts.threshold)
+                    ),
+                )
+            }
+        }
+    };
+    // The kernel the region ends with, and whether that is not what it has without the file.
+    let end = chosen.clone().or(constant);
+    let differs = end.as_ref().is_some_and(|e| {
+        ms.iter()
+            .any(|&m| view.base(op, dtype, m, n, k).map(Pick::of).as_ref() != Some(e))
+    });
+    let route = match (&end, differs) {
+        (Some(pick), true) => {
+            let ms_of = |p: &Pick| {
+                candidates
+                    .iter()
+                    .find(|c| &c.pick == p)
+                    .and_then(|c| c.ms)
+                    .map_or("not timed".to_string(), |t| format!("{t:.4} ms"))
+            };
+            let note = match (&chosen, gain) {
+                (Some(_), Some(g)) => format!(
+                    "m {} (timed at m = {}): {} {} against {} for the routed {} ({} faster)",
+                    bucket.label(),
+                    join(ms),
+                    pick.kernel,
+                    ms_of(pick),
+                    current.ms.map_or("-".into(), |t| format!("{t:.4} ms")),
+                    current.pick.kernel,
+                    pct(g)
+                ),
+                _ => format!(
+                    "m {} (timed at m = {}): {} {}, kept from the earlier tuning",
+                    bucket.label(),
+                    join(ms),
+                    pick.kernel,
+                    ms_of(pick)
+                ),
+            };
+            Some(TunedRoute {
+                op,
+                n,
+                k,
+                m: bucket,
+                pick: pick.clone(),
+                dtypes: view.dtypes(pick, op, (first_m, n, k), &contract),
+                notes: vec![note],
+            })
+        }
+        _ => None,
+    };
+    let region = Region {
+        op: op.to_string(),
+        dtype: dtype.to_string(),
+        n,
+        k,
+        regime: regime(n, k),
+        layers: shape.layers.clone(),
+        m: bucket,
+        measured_m: ms.to_vec(),
+        contract,
+        routed,
+        current,
+        candidates,
+        chosen,
+        gain,
+        decision,
+        in_routes_file: route.is_some(),
+    };
+    Ok(Some((region, route)))
+}
+
+fn join(ms: &[u64]) -> String {
+    ms.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,443 @@
+//! The tuner on the CPU: a fake timer gives deterministic times from a table, over the shipped
+//! specs (or a temp copy of them with the routes file written in and included).
+
+use gemm_aot_tune::{
+    report, rewritten_name, routes_file, tune, Options, Provenance, ShapeList, Timer, TimerError,
+    TuneError, Tuning,
+};
+use gemm_spec::{DtypeTriple, Op, Policy, SpecSet};
+use std::path::{Path, PathBuf};
+
+const SHAPES: &str = r#"
+m = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096]
+
+[[model]]
+name = "Test"
+config = "for the tuner's tests"
+layers = [
+  { layer = "o_proj", n = 4096, k = 4096 },
+  { layer = "up_proj", n = 14336, k = 4096 },
+  { layer = "lm_head (odd)", n = 50257, k = 768 },
+]
+"#;
+
+/// A time of the table: (kernel, (n, k), m range, ms).
+type Rule = (&'static str, (u64, u64), (u64, u64), f64);
+
+/// Times from a table: the first rule that matches, else 1 ms; refusals by kernel.
+#[derive(Default)]
+struct FakeTimer {
+    rules: Vec<Rule>,
+    refused: Vec<(&'static str, &'static str)>,
+    fail: bool,
+    calls: Vec<(String, u64, u64, u64, Op, DtypeTriple)>,
+}
+
+impl FakeTimer {
+    fn rule(mut self, kernel: &'static str, nk: (u64, u64), m: (u64, u64), ms: f64) -> Self {
+        self.rules.push((kernel, nk, m, ms));
+        self
+    }
+}
+
+impl Timer for FakeTimer {
+    fn time(
+        &mut self,
+        kernel: &str,
+        m: u64,
+        n: u64,
+        k: u64,
+        op: Op,
+        dtype: DtypeTriple,
+    ) -> Result<f64, TimerError> {
+        self.calls.push((kernel.to_string(), m, n, k, op, dtype));
+        if self.fail {
+            return Err(TimerError::Failed("the device fell off the bus".into()));
+        }
+        if let Some((_, why)) = self.refused.iter().find(|(kk, _)| *kk == kernel) {
+            return Err(TimerError::Refused(why.to_string()));
+        }
+        Ok(self
+            .rules
+            .iter()
+            .find(|(kk, nk, (lo, hi), _)| {
+                *kk == kernel && *nk == (n, k) && (*lo..=*hi).contains(&m)
+            })
+            .map_or(1.0, |r| r.3))
+    }
+}
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn shapes() -> ShapeList {
+    ShapeList::parse("test-shapes.toml", SHAPES).unwrap()
+}
+
+fn load(dir: &Path) -> SpecSet {
+    gemm_codegen::pipeline::load_specs(dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn shipped() -> SpecSet {
+    load(&repo().join("specs"))
+}
+
+fn provenance() -> Provenance {
+    Provenance {
+        shapes: "test-shapes.toml".into(),
+        date: "2026-12-01".into(),
+        device: "a fake timer".into(),
+        method: "a table".into(),
+        file: "sm90a.tuned.toml".into(),
+    }
+}
+
+fn run(specs: &SpecSet, timer: &mut FakeTimer, opts: &Options) -> Tuning {
+    tune(specs, &shapes(), opts, timer).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A temp copy of the shipped specs whose sm90a tier includes `routes` as sm90a.tuned.toml.
+fn specs_with(routes: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for e in std::fs::read_dir(repo().join("specs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let mut text = std::fs::read_to_string(&p).unwrap();
+            // The shipped tier may list its tuned file already; that file is replaced below.
+            if p.file_name().is_some_and(|f| f == "sm90a.toml")
+                && !text.contains("\nroutes_files = ")
+            {
+                let at = text.find("\nfamilies = ").unwrap() + 1;
+                let end = at + text[at..].find('\n').unwrap() + 1;
+                text.insert_str(end, "routes_files = [\"sm90a.tuned.toml\"]\n");
+            }
+            std::fs::write(dir.path().join(p.file_name().unwrap()), text).unwrap();
+        }
+    }
+    std::fs::write(dir.path().join("sm90a.tuned.toml"), routes).unwrap();
+    dir
+}
+
+fn bf16_nn() -> DtypeTriple {
+    "bf16.bf16.f32".parse().unwrap()
+}
+
+fn kernel_at(specs: &SpecSet, m: u64, n: u64, k: u64) -> String {
+    specs
+        .tier("sm90a")
+        .unwrap()
+        .select(Policy::TensorCore, Op::Nn, bf16_nn(), m, n, k)
+        .unwrap()
+        .kernel_ref()
+}
+
+/// A kernel 20% faster than the routed tcwide.mid64 at (4096, 4096) for m 17-64.
+fn faster_mid() -> FakeTimer {
+    FakeTimer::default().rule("tcwide.mid", (4096, 4096), (17, 64), 0.8)
+}
+
+#[test]
+fn picks_the_fastest_and_writes_specs_that_validate() {
+    let t = run(&shipped(), &mut faster_mid(), &Options::new("sm90a"));
+    assert!(t.changed());
+    assert_eq!(t.routes.len(), 1, "{:?}", t.routes);
+    let text = routes_file(&t, &provenance()).unwrap();
+    assert!(
+        text.contains(
+            "[[route]]\npolicy = \"tensor-core\"\nop = \"nn\"\ndtype = \"any\"\nm = { min = 17, max = 64 }\nn = { min = 4096, max = 4096 }\nk = { min = 4096, max = 4096 }\nkernel = \"tcwide.mid\"\nunaligned = \"tcmma.any\"\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.starts_with("# Routes of tier sm90a tuned by `gemm-aot tune` for test-shapes.toml"),
+        "{text}"
+    );
+    assert!(
+        text.contains("# nn n = 4096, k = 4096: Test o_proj\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "tcwide.mid 1.6000 ms against 2.0000 ms for the routed tcwide.mid64 (20.0% faster)"
+        ),
+        "{text}"
+    );
+    let header: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+    assert!(
+        header.len() >= 6 && header.iter().all(|l| l.len() <= 96),
+        "{header:#?}"
+    );
+    // Deterministic.
+    let again = run(&shipped(), &mut faster_mid(), &Options::new("sm90a"));
+    assert_eq!(routes_file(&again, &provenance()).unwrap(), text);
+    // Written into the specs and included by the tier, it validates and routes.
+    let dir = specs_with(&text);
+    let v = gemm_spec::load_dir(
+        dir.path(),
+        gemm_codegen::pipeline::template_files(&gemm_codegen::Templates::Shipped)
+            .unwrap()
+            .kinds(),
+        &gemm_codegen::shipped_specs::defaults(false),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+    assert_eq!(kernel_at(&v.specs, 32, 4096, 4096), "tcwide.mid");
+    assert_eq!(kernel_at(&v.specs, 32, 4096, 4104), "tcwide.mid64");
+    assert_eq!(kernel_at(&v.specs, 16, 4096, 4096), "tcdec.dec32");
+}
+
+#[test]
+fn rerunning_over_the_written_file_writes_nothing() {
+    let first = run(&shipped(), &mut faster_mid(), &Options::new("sm90a"));
+    let dir = specs_with(&routes_file(&first, &provenance()).unwrap());
+    let specs = load(dir.path());
+    let tier = specs.tier("sm90a").unwrap();
+    let out = dir.path().join("sm90a.tuned.toml");
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = rewritten_name(dir.path(), tier, &out);
+    assert_eq!(opts.rewritten.as_deref(), Some("sm90a.tuned.toml"));
+    let t = run(&specs, &mut faster_mid(), &opts);
+    assert!(!t.changed());
+    assert_eq!(routes_file(&t, &provenance()), None);
+    let region = t
+        .regions
+        .iter()
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 17)
+        .unwrap();
+    assert_eq!(region.decision, "kept: the routed kernel is the fastest");
+    assert!(
+        region.in_routes_file,
+        "the earlier choice stays in the file"
+    );
+    // Something new beats the routing: the file is written again, the earlier choice kept.
+    let mut timer = faster_mid().rule("tcwide.wide", (14336, 4096), (65, 256), 0.5);
+    let t = run(&specs, &mut timer, &opts);
+    assert!(t.changed());
+    let text = routes_file(&t, &provenance()).unwrap();
+    assert_eq!(t.routes.len(), 2, "{text}");
+    assert!(
+        text.contains("tcwide.mid 1.6000 ms, kept from the earlier tuning"),
+        "{text}"
+    );
+    assert!(text.contains("kernel = \"tcwide.wide\""), "{text}");
+    // Without the file as the baseline (it is not the one rewritten), it is the routing.
+    let mut other = Options::new("sm90a");
+    other.rewritten = None;
+    let t = run(&specs, &mut faster_mid(), &other);
+    assert_eq!(routes_file(&t, &provenance()), None);
+}
+
+#[test]
+fn ties_and_gains_within_the_threshold_keep_the_routed_kernel() {
+    // Every kernel 1 ms: all tie with the routed one.
+    let t = run(
+        &shipped(),
+        &mut FakeTimer::default(),
+        &Options::new("sm90a"),
+    );
+    assert!(!t.changed());
+    assert!(t.routes.is_empty());
+    assert!(t
+        .regions
+        .iter()
+        .all(|r| r.decision == "kept: the routed kernel is the fastest"));
+    // 2% faster: below 3%.
+    let small = || FakeTimer::default().rule("tcwide.mid", (4096, 4096), (17, 64), 0.98);
+    let t = run(&shipped(), &mut small(), &Options::new("sm90a"));
+    assert!(!t.changed());
+    let region = t
+        .regions
+        .iter()
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 17)
+        .unwrap();
+    assert_eq!(
+        region.decision,
+        "kept: the fastest other kernel, tcwide.mid, is 2.0% faster, not more than the threshold 3.0%"
+    );
+    // A lower threshold takes it.
+    let mut opts = Options::new("sm90a");
+    opts.threshold = 0.01;
+    let t = run(&shipped(), &mut small(), &opts);
+    assert_eq!(t.routes.len(), 1);
+    assert!(matches!(
+        tune(
+            &shipped(),
+            &shapes(),
+            &Options {
+                threshold: 1.0,
+                ..Options::new("sm90a")
+            },
+            &mut FakeTimer::default()
+        ),
+        Err(TuneError::Threshold(_))
+    ));
+}
+
+#[test]
+fn kernels_of_another_contract_are_never_timed_or_chosen() {
+    let mut timer = FakeTimer::default();
+    for k in [
+        "tcasync32.dec",
+        "tcasync32.mid",
+        "tcasync32.wide",
+        "tcmma32.any",
+        "fma.mid",
+        "fma.tiled",
+        "fmadecs.dec4",
+    ] {
+        for nk in [(4096, 4096), (14336, 4096), (50257, 768)] {
+            timer = timer.rule(k, nk, (0, u64::MAX), 0.001);
+        }
+    }
+    let specs = shipped();
+    let t = run(&specs, &mut timer, &Options::new("sm90a"));
+    assert!(!t.changed());
+    let contracts: std::collections::BTreeSet<&str> = timer
+        .calls
+        .iter()
+        .map(|c| {
+            let family = c.0.split('.').next().unwrap();
+            specs.family(family).unwrap().contract.as_str()
+        })
+        .collect();
+    assert_eq!(contracts.into_iter().collect::<Vec<_>>(), ["tc-k16"]);
+    assert!(timer
+        .calls
+        .iter()
+        .all(|c| c.4 == Op::Nn && c.5 == bf16_nn()));
+}
+
+#[test]
+fn refused_kernels_are_skipped_with_the_reason() {
+    let mut timer = FakeTimer::default().rule("tcwide.mid2", (4096, 4096), (17, 64), 0.7);
+    timer.refused.push(("tcwide.mid", "grid too large"));
+    let t = run(&shipped(), &mut timer, &Options::new("sm90a"));
+    let region = t
+        .regions
+        .iter()
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 17)
+        .unwrap();
+    let mid = region
+        .candidates
+        .iter()
+        .find(|c| c.pick.kernel == "tcwide.mid")
+        .unwrap();
+    assert_eq!(
+        mid.skipped.as_deref(),
+        Some("tcwide.mid refused at m = 32: grid too large")
+    );
+    assert_eq!(region.chosen.as_ref().unwrap().kernel, "tcwide.mid2");
+    // A routed kernel that cannot be timed keeps its region.
+    let region = t
+        .regions
+        .iter()
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 65)
+        .unwrap();
+    assert!(
+        region
+            .decision
+            .starts_with("kept: the routed kernel could not be timed"),
+        "{}",
+        region.decision
+    );
+}
+
+#[test]
+fn odd_shapes_time_the_tma_kernels_on_repacked_operands() {
+    // With a repack conversion in the set, a TMA kernel reads aligned copies of operands off
+    // 16 bytes: the kernels themselves run at an odd vocabulary, never the unaligned kernel
+    // (the runtime's repack, docs/runtime.md).
+    let mut timer = FakeTimer::default().rule("tcwide.mid2", (50257, 768), (0, u64::MAX), 0.5);
+    let t = run(&shipped(), &mut timer, &Options::new("sm90a"));
+    let odd: Vec<&String> = timer
+        .calls
+        .iter()
+        .filter(|c| c.2 == 50257)
+        .map(|c| &c.0)
+        .collect();
+    assert!(!odd.is_empty());
+    // Every TMA candidate is timed itself (tcmma.any is a candidate of its own too).
+    for tma in ["tcwide.wide", "tcwide.mid2", "tcdec.dec64"] {
+        assert!(odd.iter().any(|k| *k == tma), "{tma} not timed: {odd:?}");
+    }
+    let region = t.regions.iter().find(|r| r.n == 50257).unwrap();
+    assert_eq!(region.regime, "odd");
+    assert!(
+        t.changed(),
+        "the faster tcwide.mid2 is routed for 50257 x 768"
+    );
+}
+
+#[test]
+fn adjacent_buckets_with_one_kernel_merge_and_other_ops_validate() {
+    let timer = || FakeTimer::default().rule("tcwide.mid2", (4096, 4096), (17, 256), 0.5);
+    let t = run(&shipped(), &mut timer(), &Options::new("sm90a"));
+    assert_eq!(t.routes.len(), 1);
+    assert_eq!((t.routes[0].m.min, t.routes[0].m.max), (17, Some(256)));
+    let text = routes_file(&t, &provenance()).unwrap();
+    assert!(text.contains("m = { min = 17, max = 256 }"), "{text}");
+    let dir = specs_with(&text);
+    let specs = load(dir.path());
+    assert_eq!(kernel_at(&specs, 200, 4096, 4096), "tcwide.mid2");
+    // TN (C an f32 gradient) and NT.
+    let mut opts = Options::new("sm90a");
+    opts.ops = vec![Op::Tn, Op::Nt];
+    let mut timer = FakeTimer::default()
+        .rule("tcwide.mid2", (4096, 4096), (17, 256), 0.5)
+        .rule("tcwide.wide", (14336, 4096), (0, 16), 0.5);
+    let t = run(&shipped(), &mut timer, &opts);
+    assert!(t
+        .measured
+        .contains(&(Op::Tn, "bf16.f32.f32".parse().unwrap())));
+    let text = routes_file(&t, &provenance()).unwrap();
+    assert!(text.contains("op = \"tn\""), "{text}");
+    assert!(text.contains("op = \"nt\""), "{text}");
+    let dir = specs_with(&text);
+    load(dir.path());
+}
+
+#[test]
+fn a_failing_timer_stops_tuning_and_the_report_holds_everything() {
+    let mut timer = FakeTimer {
+        fail: true,
+        ..FakeTimer::default()
+    };
+    let e = tune(&shipped(), &shapes(), &Options::new("sm90a"), &mut timer).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("failed: the device fell off the bus"),
+        "{e}"
+    );
+    let e = tune(
+        &shipped(),
+        &shapes(),
+        &Options::new("sm99"),
+        &mut FakeTimer::default(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().starts_with("no tier named sm99"), "{e}");
+
+    let mut timer = faster_mid();
+    let t = run(&shipped(), &mut timer, &Options::new("sm90a"));
+    let doc = report(&t, &provenance(), Some("sm90a.tuned.toml"));
+    assert_eq!(doc["tier"], "sm90a");
+    assert_eq!(doc["changed"], true);
+    assert_eq!(doc["written"], "sm90a.tuned.toml");
+    // 3 (n, k) x 5 buckets, each timed once per kernel and m.
+    assert_eq!(doc["regions"].as_array().unwrap().len(), 15);
+    assert_eq!(
+        doc["measurements"].as_array().unwrap().len(),
+        timer.calls.len()
+    );
+    let chosen: Vec<&serde_json::Value> = doc["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["chosen"].is_null())
+        .collect();
+    assert_eq!(chosen.len(), 1);
+    assert_eq!(chosen[0]["chosen"]["kernel"], "tcwide.mid");
+    assert_eq!(chosen[0]["current"]["kernel"], "tcwide.mid64");
+    assert_eq!(chosen[0]["m"]["min"], 17);
+}
