@@ -5,7 +5,9 @@
 //!
 //! One process, the same buffers for both sides. Per row: random inputs (never zeros), input
 //! sets rotating so neither side reads its inputs from L2 (60 MiB); warm-up; then the two sides timed
-//! alternately, one launch each between CUDA events, medians reported. Each timed launch is
+//! alternately between CUDA events, medians reported; a sample is a group of
+//! launches of at least 0.2 ms (1 to 32, the same count on both sides), so a 10 us kernel is not
+//! timed by event resolution. Each timed launch is
 //! preceded, untimed, by the same side's launch on the previous input set (at least two sets
 //! always rotate, up to eight while a set is small against L2), so the host's
 //! enqueue time (validation and tensor maps on our side, heuristics on cuBLAS's) hides behind
@@ -150,6 +152,8 @@ struct Sample {
     cublas_ms: f64,
     launch: Launch,
     sets: usize,
+    /// Launches a timed sample averaged.
+    group: usize,
     timed: usize,
     rel_diff: Option<f64>,
     /// Ours with B repacked on every call, where the row used a prepared weight.
@@ -277,7 +281,7 @@ fn time_one<A: Element, C: Element>(
     mode: Mode,
     s: &Shape,
     pool: &Pool<A>,
-    (set, sets): (usize, usize),
+    (set, sets, group): (usize, usize, usize),
     c: &mut DeviceBuffer<C>,
 ) -> Result<(f64, Launch), Box<dyn Error>> {
     use cudarc::driver::sys::CUevent_flags;
@@ -286,13 +290,20 @@ fn time_one<A: Element, C: Element>(
     let start = ctx
         .stream()
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-    let l = launch(ctx, mode, s, pool.operands(set), c)?;
+    let mut l = launch(ctx, mode, s, pool.operands(set), c)?;
+    for j in 1..group {
+        l = launch(ctx, mode, s, pool.operands((set + j) % sets), c)?;
+    }
     let end = ctx
         .stream()
         .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
     end.synchronize()?;
-    Ok((start.elapsed_ms(&end)? as f64, l))
+    Ok((start.elapsed_ms(&end)? as f64 / group as f64, l))
 }
+
+/// A timed sample covers at least this many milliseconds of launches: one launch of a 10 us
+/// kernel between two events is decided by event resolution and launch jitter.
+const GROUP_MS: f64 = 0.2;
 
 /// Relative Frobenius difference of our output and cuBLAS's on set 0 (over its first rows) (C zeroed first; a
 /// beta != 0 then gives the product).
@@ -356,15 +367,27 @@ fn bench_row<A: Element, C: Element>(
     }
     let mut c = ctx.alloc::<C>(s.m * s.n)?;
     let result = (|| -> Result<Sample, Box<dyn Error>> {
+        let mut one = f64::MAX;
         for i in 0..4 {
-            time_one(ctx, Mode::Deterministic, s, pool, (i % sets, sets), &mut c)?;
-            time_one(ctx, Mode::CublasFast, s, pool, (i % sets, sets), &mut c)?;
+            let t = time_one(
+                ctx,
+                Mode::Deterministic,
+                s,
+                pool,
+                (i % sets, sets, 1),
+                &mut c,
+            )?
+            .0;
+            let u = time_one(ctx, Mode::CublasFast, s, pool, (i % sets, sets, 1), &mut c)?.0;
+            one = one.min(t.min(u));
         }
+        // Both sides time groups of the same size, of at least GROUP_MS.
+        let group = ((GROUP_MS / one.max(1e-4)).ceil() as usize).clamp(1, 32);
         let (mut ours, mut theirs) = (Vec::new(), Vec::new());
         let mut last = None;
         let budget = Instant::now();
         for i in 0..reps {
-            let set = (i % sets, sets);
+            let set = ((i * group) % sets, sets, group);
             let (t, l) = time_one(ctx, Mode::Deterministic, s, pool, set, &mut c)?;
             ours.push(t);
             last = Some(l);
@@ -379,7 +402,17 @@ fn bench_row<A: Element, C: Element>(
             pool.use_prepared = false;
             let mut t = Vec::new();
             for i in 0..reps.clamp(1, 10) {
-                t.push(time_one(ctx, Mode::Deterministic, s, pool, (i % sets, sets), &mut c)?.0);
+                t.push(
+                    time_one(
+                        ctx,
+                        Mode::Deterministic,
+                        s,
+                        pool,
+                        ((i * group) % sets, sets, group),
+                        &mut c,
+                    )?
+                    .0,
+                );
             }
             pool.use_prepared = true;
             Some(median(&mut t))
@@ -396,6 +429,7 @@ fn bench_row<A: Element, C: Element>(
             cublas_ms: median(&mut theirs),
             launch,
             sets,
+            group,
             timed: ours.len(),
             rel_diff,
             per_call_ms,
@@ -630,7 +664,7 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
                 "ratio_per_call_repack": sample.per_call_ms.map(|t| sample.cublas_ms / t),
                 "grid": [sample.launch.grid.0, sample.launch.grid.1, sample.launch.grid.2],
                 "cluster": [sample.launch.cluster.0, sample.launch.cluster.1, sample.launch.cluster.2],
-                "input_sets": sample.sets, "timed_pairs": sample.timed,
+                "input_sets": sample.sets, "timed_pairs": sample.timed, "launches_a_sample": sample.group,
                 "rel_diff_vs_cublas": sample.rel_diff,
                 "beta": s.beta,
                 "regime": s.regime.map(Regime::as_str),
@@ -668,7 +702,7 @@ pub fn run(ctx: &Context, opts: &Options) -> Result<serde_json::Value, Box<dyn E
         "bandwidth_targets_met": bw_met, "bandwidth_targets_missed": bw_missed,
         "policy": TC.as_str(),
         "quick": opts.quick,
-        "method": "one process; same buffers; alternating single launches timed with CUDA events, each preceded (untimed) by the same side's launch on the previous input set so enqueue time is hidden; 4 warm-up pairs; median; 2-8 input sets rotating (together at least 3x L2 where 8 allow); outputs of both sides compared on one set",
+        "method": "one process; same buffers; alternating samples timed with CUDA events, each a group of launches of at least 0.2 ms (1-32 launches, the same count for both sides, rotating input sets), preceded (untimed) by the same side's launch on the previous input set so enqueue time is hidden; 4 warm-up pairs; median; 2-8 input sets rotating (together at least 3x L2 where 8 allow); outputs of both sides compared on one set",
         "rows": rows,
         "targets_met": met, "targets_missed": missed, "rows_skipped": skipped,
         "summary": summary,

@@ -18,6 +18,10 @@ use std::time::Instant;
 /// The H100's and H200's L2 (60 MiB; a set is small against it below a third).
 const L2_BYTES: usize = 60 << 20;
 const WARM_UP: usize = 4;
+/// A timed sample covers at least this many milliseconds of launches (several launches of a
+/// short kernel, averaged).
+const GROUP_MS: f64 = 0.2;
+
 /// A measurement stops after this many seconds once it has 5 reps (large shapes).
 const BUDGET_S: f64 = 2.0;
 
@@ -230,14 +234,23 @@ impl<'s> GpuTimer<'s> {
                 launch(i % sets, &mut c)?;
             }
             let timer = ctx.timer().map_err(failed)?;
+            // A sample is a group of launches long enough (GROUP_MS) that event resolution
+            // and launch jitter do not decide it: one launch of a 10 us kernel does not.
+            timer.start().map_err(failed)?;
+            launch(0, &mut c)?;
+            timer.stop().map_err(failed)?;
+            let one = timer.elapsed().map_err(failed)?.as_secs_f64() * 1e3;
+            let group = ((GROUP_MS / one.max(1e-4)).ceil() as usize).clamp(1, 32);
             let mut times = Vec::with_capacity(self.reps);
             let started = Instant::now();
             for i in 0..self.reps {
-                launch((i + sets - 1) % sets, &mut c)?;
+                launch((i * group + sets - 1) % sets, &mut c)?;
                 timer.start().map_err(failed)?;
-                launch(i % sets, &mut c)?;
+                for j in 0..group {
+                    launch((i * group + j) % sets, &mut c)?;
+                }
                 timer.stop().map_err(failed)?;
-                times.push(timer.elapsed().map_err(failed)?.as_secs_f64() * 1e3);
+                times.push(timer.elapsed().map_err(failed)?.as_secs_f64() * 1e3 / group as f64);
                 if i >= 5 && started.elapsed().as_secs_f64() > BUDGET_S {
                     break;
                 }

@@ -49,7 +49,11 @@ pub(super) fn resolve_hardware(
             problem(format!("{key} = 0: every NVIDIA GPU has some"));
         }
     }
-    if raw.shared_bytes_per_block + raw.reserved_shared_bytes_per_block > raw.shared_bytes_per_sm {
+    if raw
+        .shared_bytes_per_block
+        .saturating_add(raw.reserved_shared_bytes_per_block)
+        > raw.shared_bytes_per_sm
+    {
         problem(format!(
             "shared_bytes_per_block ({}) and its reserved {} bytes exceed shared_bytes_per_sm ({})",
             raw.shared_bytes_per_block,
