@@ -244,12 +244,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cuda = cudarc::driver::CudaContext::new(0)?;
         cuda.name()?
     };
-    let date = std::process::Command::new("date")
-        .arg("+%Y-%m-%d")
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
+    let date = gemm_aot_tune::date::today();
     let slug: String = card
         .to_lowercase()
         .chars()

@@ -195,6 +195,23 @@ mod tests {
     }
 
     #[test]
+    fn the_holdout_list_shares_no_shape_with_the_tuning_list() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shapes");
+        let tuned = ShapeList::load(&dir.join("models.toml")).unwrap();
+        let holdout = ShapeList::load(&dir.join("holdout.toml")).unwrap();
+        assert!(!holdout.shapes.is_empty());
+        for s in &holdout.shapes {
+            assert!(
+                !tuned.shapes.iter().any(|t| (t.n, t.k) == (s.n, s.k)),
+                "{} x {} ({:?}) is on the tuning list",
+                s.n,
+                s.k,
+                s.layers
+            );
+        }
+    }
+
+    #[test]
     fn geometric_mean_of_ratios() {
         let g = geometric_mean([0.5, 2.0]).unwrap();
         assert!((g - 1.0).abs() < 1e-12);

@@ -6,9 +6,9 @@ use crate::context::Context;
 use crate::element::Element;
 use crate::emit::{describe, RequestFacts};
 use crate::error::GemmError;
-use crate::launch_plan::{plan_gemm, GemmPlan, PlanSummary};
+use crate::launch_plan::{GemmPlan, PlanSummary};
 use crate::observer::LaunchKind;
-use crate::request::{checked_operands, dim, GemmRequest, Launch, Operands, Repacked};
+use crate::request::{checked_operands, dim, GemmRequest, Launch, Operands};
 use crate::stream::Mode;
 use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -94,31 +94,12 @@ impl Context {
                 self.half_fallback(observer, &routed, facts, &operands, stored, req.beta)?;
             return Ok(launch_info(summary));
         }
-        // A or B that the route's TMA kernel cannot take for its address or ld alone is
-        // copied into aligned scratch for that kernel, where the stream's bound allows.
-        let ab = stored.ab(&operands);
-        if let Ok(repack) = routed.repack(self.kernels(), tier.id, &ab, self.repack_limit()) {
-            if let Some(summary) = self.repacked_gemm(
-                observer, &routed, facts, &operands, stored, req.beta, &repack,
-            )? {
-                return Ok(Launch {
-                    repacked: Some(Repacked {
-                        a: repack.a.is_some(),
-                        b: repack.b.is_some(),
-                        scratch_bytes: repack.scratch_bytes,
-                    }),
-                    ..launch_info(summary)
-                });
-            }
-        }
-        let plan = plan_gemm(self, &routed, (m, n, k), &operands, stored, req.beta)?;
-        let summary = plan.summary();
-        #[cfg(not(gemm_observer_stripped))]
-        if O::ENABLED {
-            observer.reserve(1)?;
-        }
-        self.emit_gemm(observer, plan, facts, &operands)?;
-        Ok(launch_info(summary))
+        let (summary, repacked) =
+            self.launch_routed(observer, &routed, facts, &operands, stored, req.beta)?;
+        Ok(Launch {
+            repacked,
+            ..launch_info(summary)
+        })
     }
 
     /// One planned GEMM launch with its record (operands say where each pointer points).

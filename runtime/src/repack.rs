@@ -17,11 +17,48 @@ use crate::emit::RequestFacts;
 use crate::error::GemmError;
 use crate::launch_plan::{plan_gemm, PlanSummary};
 use crate::observer::{LaunchKind, Observer};
-use crate::request::{Operands, Placed, Stored};
+use crate::request::{Operands, Placed, Repacked, Stored};
 use crate::table::KernelRef;
 use gemm_core::{RepackPlan, Routed};
 
 impl Context {
+    /// Launches a validated request on its routed kernel: through aligned copies of A or B
+    /// where the kernel cannot take them as stored and the stream's bound allows, else as
+    /// stored (the planner then picks the unaligned kernel where the route has one). The one
+    /// path of `Context::gemm` and `Context::gemm_on_kernel`.
+    pub(crate) fn launch_routed<O: Observer>(
+        &self,
+        observer: &mut O,
+        routed: &Routed,
+        facts: RequestFacts,
+        ops: &Operands,
+        stored: Stored,
+        beta: f32,
+    ) -> Result<(PlanSummary, Option<Repacked>), GemmError> {
+        let ab = stored.ab(ops);
+        let tier = self.tier().id;
+        if let Ok(repack) = routed.repack(self.kernels(), tier, &ab, self.repack_limit()) {
+            if let Some(summary) =
+                self.repacked_gemm(observer, routed, facts, ops, stored, beta, &repack)?
+            {
+                let repacked = Repacked {
+                    a: repack.a.is_some(),
+                    b: repack.b.is_some(),
+                    scratch_bytes: repack.scratch_bytes,
+                };
+                return Ok((summary, Some(repacked)));
+            }
+        }
+        let plan = plan_gemm(self, routed, facts.shape, ops, stored, beta)?;
+        let summary = plan.summary();
+        #[cfg(not(gemm_observer_stripped))]
+        if O::ENABLED {
+            observer.reserve(1)?;
+        }
+        self.emit_gemm(observer, plan, facts, ops)?;
+        Ok((summary, None))
+    }
+
     /// Scratch bytes one call on this stream may take for aligned copies of its operands
     /// (default 1 GiB, `stream::DEFAULT_REPACK_LIMIT`).
     pub fn repack_limit(&self) -> u64 {

@@ -19,9 +19,8 @@ use crate::context::Context;
 use crate::element::Element;
 use crate::emit::RequestFacts;
 use crate::error::GemmError;
-use crate::launch_plan::plan_gemm;
 use crate::observer::NoObserver;
-use crate::request::{checked_operands, dim, GemmRequest, Launch, Repacked};
+use crate::request::{checked_operands, dim, GemmRequest, Launch};
 use crate::stream::Mode;
 use crate::table::{Dtype, DtypeTriple, KernelId, KernelInfo, Op, Policy, RouteHit};
 use gemm_core::Routed;
@@ -128,38 +127,9 @@ impl Context {
             policy_from_context: false,
         };
         // Operands TMA cannot take for their address or ld alone are copied for the kernel,
-        // as `Context::gemm` does, so the time is what a routed call would take.
-        let ab = stored.ab(&operands);
-        if let Ok(repack) = routed.repack(self.kernels(), tier.id, &ab, self.repack_limit()) {
-            let done = self.repacked_gemm(
-                &mut NoObserver,
-                &routed,
-                facts,
-                &operands,
-                stored,
-                req.beta,
-                &repack,
-            )?;
-            if let Some(summary) = done {
-                return Ok(Launch {
-                    kernel: Some(summary.kernel),
-                    rule: 0,
-                    grid: summary.geometry.grid,
-                    block: summary.geometry.block,
-                    shared_bytes: summary.geometry.shared_bytes,
-                    cluster: summary.geometry.cluster,
-                    repacked: Some(Repacked {
-                        a: repack.a.is_some(),
-                        b: repack.b.is_some(),
-                        scratch_bytes: repack.scratch_bytes,
-                    }),
-                    ..Launch::none(info.policy, mode)
-                });
-            }
-        }
-        let plan = plan_gemm(self, &routed, (m, n, k), &operands, stored, req.beta)?;
-        let summary = plan.summary();
-        self.emit_gemm(&mut NoObserver, plan, facts, &operands)?;
+        // as `Context::gemm` copies them, so the time is what a routed call would take.
+        let (summary, repacked) =
+            self.launch_routed(&mut NoObserver, &routed, facts, &operands, stored, req.beta)?;
         Ok(Launch {
             kernel: Some(summary.kernel),
             rule: 0,
@@ -167,7 +137,8 @@ impl Context {
             block: summary.geometry.block,
             shared_bytes: summary.geometry.shared_bytes,
             cluster: summary.geometry.cluster,
-            unaligned: false,
+            unaligned: summary.unaligned,
+            repacked,
             ..Launch::none(info.policy, mode)
         })
     }
