@@ -75,7 +75,7 @@ impl Context {
     /// Runs a validated request through aligned copies of the operands `plan` names, or
     /// returns `Ok(None)` (nothing enqueued) when the scratch may not grow to hold them.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn repacked_gemm<O: Observer>(
+    fn repacked_gemm<O: Observer>(
         &self,
         observer: &mut O,
         routed: &Routed,
