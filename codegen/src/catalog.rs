@@ -234,7 +234,7 @@ impl KernelCatalog {
                         module,
                         grid: family.kind.grid,
                         operands: family.kind.operands,
-                        cluster: (derived.cluster, 1, 1),
+                        cluster: (derived.cluster, 1, derived.split_k),
                         min_blocks: derived.min_blocks,
                         tensor_maps,
                         derived,

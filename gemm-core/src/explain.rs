@@ -287,21 +287,28 @@ impl KernelSet {
             return Ok(out);
         }
         let (gx, gy) = (q.m.div_ceil(k.tile.m as u64), q.n.div_ceil(k.tile.n as u64));
+        // A cluster along z splits K: the grid's z is its size.
+        let gz = k.cluster.2.max(1);
+        let split = if gz > 1 {
+            format!(", K split {gz} ways by a cluster of (1, 1, {gz}) CTAs")
+        } else {
+            String::new()
+        };
         match k.grid {
             GridKind::Tiles => {
                 if gx > GRID_X_MAX || gy > GRID_YZ_MAX {
                     let _ = writeln!(
                         s,
-                        "refused: the grid would be ({gx}, {gy}, 1) = (ceil(m / {}), ceil(n / {}), 1), over the CUDA launch limits ({GRID_X_MAX}, {GRID_YZ_MAX}, {GRID_YZ_MAX}); the runtime returns GemmError::GridTooLarge and launches nothing",
+                        "refused: the grid would be ({gx}, {gy}, {gz}) = (ceil(m / {}), ceil(n / {}), {gz}), over the CUDA launch limits ({GRID_X_MAX}, {GRID_YZ_MAX}, {GRID_YZ_MAX}); the runtime returns GemmError::GridTooLarge and launches nothing",
                         k.tile.m, k.tile.n
                     );
                     out.text = s;
                     return Ok(out);
                 }
-                out.grid = Some((gx as u32, gy as u32, 1));
+                out.grid = Some((gx as u32, gy as u32, gz));
                 let _ = writeln!(
                     s,
-                    "  grid ({gx}, {gy}, 1) = (ceil(m / {}), ceil(n / {}), 1), block {} threads, {} bytes of shared memory",
+                    "  grid ({gx}, {gy}, {gz}) = (ceil(m / {}), ceil(n / {}), {gz}){split}, block {} threads, {} bytes of shared memory",
                     k.tile.m, k.tile.n, k.block_threads, k.shared_bytes
                 );
             }
@@ -310,7 +317,7 @@ impl KernelSet {
                 let work = q.m.div_ceil(k.tile.m as u64 * cx) * gy;
                 let _ = writeln!(
                     s,
-                    "  persistent grid: ({} x min({work}, co-resident clusters), 1, 1), {work} = ceil(m / {}) x ceil(n / {}) tiles of {} CTA(s), each walked in a fixed order; block {} threads, {} bytes of shared memory",
+                    "  persistent grid: ({} x min({work}, co-resident clusters), 1, {gz}), {work} = ceil(m / {}) x ceil(n / {}) tiles of {} CTA(s), each walked in a fixed order{split}; block {} threads, {} bytes of shared memory",
                     cx,
                     k.tile.m as u64 * cx,
                     k.tile.n,

@@ -171,11 +171,11 @@ pub enum GridProblem {
 }
 
 /// Most CTAs a persistent grid may have: the co-resident CTAs, or the cap if lower, rounded
-/// down to whole clusters of `cluster_x` CTAs, and at least one cluster.
-pub fn persistent_limit(coresident: u32, cap: Option<u32>, cluster_x: u32) -> u32 {
-    let cluster_x = cluster_x.max(1);
+/// down to whole clusters of `cluster_ctas` CTAs, and at least one cluster.
+pub fn persistent_limit(coresident: u32, cap: Option<u32>, cluster_ctas: u32) -> u32 {
+    let cluster_ctas = cluster_ctas.max(1);
     let limit = cap.map_or(coresident, |c| c.min(coresident));
-    (limit / cluster_x).max(1).saturating_mul(cluster_x)
+    (limit / cluster_ctas).max(1).saturating_mul(cluster_ctas)
 }
 
 impl KernelInfo {
@@ -183,21 +183,26 @@ impl KernelInfo {
     /// caller skips launching when m or n is 0), or, for a persistent kernel, when not one
     /// cluster fits in `max_ctas`.
     ///
-    /// - `Tiles`: `(ceil(m / tile.m), ceil(n / tile.n), 1)`; `max_ctas` is not used.
+    /// - `Tiles`: `(ceil(m / tile.m), ceil(n / tile.n), cluster.2)`: one CTA a tile, or one
+    ///   cluster along z a tile for a kernel that splits K; `max_ctas` is not used.
     /// - `Persistent`: `max_ctas` is the co-resident CTA count (capped, [`persistent_limit`]).
     ///   The work is `ceil(m / (tile.m * cluster.0)) x ceil(n / tile.n)` cluster tiles; the
-    ///   grid is `(cluster.0 * min(work, max_ctas / cluster.0), 1, 1)`, whole clusters, at
-    ///   least one. Who computes a tile depends on it, never how.
+    ///   grid is `(cluster.0 * min(work, max_ctas / (cluster.0 * cluster.2)), 1, cluster.2)`,
+    ///   whole clusters, at least one; a cluster along z splits each tile's K. Who computes a
+    ///   tile depends on it, never how.
     pub fn grid_for(&self, m: u64, n: u64, max_ctas: u32) -> Option<(u32, u32, u32)> {
         match self.grid {
             GridKind::Tiles => {
                 let gx = m.div_ceil(self.tile.m as u64);
                 let gy = n.div_ceil(self.tile.n as u64);
-                (gx <= GRID_X_MAX && gy <= GRID_YZ_MAX).then_some((gx as u32, gy as u32, 1))
+                let gz = self.cluster.2.max(1);
+                (gx <= GRID_X_MAX && gy <= GRID_YZ_MAX && gz as u64 <= GRID_YZ_MAX)
+                    .then_some((gx as u32, gy as u32, gz))
             }
             GridKind::Persistent => {
                 let cx = self.cluster.0.max(1) as u64;
-                let clusters = max_ctas as u64 / cx;
+                let cz = self.cluster.2.max(1);
+                let clusters = max_ctas as u64 / (cx * cz as u64);
                 if clusters == 0 {
                     return None;
                 }
@@ -205,7 +210,7 @@ impl KernelInfo {
                     .div_ceil(self.tile.m as u64 * cx)
                     .checked_mul(n.div_ceil(self.tile.n as u64))?;
                 let gx = u32::try_from(work.clamp(1, clusters) * cx).ok()?;
-                Some((gx, 1, 1))
+                (cz as u64 <= GRID_YZ_MAX).then_some((gx, 1, cz))
             }
         }
     }
@@ -218,7 +223,9 @@ impl KernelInfo {
         n: u64,
         max_ctas: u32,
     ) -> Result<(u32, u32, u32), GridProblem> {
-        if self.grid == GridKind::Persistent && max_ctas < self.cluster.0.max(1) {
+        if self.grid == GridKind::Persistent
+            && max_ctas < self.cluster.0.max(1) * self.cluster.2.max(1)
+        {
             return Err(GridProblem::Unschedulable);
         }
         let grid = self.grid_for(m, n, max_ctas).ok_or(GridProblem::TooLarge)?;

@@ -357,8 +357,12 @@ pub struct KernelInfo {
     pub grid: GridKind,
     /// How it reads A and B.
     pub operands: OperandPath,
-    /// CTAs a cluster (x, y, z); `(1, 1, 1)` for no cluster.
+    /// CTAs a cluster (x, y, z); `(1, 1, 1)` for no cluster. A cluster along z splits K
+    /// between its CTAs (they fold their chunks through distributed shared memory).
     pub cluster: (u32, u32, u32),
+    /// The largest K the kernel takes (a K split holds each chunk's partial sums in shared
+    /// memory); `None`: any. Routes to it bound k by it (validation checks).
+    pub max_k: Option<u64>,
     /// The tensor maps it reads (empty for kernels that do not load through TMA).
     pub tensor_maps: &'static [TensorMapPlan],
     /// Threads a block.

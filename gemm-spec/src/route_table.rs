@@ -138,6 +138,7 @@ pub(crate) fn check(
             });
         }
     }
+    check_max_k(tier, specs, errors);
     for tile in &tier.tiles {
         let family = &specs.families[&tile.family];
         for (op, dtype) in &family.variants {
@@ -156,6 +157,46 @@ pub(crate) fn check(
                     ),
                 });
             }
+        }
+    }
+}
+
+/// A kernel that takes a bounded K (a K split keeps each chunk's partial sums in shared
+/// memory: its manifest's `max_k`) may only be reached by routes whose k range stays within it,
+/// as their own kernel or as their `unaligned` one. Reported once a route.
+fn check_max_k(tier: &Tier, specs: &SpecSet, errors: &mut Vec<SpecError>) {
+    let mut reported: BTreeSet<u32> = BTreeSet::new();
+    for r in &tier.routes {
+        let kernels = std::iter::once((r.family.as_str(), r.tile.as_str())).chain(
+            r.unaligned
+                .iter()
+                .map(|u| (u.family.as_str(), u.tile.as_str())),
+        );
+        for (family, tile_name) in kernels {
+            let Some(tile) = tier.tile(family, tile_name) else {
+                continue;
+            };
+            let Some(Ok(derived)) = specs.derive(tier, tile, r.op, r.dtype) else {
+                continue;
+            };
+            let Some(max_k) = derived.max_k else { continue };
+            if r.k.max.is_some_and(|k| k <= max_k) || !reported.insert(r.rule) {
+                continue;
+            }
+            let sends =
+                r.k.max
+                    .map_or("any k".to_string(), |k| format!("k up to {k}"));
+            errors.push(SpecError {
+                location: r.location.clone(),
+                kind: SpecErrorKind::RouteKernel {
+                    rule: r.rule,
+                    kernel: format!("{family}.{tile_name}"),
+                    problem: format!(
+                        "takes k up to {max_k} ({} {} kernel's max_k), but the route sends {sends}: give the route `k = {{ max = {max_k} }}` or less",
+                        r.op, r.dtype
+                    ),
+                },
+            });
         }
     }
 }

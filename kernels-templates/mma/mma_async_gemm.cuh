@@ -11,7 +11,9 @@
 // nothing. WARPS_M x WARPS_N warps each own (M / WARPS_M) x (N / WARPS_N) of C as m16n8
 // fragments and run the stage's k16 steps in ascending order: every output element is one f32
 // accumulator from +0 over ascending k16 steps; k = 0 leaves it +0 and runs the epilogue alone.
-// Same bits as wgmma_tma_gemm, mma_decode_tma and mma_gemm.
+// Same bits as wgmma_tma_gemm, mma_decode_tma and mma_gemm. Under the chunked contract
+// (Cfg::kChunk > 0, tc-k16-c512) the chain restarts from +0 every kChunk k and a second set
+// folds the chunks in ascending order (tc/chunk_fold.cuh), as those kernels do.
 //
 // TF32 (TAB = float): the same stages of 32-bit elements and k8 steps; k-contiguous fragments
 // come by ldmatrix too (an 8 x 8 b16 matrix is 8 rows of 4 floats, the m16n8k8 fragment's
@@ -34,6 +36,7 @@
 #include "common/operand_layout.cuh"
 #include "common/timing_perturbation.cuh"
 #include "tc/cp_async.cuh"
+#include "tc/chunk_fold.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/tc_epilogue.cuh"
 
@@ -48,6 +51,8 @@ struct mma_async_gemm {
     static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;
     static constexpr bool kTf32 = sizeof(TAB) == 4;  // f32 operands: contract tc-tf32-k8
     static constexpr int kStepK = Cfg::kStepK;       // k of one mma.sync: the contract's step
+    static constexpr int kChunk = Cfg::kChunk;       // 0: one chain over K
+    static constexpr int kChunkSteps = kChunk > 0 ? kChunk / BK : 1;
     static constexpr int kVec = 16 / (int)sizeof(TAB);  // elements a 16-byte chunk
     using Raw = typename std::conditional<kTf32, uint32_t, uint16_t>::type;  // an element's bits
     // A stage of each operand as stored: (rows, bytes a row).
@@ -61,7 +66,7 @@ struct mma_async_gemm {
     // fragments in n8 pairs), the contract's k step, the tier's cap.
     static_assert(kSharedBytes == kStages * kStageBytes && kSharedBytes <= Cfg::kMaxSharedBytes &&
                       kThreads == 32 * kWarpsM * kWarpsN && MI * 16 * kWarpsM == BM && NI * 8 * kWarpsN == BN &&
-                      NI % 2 == 0 && kStepK == (kTf32 ? 8 : 16),
+                      NI % 2 == 0 && kStepK == (kTf32 ? 8 : 16) && kChunk % BK == 0,
                   "mma_async_gemm: its layout does not match the config the generator delivered");
 
     // Copies a stage of one operand: rows `outer0 ..` (< outer_lim) by elements `inner0 ..`
@@ -219,6 +224,13 @@ struct mma_async_gemm {
             for (int j = 0; j < NI; ++j)
 #pragma unroll
                 for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+        float fold[MI][NI][4];  // the chunks folded so far (chunked contract; unused otherwise)
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) fold[i][j][r] = 0.0f;
 
         // Prologue: stages 0 .. STAGES - 2 in flight, one commit group each (empty past K).
 #pragma unroll
@@ -244,7 +256,11 @@ struct mma_async_gemm {
                 else step_half(acc, sa, sb, kk, wm, wn, lane);
             }
             GEMM_PERTURB(kPerturbConsumerRelease, kb);  // the next iteration's barrier frees the stage
+            if constexpr (kChunk > 0) {
+                if ((kb + 1) % kChunkSteps == 0 || kb + 1 == nk) tc_fold_chunk(fold, acc);  // a chunk ends
+            }
         }
+        if constexpr (kChunk > 0) tc_take_fold(acc, fold);
         cp_async_wait_group<0>();
         GEMM_PERTURB(kPerturbEpilogue, 0);
 

@@ -1,12 +1,23 @@
-// Kind `mma_decode_tma` (small m) of the tensor-core policy, contract tc-k16 (docs/tensor-core.md §1).
+// Kind `mma_decode_tma` (small m) of the tensor-core policy, contracts tc-k16 and the chunked
+// tc-k16-c512 (docs/tensor-core.md §1, §8).
 //
-// A CTA computes 16 rows (blockIdx.x: m tile) x Cfg::N columns (blockIdx.y: n tile) of C over
-// all of K. One producer warp (the last) issues TMA loads of A (16 rows x 64 k) and B (64 k x N)
-// into a STAGES-deep ring (full/empty mbarriers); N / 8 consumer warps each own an n8 column group
-// and run mma.sync m16n8k16 with fragments from ldmatrix (transposed where the operand is
-// MN-major). Every output element is one f32 accumulator from +0 over the k16 steps in ascending
-// order; TMA zero-fills past m, n and k, so padded steps add nothing. Same bits as
-// wgmma_tma_gemm and mma_gemm.
+// A CTA computes 16 rows (blockIdx.x: m tile) x Cfg::N columns (blockIdx.y: n tile) of C. One
+// producer warp (the last) issues TMA loads of A (16 rows x 64 k) and B (64 k x N) into a
+// STAGES-deep ring (full/empty mbarriers); N / 8 consumer warps each own an n8 column group and
+// run mma.sync m16n8k16 with fragments from ldmatrix (transposed where the operand is MN-major).
+// TMA zero-fills past m, n and k, so padded steps add nothing.
+//  * tc-k16 (Cfg::kChunk == 0): every output element is one f32 accumulator from +0 over the
+//    k16 steps of all of K in ascending order. Same bits as wgmma_tma_gemm and mma_gemm.
+//  * chunked (Cfg::kChunk > 0): K is cut into chunks of kChunk k (whole stages); each chunk is
+//    its own k16 chain from +0 and the chunks are folded from +0 in ascending order.
+//    SPLIT_K == 1: the CTA runs every chunk and folds in registers. SPLIT_K > 1: a cluster of
+//    SPLIT_K CTAs along z (blockIdx.z = rank) shares the tile: rank r runs chunks r, r + S, ...
+//    and leaves each chunk's partial sums in one of its SLOTS shared-memory slots; after a
+//    cluster barrier each rank folds 1/S of the tile's elements, reading every chunk's partial
+//    from its owner through distributed shared memory, in ascending chunk order, and stores
+//    them; a second cluster barrier keeps every CTA's slots alive until all are read. Who runs
+//    a chunk and who folds an element never changes how: the bits are those of the CTA that
+//    runs all chunks itself, and of wgmma_tma_gemm and mma_gemm under the same contract.
 //
 // A consumer warp releases a stage with a proxy fence first (mbar_release_after_generic_reads):
 // its ldmatrix reads are generic-proxy accesses and the TMA load that refills the stage is an
@@ -17,9 +28,13 @@
 // Shared layouts (each stage 1024-byte aligned, swizzle as the tensor maps say):
 //   A [m, k] (nn, nt): 16 rows x 128 B, 128B swizzle     A [k, m] (tn): 64 rows x 32 B, 32B swizzle
 //   B [k, n] (nn, tn): 64 rows x 2N B, 2N-byte swizzle   B [n, k] (nt): N rows x 128 B, 128B swizzle
+//   then the mbarriers, then (SPLIT_K > 1) SLOTS partial tiles of 16 x N f32, row-major.
 //
-// Launch: grid (ceil(m / 16), ceil(n / N)), kThreads threads, dynamic shared memory kSharedBytes:
-//   kSharedBytes = STAGES * (16*K + K*N) * sizeof(TAB) + 2 * STAGES * 8 (mbarriers) + 1024 (alignment slack).
+// Launch: grid (ceil(m / 16), ceil(n / N), SPLIT_K), cluster (1, 1, SPLIT_K) when SPLIT_K > 1,
+// kThreads threads, dynamic shared memory kSharedBytes:
+//   kSharedBytes = STAGES * (16*K + K*N) * sizeof(TAB) + 2 * STAGES * 8 (mbarriers)
+//                + kPartialBytes (SLOTS * 16 * N * 4 when split) + 1024 (alignment slack).
+// A split takes K up to kMaxK = SPLIT_K * SLOTS * kChunk (routes are bounded by it; more traps).
 #pragma once
 #include <cstdint>
 #include "common/element.cuh"
@@ -41,12 +56,17 @@ struct mma_decode_tma {
     static constexpr int kABytes = BM * BK * (int)sizeof(TAB);
     static constexpr int kBBytes = BK * BN * (int)sizeof(TAB);
     static constexpr int kSharedBytes = Cfg::kSharedBytes;
+    static constexpr int kChunk = Cfg::kChunk;  // 0: one chain over K (tc-k16)
+    static constexpr int kSplit = Cfg::SPLIT_K, kSlots = Cfg::SLOTS;
+    static constexpr int kPartialBytes = Cfg::kPartialBytes;
 
     // The layout against the numbers the generator delivers from the manifest
     // (mma/mma_decode_tma.toml): the carve of shared memory, one consumer warp per 8 columns
     // and a producer warp, the boxes the TMA loads and the ldmatrix addressing assume (A and B
     // as stored: a K-major operand in 128-byte swizzled rows of 64 k), the tier's cap.
-    static_assert(kSharedBytes == kStages * (kABytes + kBBytes) + 2 * kStages * 8 + 1024 &&
+    static_assert(kSharedBytes == kStages * (kABytes + kBBytes) + 2 * kStages * 8 + kPartialBytes + 1024 &&
+                      kPartialBytes == (kSplit > 1 ? kSlots * BM * BN * 4 : 0) && kChunk % BK == 0 &&
+                      (kSplit == 1 || kChunk > 0) && (BM * BN) % kSplit == 0 &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kWarps * 8 == BN && kThreads == 32 * kWarps + 32 &&
                       Cfg::kABoxInner == (kAKMajor ? BK : BM) && Cfg::kABoxOuter == (kAKMajor ? BM : BK) &&
                       Cfg::kSwizzleA == (kAKMajor ? 128 : 32) &&
@@ -54,17 +74,27 @@ struct mma_decode_tma {
                       Cfg::kSwizzleB == (kBKMajor ? 128 : 2 * BN),
                   "mma_decode_tma: its layout does not match the config the generator delivered");
 
+    // Chunk ch is the stages [ch * per, min(nk, (ch + 1) * per)); the producer and every
+    // consumer walk this CTA's chunks in the same order, so the ring's phases agree.
     template <class Args>
     __device__ static void run(const Args& p) {
         extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
         const uint32_t sbase = (tc_smem_u32(tc_smem_raw) + 1023u) & ~1023u;
         const uint32_t sA0 = sbase, sB0 = sbase + kStages * kABytes;
         const uint32_t bar0 = sB0 + kStages * kBBytes;
+        const uint32_t sP0 = bar0 + 2 * kStages * 8;  // partial slots (split), 16-byte aligned
         auto full = [&](int s) { return bar0 + 8u * s; };
         auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
         const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;
         const int nk = (p.k + BK - 1) / BK;
+        // Chunks of the contract (one chunk of all of K for tc-k16), and this CTA's share.
+        const int per = kChunk > 0 ? kChunk / BK : nk;
+        const int nchunks = kChunk > 0 ? (p.k + kChunk - 1) / kChunk : (nk > 0 ? 1 : 0);
+        const int rank = kSplit > 1 ? (int)blockIdx.z : 0;
+        if constexpr (kSplit > 1) {
+            if (nchunks > kSplit * kSlots) __trap();  // past kMaxK: no route sends such a K here
+        }
         if (threadIdx.x == 0) {
             for (int s = 0; s < kStages; ++s) {
                 mbar_init(full(s), 1);
@@ -77,65 +107,119 @@ struct mma_decode_tma {
             if (lane == 0) {
                 int s = 0;
                 uint32_t ph = 0;
-                for (int kb = 0; kb < nk; ++kb) {
-                    GEMM_PERTURB(kPerturbProducerAcquire, kb);
-                    mbar_wait(empty(s), ph ^ 1);
-                    GEMM_PERTURB(kPerturbProducerIssue, kb);
-                    mbar_arrive_expect_tx(full(s), kABytes + kBBytes);
-                    if (kAKMajor) tma_load_2d(sA0 + s * kABytes, &p.a_map, full(s), kb * BK, m0);
-                    else tma_load_2d(sA0 + s * kABytes, &p.a_map, full(s), m0, kb * BK);
-                    if (kBKMajor) tma_load_2d(sB0 + s * kBBytes, &p.b_map, full(s), kb * BK, n0);
-                    else tma_load_2d(sB0 + s * kBBytes, &p.b_map, full(s), n0, kb * BK);
-                    if (++s == kStages) { s = 0; ph ^= 1; }
+                for (int ch = rank; ch < nchunks; ch += kSplit) {
+                    const int kb_end = min(nk, (ch + 1) * per);
+                    for (int kb = ch * per; kb < kb_end; ++kb) {
+                        GEMM_PERTURB(kPerturbProducerAcquire, kb);
+                        mbar_wait(empty(s), ph ^ 1);
+                        GEMM_PERTURB(kPerturbProducerIssue, kb);
+                        mbar_arrive_expect_tx(full(s), kABytes + kBBytes);
+                        if (kAKMajor) tma_load_2d(sA0 + s * kABytes, &p.a_map, full(s), kb * BK, m0);
+                        else tma_load_2d(sA0 + s * kABytes, &p.a_map, full(s), m0, kb * BK);
+                        if (kBKMajor) tma_load_2d(sB0 + s * kBBytes, &p.b_map, full(s), kb * BK, n0);
+                        else tma_load_2d(sB0 + s * kBBytes, &p.b_map, full(s), n0, kb * BK);
+                        if (++s == kStages) { s = 0; ph ^= 1; }
+                    }
                 }
             }
+            __syncwarp();
+            if constexpr (kSplit > 1) fold_split(p, sP0, rank, nchunks, m0, n0);
             return;
         }
         // Consumer warp `warp`: columns n0 + 8 * warp .. + 7, all 16 rows.
-        float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        float total[4] = {0.0f, 0.0f, 0.0f, 0.0f};
         int s = 0;
         uint32_t ph = 0;
         const int mat = lane / 8, r8 = lane % 8;
-        for (int kb = 0; kb < nk; ++kb) {
-            GEMM_PERTURB(kPerturbConsumerWait, kb);
-            mbar_wait(full(s), ph);
-            GEMM_PERTURB(kPerturbConsumerRead, kb);
-            const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
+        const int prow = lane / 4, pcol = 8 * warp + 2 * (lane % 4);  // this lane's fragment in the tile
+        int slot = 0;
+        for (int ch = rank; ch < nchunks; ch += kSplit, ++slot) {
+            float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // the chunk's chain, from +0
+            const int kb_end = min(nk, (ch + 1) * per);
+            for (int kb = ch * per; kb < kb_end; ++kb) {
+                GEMM_PERTURB(kPerturbConsumerWait, kb);
+                mbar_wait(full(s), ph);
+                GEMM_PERTURB(kPerturbConsumerRead, kb);
+                const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
 #pragma unroll
-            for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps
-                uint32_t a0, a1, a2, a3, b0, b1;
-                if constexpr (kAKMajor) {
-                    // matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15); 128B swizzle: chunk ^= row % 8
-                    const int row = r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
-                    ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
-                } else {
-                    // k rows of 16 m (32 B); matrix (m 0-7 | 8-15) x (k 0-7 | 8-15), transposed;
-                    // 32B swizzle: address bit 4 ^= bit 7
-                    const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = mat & 1;
-                    ldsm_x4_trans(a + krow * 32 + ((mc ^ ((krow >> 2) & 1)) << 4), a0, a1, a2, a3);
+                for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps
+                    uint32_t a0, a1, a2, a3, b0, b1;
+                    if constexpr (kAKMajor) {
+                        // matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15); 128B swizzle: chunk ^= row % 8
+                        const int row = r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
+                        ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
+                    } else {
+                        // k rows of 16 m (32 B); matrix (m 0-7 | 8-15) x (k 0-7 | 8-15), transposed;
+                        // 32B swizzle: address bit 4 ^= bit 7
+                        const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = mat & 1;
+                        ldsm_x4_trans(a + krow * 32 + ((mc ^ ((krow >> 2) & 1)) << 4), a0, a1, a2, a3);
+                    }
+                    if constexpr (kBKMajor) {
+                        // n rows of 64 k (128 B): matrices k 0-7 | 8-15 of rows 8 * warp ..; 128B swizzle
+                        const int nrow = warp * 8 + r8, kc = kk * 2 + (mat & 1);
+                        ldsm_x2(b + nrow * 128 + ((kc ^ (nrow & 7)) << 4), b0, b1);
+                    } else {
+                        // k rows of N (2N bytes): lanes 0-15 give k rows 0..15; swizzle XORs address bits [4,7) with [7,10)
+                        constexpr int RB = BN * 2, SWM = RB == 128 ? 7 : RB == 64 ? 3 : 1;
+                        const int krow = kk * 16 + (lane % 16);
+                        ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), b0, b1);
+                    }
+                    mma_m16n8k16<TAB>(c, a0, a1, a2, a3, b0, b1);
                 }
-                if constexpr (kBKMajor) {
-                    // n rows of 64 k (128 B): matrices k 0-7 | 8-15 of rows 8 * warp ..; 128B swizzle
-                    const int nrow = warp * 8 + r8, kc = kk * 2 + (mat & 1);
-                    ldsm_x2(b + nrow * 128 + ((kc ^ (nrow & 7)) << 4), b0, b1);
-                } else {
-                    // k rows of N (2N bytes): lanes 0-15 give k rows 0..15; swizzle XORs address bits [4,7) with [7,10)
-                    constexpr int RB = BN * 2, SWM = RB == 128 ? 7 : RB == 64 ? 3 : 1;
-                    const int krow = kk * 16 + (lane % 16);
-                    ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), b0, b1);
-                }
-                mma_m16n8k16<TAB>(c, a0, a1, a2, a3, b0, b1);
+                GEMM_PERTURB(kPerturbConsumerRelease, kb);
+                // The stage was read by ldmatrix (generic proxy) and the next TMA load (async proxy)
+                // overwrites it: fenced release, tc/smem_sync.cuh.
+                mbar_release_after_generic_reads(empty(s), lane);
+                if (++s == kStages) { s = 0; ph ^= 1; }
             }
-            GEMM_PERTURB(kPerturbConsumerRelease, kb);
-            // The stage was read by ldmatrix (generic proxy) and the next TMA load (async proxy)
-            // overwrites it: fenced release, tc/smem_sync.cuh.
-            mbar_release_after_generic_reads(empty(s), lane);
-            if (++s == kStages) { s = 0; ph ^= 1; }
+            if constexpr (kChunk == 0) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) total[i] = c[i];  // the one chain
+            } else if constexpr (kSplit == 1) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) total[i] = __fadd_rn(total[i], c[i]);  // ascending fold
+            } else {
+                float* part = reinterpret_cast<float*>(tc_smem_raw + (sP0 - tc_smem_u32(tc_smem_raw))) + slot * BM * BN;
+                *reinterpret_cast<float2*>(part + prow * BN + pcol) = make_float2(c[0], c[1]);
+                *reinterpret_cast<float2*>(part + (prow + 8) * BN + pcol) = make_float2(c[2], c[3]);
+            }
+        }
+        if constexpr (kSplit > 1) {
+            fold_split(p, sP0, rank, nchunks, m0, n0);
+            return;
         }
         GEMM_PERTURB(kPerturbEpilogue, 0);
-        const int row = m0 + lane / 4, col = n0 + 8 * warp + 2 * (lane % 4);
+        const int row = m0 + prow, col = n0 + pcol;
         const bool vec = tc_pairs_aligned<TC>(p) && n0 + BN <= p.n;
-        tc_store_pair<TC>(p, row, col, c[0], c[1], vec);
-        tc_store_pair<TC>(p, row + 8, col, c[2], c[3], vec);
+        tc_store_pair<TC>(p, row, col, total[0], total[1], vec);
+        tc_store_pair<TC>(p, row + 8, col, total[2], total[3], vec);
+    }
+
+    // Split K, every thread of every CTA of the cluster: the ascending fold of the chunks'
+    // partials (chunk ch in slot ch / S of rank ch % S) for elements rank * E / S .. of the
+    // tile, then the epilogue. Both cluster barriers are reached by every thread.
+    template <class Args>
+    __device__ static void fold_split(const Args& p, uint32_t sP0, int rank, int nchunks, int m0, int n0) {
+        constexpr int E = BM * BN, kShare = E / kSplit;
+        cluster_sync_all();  // every chunk's partials are in their slots, and visible
+        GEMM_PERTURB(kPerturbEpilogue, 0);
+        for (int e = rank * kShare + (int)threadIdx.x; e < (rank + 1) * kShare; e += kThreads) {
+            const uint32_t at = sP0 + 4u * e;
+            float v = 0.0f;
+            int ch = 0;
+            for (; ch + 8 <= nchunks; ch += 8) {  // eight loads in flight, added in order
+                float t[8];
+#pragma unroll
+                for (int u = 0; u < 8; ++u)
+                    t[u] = ld_shared_cluster_f32(at + 4u * E * ((ch + u) / kSplit), (ch + u) % kSplit);
+#pragma unroll
+                for (int u = 0; u < 8; ++u) v = __fadd_rn(v, t[u]);
+            }
+            for (; ch < nchunks; ++ch) v = __fadd_rn(v, ld_shared_cluster_f32(at + 4u * E * (ch / kSplit), ch % kSplit));
+            const int row = m0 + e / BN, col = n0 + e % BN;
+            if (row < p.m && col < p.n) epilogue_store<TC>(v, row, col, p);
+        }
+        __syncwarp();
+        cluster_sync_all();  // no CTA leaves while a peer may still read its slots
     }
 };

@@ -11,7 +11,9 @@
 // (half) or k8 (tf32: each f32 truncated to TF32, bits & 0xffffe000, as it is stored) slices in
 // ascending order. Every output element is one f32 accumulator from +0 over those steps in
 // ascending order, the last padded with zeros; k = 0 leaves it +0 and runs the epilogue alone.
-// Same bits as wgmma_tma_gemm and mma_decode_tma for half operands.
+// Same bits as wgmma_tma_gemm and mma_decode_tma for half operands. Under a chunked contract
+// (Cfg::kChunk > 0, tc-k16-c512) the accumulators restart from +0 every kChunk k and a second
+// set folds the chunks from +0 in ascending order, as those kernels do.
 //
 // Launch (from the manifest): kThreads threads, dynamic shared memory
 //   kSharedBytes = (M + N) * (K * sizeof(TAB) + 16).
@@ -22,6 +24,7 @@
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/timing_perturbation.cuh"
+#include "tc/chunk_fold.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/tc_epilogue.cuh"
 
@@ -34,6 +37,8 @@ struct mma_gemm {
     static constexpr int kThreads = Cfg::kThreads;
     static constexpr bool kTf32 = sizeof(TAB) == 4;  // f32 operands: contract tc-tf32-k8
     static constexpr int kStepK = Cfg::kStepK;       // k of one mma.sync: the contract's step
+    static constexpr int kChunk = Cfg::kChunk;       // 0: one chain over K
+    static constexpr int kChunkSteps = kChunk > 0 ? kChunk / BK : 1;
     using Raw = typename std::conditional<kTf32, uint32_t, uint16_t>::type;  // an element's bits
     static constexpr int kLd = BK + 16 / (int)sizeof(TAB);  // shared row length in elements (16 bytes of padding)
     static constexpr int kSharedBytes = Cfg::kSharedBytes;
@@ -46,7 +51,7 @@ struct mma_gemm {
     // block, whole k16 steps (k8 steps of TF32 for f32 operands), the tier's cap.
     static_assert(kSharedBytes == (BM + BN) * kLd * (int)sizeof(TAB) && kSharedBytes <= Cfg::kMaxSharedBytes &&
                       kThreads == 32 * kWarpsM * kWarpsN && MI * 16 * kWarpsM == BM && NI * 8 * kWarpsN == BN &&
-                      kStepK == (kTf32 ? 8 : 16) && BK % 16 == 0,
+                      kStepK == (kTf32 ? 8 : 16) && BK % 16 == 0 && kChunk % BK == 0,
                   "mma_gemm: its layout does not match the config the generator delivered");
 
     // Element e of a step, placed so that consecutive threads read consecutive addresses.
@@ -178,6 +183,13 @@ struct mma_gemm {
 #pragma unroll
                 for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
 
+        float fold[MI][NI][4];  // the chunks folded so far (chunked contract; unused otherwise)
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) fold[i][j][r] = 0.0f;
         Raw ra[kLoadsA], rb[kLoadsB];
         if (nk > 0) load(p, m0, n0, 0, ra, rb);
         for (int kb = 0; kb < nk; ++kb) {
@@ -191,7 +203,11 @@ struct mma_gemm {
             if constexpr (kTf32) compute_tf32(As, Bs, wm, wn, g, q, acc);
             else compute_half(As, Bs, wm, wn, g, q, acc);
             if (kStages == 1 && kb + 1 < nk) load(p, m0, n0, (kb + 1) * BK, ra, rb);
+            if constexpr (kChunk > 0) {
+                if ((kb + 1) % kChunkSteps == 0 || kb + 1 == nk) tc_fold_chunk(fold, acc);  // a chunk ends
+            }
         }
+        if constexpr (kChunk > 0) tc_take_fold(acc, fold);
 
         GEMM_PERTURB(kPerturbEpilogue, 0);
         const bool vec = tc_pairs_aligned<TC>(p) && n0 + BN <= p.n;

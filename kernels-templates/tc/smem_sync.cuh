@@ -51,6 +51,32 @@ __device__ __forceinline__ uint32_t cluster_ctarank() {
     asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
     return r;
 }
+// Cluster-scope signalling between consumers of different CTAs (the wgmma K split): a
+// fence.acq_rel.cluster orders this thread's earlier shared-memory accesses (its stores, and its
+// loads' completion) before a later release arrive by its warp; the arrive releases at cluster
+// scope on the barrier at the same offset in CTA `rank`; the wait acquires at cluster scope.
+__device__ __forceinline__ void fence_acq_rel_cluster() { asm volatile("fence.acq_rel.cluster;" ::: "memory"); }
+__device__ __forceinline__ void mbar_arrive_release_cluster(uint32_t bar, uint32_t rank) {
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+                 "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}" ::"r"(bar), "r"(rank) : "memory");
+}
+__device__ __forceinline__ void mbar_wait_acquire_cluster(uint32_t bar, uint32_t parity) {
+    uint32_t done = 0;
+    do {
+        asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}"
+                     : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    } while (!done);
+}
+__device__ __forceinline__ void st_shared_f32(uint32_t addr, float v) {
+    asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
+}
+// The f32 at shared offset `addr` of CTA `rank` of this cluster (distributed shared memory).
+__device__ __forceinline__ float ld_shared_cluster_f32(uint32_t addr, uint32_t rank) {
+    float v;
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %1, %2;\nld.shared::cluster.f32 %0, [ra];\n}"
+                 : "=f"(v) : "r"(addr), "r"(rank) : "memory");
+    return v;
+}
 // Every thread of every CTA of the cluster (warp-aligned).
 __device__ __forceinline__ void cluster_sync_all() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");

@@ -7,6 +7,21 @@
 // B of nn / tn) through the instruction's transpose bits. Every output element is one f32
 // accumulator from +0 over the k16 steps in ascending order (4 per stage, in order; stages in
 // ascending k); TMA zero-fills past m, n and k, so a padded step adds nothing. No split of K.
+// Under a chunked contract (Cfg::kChunk > 0, tc-k16-c512) the accumulators hold one chunk's
+// chain from +0; at a chunk's last stage the consumer waits for its wgmma groups, then
+//  * SPLIT_K == 1: adds the chunk into a second accumulator set, the fold (from +0, ascending
+//    chunk order), and zeroes the accumulators;
+//  * SPLIT_K > 1: a cluster of SPLIT_K CTAs along z (blockIdx.z = rank) shares every tile it
+//    walks: rank r runs chunks r, r + S, ... and leaves each chunk's partials in one of its SLOTS
+//    shared-memory slots (each thread's fragment, as it holds it). Its consumer warps then
+//    signal every rank (an mbarrier arrive with cluster-scope release) and wait until every
+//    rank has; each rank folds 1/S of every fragment (whole 8-column groups) over every chunk in
+//    ascending order from +0, reading each chunk from its owner's slot through distributed
+//    shared memory, stores those columns with the direct epilogue and signals that it has read
+//    them; a rank overwrites its slots for the next tile only after every rank has. The
+//    producer takes no part and keeps loading the next tile.
+//    K is at most kMaxK = SPLIT_K * SLOTS * kChunk (routes are bounded by it; more traps).
+// (docs/tensor-core.md §9.)
 //
 // Persistent grid: CTA (cluster) `id` walks tiles id, id + count, ... in TcTileOrder. Clusters of
 // CLUSTER_M CTAs along M share the B tile through TMA multicast: B box i is loaded by rank
@@ -41,12 +56,13 @@
 //    waits for all of them.
 //
 // Launch (the generator's entry point, from the manifest): __launch_bounds__(kThreads, 1),
-// dynamic shared memory kSharedBytes, cluster (kClusterM, 1, 1), grid.x a multiple of kClusterM
-// (persistent). Every number comes in Cfg (the manifest's parameters and lets, evaluated).
+// dynamic shared memory kSharedBytes, cluster (kClusterM, 1, SPLIT_K), grid.x a multiple of
+// kClusterM (persistent), grid.z = SPLIT_K. Every number comes in Cfg (the manifest's parameters and lets, evaluated).
 // Shared memory: kSharedBytes = STAGES * (M*K + K*N) * sizeof(TAB)   (the ring)
 //                             + CONSUMERS * kCRoundBoxes * 64 * 128   (C staging: per consumer,
 //                               kCRoundBoxes boxes of 64 rows x 128 bytes; kCRoundBoxes = 2 when
 //                               N / kCBoxInner is even, else 1)
+//                             + kPartialBytes                         (split: SLOTS * M * N * 4 + 2 mbarriers)
 //                             + 2 * STAGES * 8                        (full + empty mbarriers)
 //                             + 1024                                  (alignment slack: 128B
 //                               swizzle atoms must start at 1024-byte boundaries).
@@ -102,17 +118,25 @@ struct wgmma_tma_gemm {
     static constexpr int kBoxBytes = 64 * 64 * (int)sizeof(TAB);  // one 64 x 64 box (8 KiB)
 
     static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // setmaxnreg, 2 consumers
+    static constexpr int kChunk = Cfg::kChunk;                     // 0: one chain over K (tc-k16)
+    static constexpr int kChunkStages = kChunk > 0 ? kChunk / BK : 1;
+    static constexpr int kSplit = Cfg::SPLIT_K, kSlots = Cfg::SLOTS;  // K split over a z cluster
+    static constexpr int kPartialBytes = Cfg::kPartialBytes;         // the split's chunk partials
+    static constexpr int kSplitCols = (BN / 8) / kSplit;              // 8-column groups a rank folds
 
     // The layout against the numbers the generator delivers from the manifest
     // (wgmma/wgmma_tma_gemm.toml): the carve of shared memory below, the boxes the loads and
     // stores assume, the C-load mbarriers inside the alignment slack, the tier's cap.
-    static_assert(kSharedBytes == kStages * kStageBytes + kCBytes + kBarrierBytes + 1024 &&
+    static_assert(kSharedBytes == kStages * kStageBytes + kCBytes + kPartialBytes + kBarrierBytes + 1024 &&
+                      kPartialBytes == (kSplit > 1 ? kSlots * BM * BN * 4 + 16 : 0) &&
+                      (kSplit == 1 || (kChunk > 0 && kClusterM == 1 && (BN / 8) % kSplit == 0)) &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kThreads == 128 * (1 + kConsumers) &&
                       8 * kConsumers <= 1024 - 1008 &&
                       Cfg::kABoxInner == 64 && Cfg::kABoxOuter == (kAKMajor ? BM : 64) && Cfg::kSwizzleA == 128 &&
                       Cfg::kBBoxInner == 64 && Cfg::kBBoxOuter == (kBKMajor ? BN : 64) && Cfg::kSwizzleB == 128 &&
                       kCBoxInner * (int)sizeof(TC) == 128 && kCBoxOuter == 64 && kSwizzleC == 128 &&
-                      BN % kCBoxInner == 0 && kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0,
+                      BN % kCBoxInner == 0 && kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0 &&
+                      kChunk % BK == 0,
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
 
     template <class Args>
@@ -121,7 +145,11 @@ struct wgmma_tma_gemm {
         const uint32_t sbase = (tc_smem_u32(tc_smem_raw) + 1023u) & ~1023u;
         const uint32_t sA0 = sbase, sB0 = sbase + kStages * kABytes;
         const uint32_t sC0 = sbase + kStages * kStageBytes;  // C staging, kCStageBytes per consumer
-        const uint32_t bar0 = sC0 + kCBytes;                 // full[s], then empty[s]
+        const uint32_t sP0 = sC0 + kCBytes;                  // split: kSlots chunk partials
+        const uint32_t bar0 = sP0 + kPartialBytes;           // full[s], then empty[s]
+        // Split: "every rank's partials of the tile are in its slots" and "every rank has read
+        // them", each an mbarrier at the end of the partials (kPartialBytes includes them).
+        const uint32_t ready_bar = bar0 - 16, free_bar = bar0 - 8;
         auto full = [&](int s) { return bar0 + 8u * s; };
         auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
         const uint32_t cbar0 = bar0 + kBarrierBytes;         // C-load barrier of consumer cw: cbar0 + 8 cw
@@ -136,46 +164,64 @@ struct wgmma_tma_gemm {
                 mbar_init(empty(s), 4 * kConsumers * kClusterM);  // every consumer warp of the cluster
             }
             for (int c = 0; c < kConsumers; ++c) mbar_init(cbar0 + 8u * c, 1);
+            if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a tile
+                mbar_init(ready_bar, kSplit * 4 * kConsumers);
+                mbar_init(free_bar, kSplit * 4 * kConsumers);
+            }
             mbar_init_fence();
         }
-        if constexpr (kClusterM > 1) cluster_sync_all(); else __syncthreads();
+        // Peers arrive on each other's barriers (multicast releases, the split's signals): all
+        // are initialised before any CTA of the cluster goes on.
+        if constexpr (kClusterM > 1 || kSplit > 1) cluster_sync_all(); else __syncthreads();
 
         const TcTileOrder order{(p.m + BM * kClusterM - 1) / (BM * kClusterM), (p.n + BN - 1) / BN};
         const int ntiles = order.count();
         const int nk = (p.k + BK - 1) / BK;
 
+        // K's chunks (one chunk of all of K for tc-k16), and this CTA's share of them: rank
+        // krank of a split runs chunks krank, krank + S, ... of every tile its cluster walks.
+        const int per = kChunk > 0 ? kChunkStages : nk;
+        const int nchunks = kChunk > 0 ? (p.k + kChunk - 1) / kChunk : (nk > 0 ? 1 : 0);
+        const int krank = kSplit > 1 ? (int)blockIdx.z : 0;
+        if constexpr (kSplit > 1) {
+            if (nchunks > kSplit * kSlots) __trap();  // past kMaxK: no route sends such a K here
+        }
+
         if (wg == 0) {
             if constexpr (kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-            if (tid == 0) {
-                int s = 0;
-                uint32_t ph = 0;
-                for (int t = cid; t < ntiles; t += ncl) {
+            int s = 0;
+            uint32_t ph = 0;
+            for (int t = cid; t < ntiles; t += ncl) {
+                if (tid == 0) {
                     int tm, tn;
                     order.tile(t, tm, tn);
                     const int m0 = (tm * kClusterM + (int)rank) * BM, n0 = tn * BN;
-                    for (int kb = 0; kb < nk; ++kb) {
-                        GEMM_PERTURB(kPerturbProducerAcquire, kb);
-                        mbar_wait(empty(s), ph ^ 1);
-                        GEMM_PERTURB(kPerturbProducerIssue, kb);
-                        mbar_arrive_expect_tx(full(s), kStageBytes);
-                        const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
-                        if constexpr (kAKMajor) {
-                            tma_load_2d(a, &p.a_map, full(s), kb * BK, m0);
-                        } else {
+                    for (int ch = krank; ch < nchunks; ch += kSplit) {
+                        const int kb_end = min(nk, (ch + 1) * per);
+                        for (int kb = ch * per; kb < kb_end; ++kb) {
+                            GEMM_PERTURB(kPerturbProducerAcquire, kb);
+                            mbar_wait(empty(s), ph ^ 1);
+                            GEMM_PERTURB(kPerturbProducerIssue, kb);
+                            mbar_arrive_expect_tx(full(s), kStageBytes);
+                            const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
+                            if constexpr (kAKMajor) {
+                                tma_load_2d(a, &p.a_map, full(s), kb * BK, m0);
+                            } else {
 #pragma unroll
-                            for (int c = 0; c < kABoxes; ++c) tma_load_2d(a + c * kBoxBytes, &p.a_map, full(s), m0 + 64 * c, kb * BK);
-                        }
+                                for (int c = 0; c < kABoxes; ++c) tma_load_2d(a + c * kBoxBytes, &p.a_map, full(s), m0 + 64 * c, kb * BK);
+                            }
 #pragma unroll
-                        for (int i = 0; i < kBBoxes; ++i) {
-                            if (i % kClusterM != (int)rank) continue;
-                            const int c0 = kBKMajor ? kb * BK : n0 + 64 * i;
-                            const int c1 = kBKMajor ? n0 : kb * BK;
-                            if constexpr (kClusterM > 1)
-                                tma_load_2d_multicast(b + i * kBoxBytes, &p.b_map, full(s), c0, c1, (uint16_t)((1u << kClusterM) - 1));
-                            else
-                                tma_load_2d(b + i * kBoxBytes, &p.b_map, full(s), c0, c1);
+                            for (int i = 0; i < kBBoxes; ++i) {
+                                if (i % kClusterM != (int)rank) continue;
+                                const int c0 = kBKMajor ? kb * BK : n0 + 64 * i;
+                                const int c1 = kBKMajor ? n0 : kb * BK;
+                                if constexpr (kClusterM > 1)
+                                    tma_load_2d_multicast(b + i * kBoxBytes, &p.b_map, full(s), c0, c1, (uint16_t)((1u << kClusterM) - 1));
+                                else
+                                    tma_load_2d(b + i * kBoxBytes, &p.b_map, full(s), c0, c1);
+                            }
+                            if (++s == kStages) { s = 0; ph ^= 1; }
                         }
-                        if (++s == kStages) { s = 0; ph ^= 1; }
                     }
                 }
             }
@@ -185,10 +231,13 @@ struct wgmma_tma_gemm {
             const int warp = tid / 32, lane = tid % 32;
             const bool aligned = tc_pairs_aligned<TC>(p);
             const bool tma_c = tc_c_tensor_map<TC>(p);
-            const bool c_load = tma_c && p.beta != 0.0f;  // old C through TMA into the staging buffer
+            // Old C through TMA into the staging buffer (a split stores directly).
+            const bool c_load = tma_c && p.beta != 0.0f && kSplit == 1;
             const uint32_t cbuf = sC0 + cw * kCStageBytes, cbar = cbar0 + 8u * cw;
             uint32_t cph = 0;
             float d[BN / 2];
+            float fold[kChunk > 0 && kSplit == 1 ? BN / 2 : 1];  // the chunks folded so far (no split)
+            uint32_t rph = 0, fph = 0;  // split: phases of ready_bar and free_bar
             int s = 0;
             uint32_t ph = 0;
             for (int t = cid; t < ntiles; t += ncl) {
@@ -201,36 +250,91 @@ struct wgmma_tma_gemm {
                 }
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
-                int prev = -1;
-                for (int kb = 0; kb < nk; ++kb) {
-                    GEMM_PERTURB(kPerturbConsumerWait, kb);
-                    mbar_wait(full(s), ph);
-                    GEMM_PERTURB(kPerturbConsumerRead, kb);
-                    const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
-                    wgmma_fence();
+                if constexpr (kChunk > 0 && kSplit == 1) {
 #pragma unroll
-                    for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps: the contract's chain
-                        const uint64_t da = kAKMajor ? wgmma_desc_sw128(a + cw * (64 * 128) + kk * 32, 16, 1024)
-                                                     : wgmma_desc_sw128(a + cw * kBoxBytes + kk * 2048, kBoxBytes, 1024);
-                        const uint64_t db = kBKMajor ? wgmma_desc_sw128(b + kk * 32, 16, 1024)
-                                                     : wgmma_desc_sw128(b + kk * 2048, kBoxBytes, 1024);
-                        wgmma_k16<TAB, BN, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db);
-                    }
-                    wgmma_commit();
-                    if (prev >= 0) {  // the group that read stage `prev` has retired: release it
-                        wgmma_wait<1>();
-                        GEMM_PERTURB(kPerturbConsumerRelease, kb);
-                        release(empty(prev), lane);
-                    }
-                    prev = s;
-                    if (++s == kStages) { s = 0; ph ^= 1; }
+                    for (int i = 0; i < BN / 2; ++i) fold[i] = 0.0f;
                 }
-                wgmma_wait<0>();
-                GEMM_PERTURB(kPerturbConsumerRelease, nk);
-                if (prev >= 0) release(empty(prev), lane);
+                int slot = 0;
+                bool free_pending = t != cid;  // the previous tile's slots may still be read by peers
+                for (int ch = krank; ch < nchunks; ch += kSplit, ++slot) {
+                    int prev = -1;
+                    const int kb_end = min(nk, (ch + 1) * per);
+                    for (int kb = ch * per; kb < kb_end; ++kb) {
+                        GEMM_PERTURB(kPerturbConsumerWait, kb);
+                        mbar_wait(full(s), ph);
+                        GEMM_PERTURB(kPerturbConsumerRead, kb);
+                        const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
+                        wgmma_fence();
 #pragma unroll
-                for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
-
+                        for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps: the contract's chain
+                            const uint64_t da = kAKMajor ? wgmma_desc_sw128(a + cw * (64 * 128) + kk * 32, 16, 1024)
+                                                         : wgmma_desc_sw128(a + cw * kBoxBytes + kk * 2048, kBoxBytes, 1024);
+                            const uint64_t db = kBKMajor ? wgmma_desc_sw128(b + kk * 32, 16, 1024)
+                                                         : wgmma_desc_sw128(b + kk * 2048, kBoxBytes, 1024);
+                            wgmma_k16<TAB, BN, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db);
+                        }
+                        wgmma_commit();
+                        if (prev >= 0) {  // the group that read stage `prev` has retired: release it
+                            wgmma_wait<1>();
+                            GEMM_PERTURB(kPerturbConsumerRelease, kb);
+                            release(empty(prev), lane);
+                        }
+                        prev = s;
+                        if (++s == kStages) { s = 0; ph ^= 1; }
+                    }
+                    // The chunk (all of K for tc-k16) is done: its last group retires.
+                    wgmma_wait<0>();
+                    GEMM_PERTURB(kPerturbConsumerRelease, kb_end);
+                    if (prev >= 0) release(empty(prev), lane);
+#pragma unroll
+                    for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
+                    if constexpr (kChunk > 0 && kSplit == 1) {
+#pragma unroll
+                        for (int i = 0; i < BN / 2; ++i) {
+                            fold[i] = __fadd_rn(fold[i], d[i]);  // ascending fold
+                            d[i] = 0.0f;
+                        }
+                    } else if constexpr (kSplit > 1) {
+                        if (free_pending) {  // every rank has read this CTA's previous partials
+                            mbar_wait_acquire_cluster(free_bar, fph);
+                            fph ^= 1;
+                            free_pending = false;
+                        }
+#pragma unroll
+                        for (int i = 0; i < BN / 2; ++i) {  // the chunk's partials into slot `slot`
+                            st_shared_f32(partial_at(sP0, slot, cw, i, tid), d[i]);
+                            d[i] = 0.0f;
+                        }
+                    }
+                }
+                if constexpr (kChunk > 0 && kSplit == 1) {
+#pragma unroll
+                    for (int i = 0; i < BN / 2; ++i) d[i] = fold[i];
+                }
+                if constexpr (kSplit > 1) {
+                    // Publish this rank's partials to every rank, wait for every rank's, fold
+                    // column groups krank * kSplitCols .. of every fragment in ascending chunk
+                    // order from +0 (chunk ch: slot ch / S of rank ch % S, the same fragment
+                    // position), store them, and tell every rank its slots were read. The
+                    // producer is not involved: it keeps loading the next tile.
+                    if (free_pending) {
+                        mbar_wait_acquire_cluster(free_bar, fph);
+                        fph ^= 1;
+                    }
+                    fence_acq_rel_cluster();
+                    __syncwarp();
+                    if (lane == 0)
+                        for (int r = 0; r < kSplit; ++r) mbar_arrive_release_cluster(ready_bar, r);
+                    mbar_wait_acquire_cluster(ready_bar, rph);
+                    rph ^= 1;
+                    GEMM_PERTURB(kPerturbEpilogue, t);
+                    fold_and_store_split(p, sP0, krank, nchunks, m0, n0, cw, warp, lane, tid, aligned);
+                    fence_acq_rel_cluster();
+                    __syncwarp();
+                    if (lane == 0)
+                        for (int r = 0; r < kSplit; ++r) mbar_arrive_release_cluster(free_bar, r);
+                    continue;
+                }
                 GEMM_PERTURB(kPerturbEpilogue, t);
                 if (c_load) {
                     store_tile_tma<true>(p, d, cbuf, m0 + cw * 64, n0, cw, tid, cbar, cph);
@@ -253,11 +357,67 @@ struct wgmma_tma_gemm {
                 }
             }
             if (tma_c && tid == 0) bulk_wait_group0();  // the last stores have read the staging and are done
+            if constexpr (kSplit > 1) {
+                if (cid < ntiles) mbar_wait_acquire_cluster(free_bar, fph);  // peers have read the last tile's slots
+            }
         }
-        if constexpr (kClusterM > 1) {
+        if constexpr (kClusterM > 1 || kSplit > 1) {
             __syncwarp();
-            cluster_sync_all();  // no CTA leaves while a peer may still multicast into it or arrive on it
+            cluster_sync_all();  // no CTA leaves while a peer may still multicast into it, read it or arrive on it
         }
+    }
+
+    // Split K, consumer thread (cw, tid) of rank `krank`: folds entries 4j .. 4j + 3 of its
+    // fragment for the column groups j = krank * kSplitCols .. + kSplitCols - 1 over every chunk
+    // (ascending, from +0; up to four chunks' loads in flight), then stores them with the direct
+    // epilogue (tc_store_pair: the values of every other path).
+    template <class Args>
+    __device__ __forceinline__ static void fold_and_store_split(const Args& p, uint32_t sP0, int krank, int nchunks,
+                                                                int m0, int n0, int cw, int warp, int lane, int tid,
+                                                                bool aligned) {
+        constexpr int V = 4 * kSplitCols;  // fragment entries this rank folds
+        const int i0 = 4 * kSplitCols * krank;
+        float v[V];
+#pragma unroll
+        for (int u = 0; u < V; ++u) v[u] = 0.0f;
+        int ch = 0;
+        for (; ch + 4 <= nchunks; ch += 4) {
+            float t[4][V];
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+#pragma unroll
+                for (int u = 0; u < V; ++u)
+                    t[c][u] = ld_shared_cluster_f32(partial_at(sP0, (ch + c) / kSplit, cw, i0 + u, tid), (ch + c) % kSplit);
+#pragma unroll
+            for (int c = 0; c < 4; ++c)
+#pragma unroll
+                for (int u = 0; u < V; ++u) v[u] = __fadd_rn(v[u], t[c][u]);
+        }
+        for (; ch < nchunks; ++ch) {
+            float t[V];
+#pragma unroll
+            for (int u = 0; u < V; ++u) t[u] = ld_shared_cluster_f32(partial_at(sP0, ch / kSplit, cw, i0 + u, tid), ch % kSplit);
+#pragma unroll
+            for (int u = 0; u < V; ++u) v[u] = __fadd_rn(v[u], t[u]);
+        }
+        // v[4 jl + 2h + e] is (row0 + 8h, col0 + 8 (krank * kSplitCols + jl) + e).
+        const int row0 = m0 + cw * 64 + warp * 16 + lane / 4;
+        const int col0 = n0 + 2 * (lane % 4) + 8 * kSplitCols * krank;
+        const bool vec = aligned && n0 + BN <= p.n;
+        if (row0 < p.m) {
+#pragma unroll
+            for (int jl = 0; jl < kSplitCols; ++jl) {
+                tc_store_pair<TC>(p, row0, col0 + 8 * jl, v[4 * jl], v[4 * jl + 1], vec);
+                tc_store_pair<TC>(p, row0 + 8, col0 + 8 * jl, v[4 * jl + 2], v[4 * jl + 3], vec);
+            }
+        }
+    }
+
+    // Split K: where element i of consumer thread (cw, tid)'s fragment of a chunk's partial
+    // sums lies in slot `slot` (consecutive threads at consecutive words: no bank conflicts, and
+    // rank 0 reads a peer's slot as that peer wrote it).
+    __device__ __forceinline__ static uint32_t partial_at(uint32_t sP0, int slot, int cw, int i, int tid) {
+        return sP0 + 4u * (((slot * kConsumers + cw) * (BN / 2) + i) * 128 + tid);
     }
 
     // The TMA-store epilogue of one consumer warpgroup: its 64 rows (first row r0) of the tile at

@@ -67,7 +67,7 @@ pub(crate) fn launch_grid(
         GridKind::Persistent => persistent_limit(
             ctx.device.coresident(ctx.stream(), info)?,
             ctx.max_persistent_ctas(),
-            info.cluster.0,
+            info.cluster.0 * info.cluster.2,
         ),
     };
     info.launch_grid(m, n, max_ctas).map_err(|p| match p {

@@ -59,6 +59,17 @@ pub enum TuningError {
         /// The request's dtypes.
         req_dtype: DtypeTriple,
     },
+    /// The kernel takes a bounded K (a K split keeps each chunk's partial sums in shared
+    /// memory) and the request's is larger; its routes never send such a K to it.
+    #[error("kernel {kernel} takes k up to {max_k}, but the request has k = {k}")]
+    KTooLarge {
+        /// The kernel's name.
+        kernel: &'static str,
+        /// Its largest K.
+        max_k: u64,
+        /// The request's K.
+        k: u64,
+    },
     /// The request runs in a cuBLAS mode, which launches no kernel of the set.
     #[error("the request runs in mode {0:?}, which launches cuBLAS instead of a kernel of the set: run it in Mode::Deterministic")]
     VendorMode(Mode),
@@ -93,6 +104,13 @@ impl Context {
             return Err(TuningError::VendorMode(mode));
         }
         let (m, n, k) = (dim("m", req.m)?, dim("n", req.n)?, dim("k", req.k)?);
+        if let Some(max_k) = info.max_k.filter(|&max_k| k > max_k) {
+            return Err(TuningError::KTooLarge {
+                kernel: info.name,
+                max_k,
+                k,
+            });
+        }
         let tier = self.tier();
         let max = self.kernels().max_n(tier.id);
         if n > max {

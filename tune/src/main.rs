@@ -71,6 +71,7 @@ fn options(cli: &Cli, rewritten: Option<String>) -> Result<Options, String> {
         buckets: Buckets::from_edges(&cli.buckets).map_err(|e| e.to_string())?,
         threshold: cli.threshold,
         rewritten,
+        progress: true,
     })
 }
 

@@ -132,13 +132,15 @@ impl<'a> TierView<'a> {
 
     /// Every kernel of the tier of the view's policy and `contract` that builds (op, dtype),
     /// in the tier's tile order; the route `current` gives kernels that need aligned operands
-    /// their unaligned kernel.
+    /// their unaligned kernel. A kernel whose K is bounded below `k` (a K split's `max_k`) is
+    /// listed as skipped.
     pub fn candidates(
         &self,
         op: Op,
         dtype: DtypeTriple,
         contract: &str,
         current: &Route,
+        k: u64,
     ) -> Vec<Candidate> {
         let current_plain = self
             .family_of(&current.kernel_ref())
@@ -161,6 +163,23 @@ impl<'a> TierView<'a> {
             }
             let kernel = format!("{}.{}", tile.family, tile.name);
             let needs = family.kind.operands.needs_unaligned();
+            let max_k = self
+                .specs
+                .derive(self.tier, tile, op, dtype)
+                .and_then(|d| d.ok())
+                .and_then(|d| d.max_k);
+            if let Some(max_k) = max_k.filter(|&max_k| k > max_k) {
+                out.push(Candidate {
+                    pick: Pick {
+                        kernel,
+                        unaligned: None,
+                    },
+                    skipped: Some(format!(
+                        "takes k up to {max_k} (its K split's max_k), and this k is {k}"
+                    )),
+                });
+                continue;
+            }
             let (pick_unaligned, skipped) = match (&unaligned, needs) {
                 (_, false) => (None, None),
                 (Some(u), true) => (Some(u.clone()), None),

@@ -34,6 +34,8 @@ pub struct Options {
     /// `routes_files`), when the tier includes it: its routes are an earlier tuning, kept
     /// unless beaten, and the routing without them is the baseline.
     pub rewritten: Option<String>,
+    /// Print a line to stderr as each (op, n, k) starts (the command-line tool does).
+    pub progress: bool,
 }
 
 impl Options {
@@ -47,6 +49,7 @@ impl Options {
             buckets: Buckets::default(),
             threshold: 0.03,
             rewritten: None,
+            progress: false,
         }
     }
 }
@@ -242,7 +245,16 @@ pub fn tune(
             });
         }
         measured.push((op, dtype));
-        for shape in &shapes.shapes {
+        for (i, shape) in shapes.shapes.iter().enumerate() {
+            if opts.progress {
+                eprintln!(
+                    "[{}/{}] {op} n = {}, k = {}",
+                    i + 1,
+                    shapes.shapes.len(),
+                    shape.n,
+                    shape.k
+                );
+            }
             let mut planned: Vec<TunedRoute> = Vec::new();
             for bucket in opts.buckets.iter() {
                 let ms = bucket.measured_at(&shapes.m);
@@ -377,7 +389,7 @@ fn tune_region(
             (Err(e), _) | (_, Err(e)) => Err(e),
         };
     }
-    let listed = view.candidates(op, dtype, &contract, first);
+    let listed = view.candidates(op, dtype, &contract, first, k);
     // Every kernel one m needs, timed together: the GPU timer keeps one shape's buffers
     // while it times every kernel on them. The sums below read the clock's cache.
     for (&m, pick) in ms.iter().zip(&routed) {

@@ -291,6 +291,13 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
     let module = lit(k.module as u64);
     let min_blocks = lit(k.min_blocks.unwrap_or(0));
     let (cx, cy, cz) = (lit(k.cluster.0), lit(k.cluster.1), lit(k.cluster.2));
+    let max_k = match k.derived.max_k {
+        Some(v) => {
+            let v = lit(v);
+            quote!(Some(#v))
+        }
+        None => quote!(None),
+    };
     let maps = k.tensor_maps.iter().map(|m| {
         let field = &m.field;
         let operand = operand_tokens(m.operand);
@@ -316,6 +323,7 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
             grid: #grid,
             operands: #operands,
             cluster: (#cx, #cy, #cz),
+            max_k: #max_k,
             tensor_maps: &[#(#maps),*],
             block_threads: #threads,
             shared_bytes: #smem,

@@ -63,6 +63,10 @@ pub struct Derived {
     pub shared_bytes: u64,
     /// CTAs a cluster along M.
     pub cluster: u32,
+    /// CTAs a cluster along z, splitting K (the grid's z); 1 for none.
+    pub split_k: u32,
+    /// The largest K the kernel takes, when it is bounded.
+    pub max_k: Option<u64>,
     /// `__launch_bounds__`'s second value, when the kernel has one.
     pub min_blocks: Option<u32>,
     /// f32 accumulators a thread, when the manifest says.
@@ -198,6 +202,8 @@ pub fn derive(p: &KernelPoint<'_>) -> Result<Derived, DeriveError> {
     let threads = as_u32(keys::THREADS, get(keys::THREADS).unwrap_or(0))?;
     let shared_bytes = as_u32(keys::SHARED_BYTES, get(keys::SHARED_BYTES).unwrap_or(0))? as u64;
     let cluster = as_u32(keys::CLUSTER, get(keys::CLUSTER).unwrap_or(1))?;
+    let split_k = as_u32(keys::SPLIT_K, get(keys::SPLIT_K).unwrap_or(1))?;
+    let max_k = get(keys::MAX_K).filter(|&v| v > 0).map(|v| v as u64);
     let min_blocks = as_u32(keys::MIN_BLOCKS, get(keys::MIN_BLOCKS).unwrap_or(0))?;
     let accumulators = get(keys::ACCUMULATORS).map(|v| v.max(0) as u64);
     let mut tensor_maps = Vec::new();
@@ -224,6 +230,8 @@ pub fn derive(p: &KernelPoint<'_>) -> Result<Derived, DeriveError> {
         threads,
         shared_bytes,
         cluster: cluster.max(1),
+        split_k: split_k.max(1),
+        max_k,
         min_blocks: (min_blocks > 0).then_some(min_blocks),
         accumulators,
         tensor_maps,

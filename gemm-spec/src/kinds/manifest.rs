@@ -140,6 +140,10 @@ pub mod keys {
     pub const SHARED_BYTES: &str = "shared_bytes";
     /// CTAs a cluster along M (1 when absent).
     pub const CLUSTER: &str = "cluster";
+    /// CTAs a cluster along z that split K between them (1 when absent); the grid's z.
+    pub const SPLIT_K: &str = "split_k";
+    /// The largest K the kernel takes (0 or absent: any); routes to it must bound k by it.
+    pub const MAX_K: &str = "max_k";
     /// `__launch_bounds__`'s second value; 0 or absent: none.
     pub const MIN_BLOCKS: &str = "min_blocks";
     /// f32 accumulators a thread keeps in registers (checked against the hardware's registers
