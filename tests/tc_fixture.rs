@@ -168,7 +168,16 @@ fn the_rust_binds_arguments_and_describes_launches() {
     assert!(kernels.contains("grid: GridKind::Persistent"));
     assert!(kernels.contains("operands: OperandPath::Tma"));
     assert!(kernels.contains("cluster: (2, 1, 1)"));
-    assert!(kernels.contains("params: &[(\"stages\", 4), (\"consumers\", 2), (\"cluster_m\", 1)]"));
+    // Every parameter of the kind, defaults filled in (one a line once the list is long).
+    for p in [
+        "(\"stages\", 4),",
+        "(\"consumers\", 2),",
+        "(\"cluster_m\", 1),",
+        "(\"split_k\", 1),",
+        "(\"slots\", 0),",
+    ] {
+        assert!(kernels.contains(p), "{p}");
+    }
     assert!(kernels.contains("template: \"wgmma_tma_gemm\""));
     assert!(kernels.contains("ModuleInfo {"));
     assert!(kernels.contains("cubin: cubin!(\"sm90a\", \"tcwide\")"));

@@ -425,6 +425,59 @@ impl Routed {
 mod tests {
     use super::*;
 
+    /// A kernel of `grid` with a `tile_m` x 64 tile and `cluster`, for the grid rules.
+    fn kernel(grid: GridKind, tile_m: u32, cluster: (u32, u32, u32)) -> KernelInfo {
+        use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
+        KernelInfo {
+            id: crate::table::KernelId(0),
+            tier: TierId(0),
+            module: 0,
+            name: "k",
+            family: "f",
+            template: "t",
+            contract: "c",
+            policy: Policy::TensorCore,
+            op: Op::Nn,
+            dtype: DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32),
+            tile: crate::table::TileShape {
+                name: "x",
+                m: tile_m,
+                n: 64,
+                k: 64,
+                params: &[],
+                describe: "",
+            },
+            grid,
+            operands: OperandPath::Tma,
+            cluster,
+            max_k: None,
+            tensor_maps: &[],
+            block_threads: 128,
+            shared_bytes: 0,
+            min_blocks: 0,
+            abi: "a",
+        }
+    }
+
+    #[test]
+    fn a_cluster_along_z_splits_k_and_is_the_grids_z() {
+        // One CTA a tile, eight along z: (ceil(m / 16), ceil(n / 64), 8).
+        let split = kernel(GridKind::Tiles, 16, (1, 1, 8));
+        assert_eq!(split.launch_grid(1, 1024, u32::MAX), Ok((1, 16, 8)));
+        assert_eq!(split.launch_grid(17, 1000, u32::MAX), Ok((2, 16, 8)));
+        let plain = kernel(GridKind::Tiles, 16, (1, 1, 1));
+        assert_eq!(plain.launch_grid(17, 1000, u32::MAX), Ok((2, 16, 1)));
+        // Persistent: whole clusters of 4 CTAs within the co-resident 132, at most one a tile.
+        let p = kernel(GridKind::Persistent, 64, (1, 1, 4));
+        assert_eq!(p.launch_grid(256, 1024, 132), Ok((33, 1, 4)));
+        assert_eq!(p.launch_grid(64, 128, 132), Ok((2, 1, 4)));
+        assert_eq!(
+            p.launch_grid(64, 128, 3),
+            Err(GridProblem::Unschedulable),
+            "not one cluster of 4 fits in 3 CTAs"
+        );
+    }
+
     #[test]
     fn persistent_limits_are_capped_whole_clusters() {
         assert_eq!(persistent_limit(132, None, 1), 132);

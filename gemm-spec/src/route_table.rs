@@ -192,7 +192,7 @@ fn check_max_k(tier: &Tier, specs: &SpecSet, errors: &mut Vec<SpecError>) {
                     rule: r.rule,
                     kernel: format!("{family}.{tile_name}"),
                     problem: format!(
-                        "takes k up to {max_k} ({} {} kernel's max_k), but the route sends {sends}: give the route `k = {{ max = {max_k} }}` or less",
+                        "takes k up to {max_k} (the max_k of its {} {} kernel: a K split holds its chunk partials in shared memory), but the route sends {sends}: give the route `k = {{ max = {max_k} }}` or less",
                         r.op, r.dtype
                     ),
                 },

@@ -1536,11 +1536,11 @@ fn tc_base_spec_is_valid() {
 fn a_key_of_another_kind_is_an_error_naming_the_kinds_keys() {
     assert_one(
         tc_errors(false, "consumers = 2\n", "consumers = 2\nthread_m = 4\n"),
-        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m",
+        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, split_k, slots",
     );
     assert_one(
         tc_errors(false, "stages = 8\n", "stages = 8\nwarps_m = 1\n"),
-        "sm90a.toml:16: tile dec.d: `warps_m` is not a parameter of template mma_decode_tma (family dec, mma/mma_decode_tma.toml); its keys are family, name, m, n, k, stages",
+        "sm90a.toml:16: tile dec.d: `warps_m` is not a parameter of template mma_decode_tma (family dec, mma/mma_decode_tma.toml); its keys are family, name, m, n, k, stages, split_k, slots",
     );
 }
 
@@ -1569,7 +1569,7 @@ fn tile_values_must_be_whole_numbers_and_a_known_scheduler() {
     // The grid is the template's (persistent, its manifest says): no tile key chooses it.
     assert_one(
         tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nscheduler = \"tiles\"\n"),
-        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m",
+        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, split_k, slots",
     );
 }
 
@@ -1584,32 +1584,32 @@ fn zero_tc_parameters_are_errors() {
 fn wgmma_tma_gemm_limits() {
     assert_one(
         tc_errors(false, "m = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\n", "m = 192\nn = 256\nk = 64\nstages = 4\nconsumers = 3\n"),
-        "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers in [1, 2] (consumers = 3): one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three) (wgmma/wgmma_tma_gemm.toml:31)",
+        "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers in [1, 2] (consumers = 3): one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three) (wgmma/wgmma_tma_gemm.toml:44)",
     );
-    assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs m == 64 * consumers (m = 192, consumers = 2): each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16 (wgmma/wgmma_tma_gemm.toml:35)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x96x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 96): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:39)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 320\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x320x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 320): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:39)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x256x128: template wgmma_tma_gemm needs k == 64 (k = 128): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (wgmma/wgmma_tma_gemm.toml:43)");
-    assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs stages >= 2 && stages <= 8 (stages = 1): the TMA ring needs a stage loading while another is consumed, and the barrier phases support at most 8 (wgmma/wgmma_tma_gemm.toml:47)");
-    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs cluster_m in [1, 2] (cluster_m = 4): B is multicast to clusters of one or two CTAs along M (wgmma/wgmma_tma_gemm.toml:51)");
+    assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs m == 64 * consumers (m = 192, consumers = 2): each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16 (wgmma/wgmma_tma_gemm.toml:48)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x96x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 96): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:52)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 320\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x320x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 320): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:52)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x256x128: template wgmma_tma_gemm needs k == 64 (k = 128): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (wgmma/wgmma_tma_gemm.toml:56)");
+    assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs stages >= 2 && stages <= 8 (stages = 1): the TMA ring needs a stage loading while another is consumed, and the barrier phases support at most 8 (wgmma/wgmma_tma_gemm.toml:60)");
+    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs cluster_m in [1, 2] (cluster_m = 4): B is multicast to clusters of one or two CTAs along M (wgmma/wgmma_tma_gemm.toml:68)");
 }
 
 #[test]
 fn mma_decode_tma_limits() {
-    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 32\nn = 32\n"), "sm90a.toml:9: tile dec.d 32x32x64: template mma_decode_tma needs m == 16 (m = 32): a CTA computes the 16 rows of one mma.sync m16n8k16 (mma/mma_decode_tma.toml:18)");
-    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 16\nn = 24\n"), "sm90a.toml:9: tile dec.d 16x24x64: template mma_decode_tma needs n in [16, 32, 64] (n = 24): one consumer warp per 8 columns, and B stored [k, n] arrives in boxes of n-element rows whose n * 2 bytes must be a TMA swizzle width (32, 64 or 128) (mma/mma_decode_tma.toml:22)");
-    assert_one(tc_errors(false, "n = 32\nk = 64\nstages = 8\n", "n = 32\nk = 32\nstages = 8\n"), "sm90a.toml:9: tile dec.d 16x32x32: template mma_decode_tma needs k == 64 (k = 32): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (mma/mma_decode_tma.toml:26)");
-    assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), "sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs stages >= 2 && stages <= 16 (stages = 17): the TMA ring needs a stage loading while another is consumed, and the template supports at most 16 (mma/mma_decode_tma.toml:30)");
+    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 32\nn = 32\n"), "sm90a.toml:9: tile dec.d 32x32x64: template mma_decode_tma needs m == 16 (m = 32): a CTA computes the 16 rows of one mma.sync m16n8k16 (mma/mma_decode_tma.toml:31)");
+    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 16\nn = 24\n"), "sm90a.toml:9: tile dec.d 16x24x64: template mma_decode_tma needs n in [16, 32, 64] (n = 24): one consumer warp per 8 columns, and B stored [k, n] arrives in boxes of n-element rows whose n * 2 bytes must be a TMA swizzle width (32, 64 or 128) (mma/mma_decode_tma.toml:35)");
+    assert_one(tc_errors(false, "n = 32\nk = 64\nstages = 8\n", "n = 32\nk = 32\nstages = 8\n"), "sm90a.toml:9: tile dec.d 16x32x32: template mma_decode_tma needs k == 64 (k = 32): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (mma/mma_decode_tma.toml:39)");
+    assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), "sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs stages >= 2 && stages <= 16 (stages = 17): the TMA ring needs a stage loading while another is consumed, and the template supports at most 16 (mma/mma_decode_tma.toml:43)");
 }
 
 #[test]
 fn mma_gemm_limits() {
-    assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), "sm90a.toml:27: tile plain.p 48x64x32: template mma_gemm needs m % (16 * warps_m) == 0 (m = 48, warps_m = 2): each warp covers whole 16-row mma.sync fragments (mma/mma_gemm.toml:30)");
-    assert_one(tc_errors(false, "warps_n = 2\n", "warps_n = 16\n"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs n % (8 * warps_n) == 0 (n = 64, warps_n = 16): each warp covers whole 8-column mma.sync fragments (mma/mma_gemm.toml:34)");
+    assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), "sm90a.toml:27: tile plain.p 48x64x32: template mma_gemm needs m % (16 * warps_m) == 0 (m = 48, warps_m = 2): each warp covers whole 16-row mma.sync fragments (mma/mma_gemm.toml:31)");
+    assert_one(tc_errors(false, "warps_n = 2\n", "warps_n = 16\n"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs n % (8 * warps_n) == 0 (n = 64, warps_n = 16): each warp covers whole 8-column mma.sync fragments (mma/mma_gemm.toml:35)");
     // The instruction's shape first, at the key's line; the template's limits are not judged
     // for a tile the instruction cannot cover.
     assert_one(tc_errors(false, "k = 32\nstages = 2\n", "k = 24\nstages = 2\n"), "sm90a.toml:32: tile plain.p 64x64x24: k = 24 is not a multiple of 16 (instruction mma16816 is 16x8x16)");
-    assert_one(tc_errors(false, "stages = 2\nwarps_m", "stages = 3\nwarps_m"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs stages in [1, 2] (stages = 3): the template loads a step then computes it (1), or keeps the next step's loads in flight in registers (2) (mma/mma_gemm.toml:42)");
+    assert_one(tc_errors(false, "stages = 2\nwarps_m", "stages = 3\nwarps_m"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs stages in [1, 2] (stages = 3): the template loads a step then computes it (1), or keeps the next step's loads in flight in registers (2) (mma/mma_gemm.toml:47)");
 }
 
 #[test]
@@ -1630,7 +1630,7 @@ fn the_wide_tma_family_needs_a_c_map_for_its_tma_store() {
     );
     assert_eq!(
         errors,
-        ["families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C (wgmma/wgmma_tma_gemm.toml:95); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map"]
+        ["families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C (wgmma/wgmma_tma_gemm.toml:135); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map"]
     );
 }
 
@@ -1641,7 +1641,7 @@ fn a_tma_family_needs_tensor_map_fields() {
         "  { name = \"b_map\", type = \"tensor_map\", bind = \"b.tensor_map\" },\n",
         "",
     );
-    assert_errors(e, &["families.toml:39: family dec: template mma_decode_tma reads a tensor map of B (mma/mma_decode_tma.toml:56); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B (wgmma/wgmma_tma_gemm.toml:88); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map"]);
+    assert_errors(e, &["families.toml:39: family dec: template mma_decode_tma reads a tensor map of B (mma/mma_decode_tma.toml:95); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B (wgmma/wgmma_tma_gemm.toml:128); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map"]);
 }
 
 #[test]

@@ -218,19 +218,9 @@ struct mma_async_gemm {
                              (p.ldb * 2) % 16 == 0;
 
         float acc[MI][NI][4];
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < NI; ++j)
-#pragma unroll
-                for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+        tc_zero_fragments(acc);
         float fold[MI][NI][4];  // the chunks folded so far (chunked contract; unused otherwise)
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < NI; ++j)
-#pragma unroll
-                for (int r = 0; r < 4; ++r) fold[i][j][r] = 0.0f;
+        tc_zero_fragments(fold);
 
         // Prologue: stages 0 .. STAGES - 2 in flight, one commit group each (empty past K).
 #pragma unroll

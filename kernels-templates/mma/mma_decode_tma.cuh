@@ -1,5 +1,5 @@
 // Kind `mma_decode_tma` (small m) of the tensor-core policy, contracts tc-k16 and the chunked
-// tc-k16-c512 (docs/tensor-core.md §1, §8).
+// tc-k16-c512 (docs/tensor-core.md §1, §9).
 //
 // A CTA computes 16 rows (blockIdx.x: m tile) x Cfg::N columns (blockIdx.y: n tile) of C. One
 // producer warp (the last) issues TMA loads of A (16 rows x 64 k) and B (64 k x N) into a

@@ -176,20 +176,10 @@ struct mma_gemm {
         const int nk = (p.k + BK - 1) / BK;
 
         float acc[MI][NI][4];
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < NI; ++j)
-#pragma unroll
-                for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+        tc_zero_fragments(acc);
 
         float fold[MI][NI][4];  // the chunks folded so far (chunked contract; unused otherwise)
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int j = 0; j < NI; ++j)
-#pragma unroll
-                for (int r = 0; r < 4; ++r) fold[i][j][r] = 0.0f;
+        tc_zero_fragments(fold);
         Raw ra[kLoadsA], rb[kLoadsB];
         if (nk > 0) load(p, m0, n0, 0, ra, rb);
         for (int kb = 0; kb < nk; ++kb) {

@@ -3,6 +3,17 @@
 // (the fold, from +0, ascending chunk order) and the chain restarts from +0.
 #pragma once
 
+// Every accumulator of a warp's fragments = +0.
+template <int MI, int NI>
+__device__ __forceinline__ void tc_zero_fragments(float (&acc)[MI][NI][4]) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) acc[i][j][r] = 0.0f;
+}
+
 // fold += acc (one f32 addition each, round to nearest even); acc = +0.
 template <int MI, int NI>
 __device__ __forceinline__ void tc_fold_chunk(float (&fold)[MI][NI][4], float (&acc)[MI][NI][4]) {

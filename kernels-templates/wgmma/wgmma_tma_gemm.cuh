@@ -1,4 +1,4 @@
-// Kind `wgmma_tma_gemm` (wide) of the tensor-core policy, contract tc-k16 (docs/tensor-core.md §1).
+// Kind `wgmma_tma_gemm` (wide) of the tensor-core policy, contracts tc-k16 and tc-k16-c512 (docs/tensor-core.md §1, §9).
 //
 // A CTA computes Cfg::M = 64 * CONSUMERS rows x Cfg::N columns of C. Warpgroup 0 is the producer
 // (one thread issues TMA loads of A and B into a STAGES-deep ring of 128B-swizzled stages, K = 64

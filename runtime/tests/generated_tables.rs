@@ -180,7 +180,8 @@ fn tile_params_follow_the_family_kind() {
         let d = s.derive(tier, spec_tile, k.op, k.dtype).unwrap().unwrap();
         assert_eq!(k.block_threads, d.threads, "{}", k.name);
         assert_eq!(k.shared_bytes as u64, d.shared_bytes, "{}", k.name);
-        assert_eq!(k.cluster, (d.cluster, 1, 1), "{}", k.name);
+        assert_eq!(k.cluster, (d.cluster, 1, d.split_k), "{}", k.name);
+        assert_eq!(k.max_k, d.max_k, "{}", k.name);
         assert_eq!(k.min_blocks, d.min_blocks.unwrap_or(0), "{}", k.name);
         assert_eq!(k.grid, family.kind.grid, "{}", k.name);
     }

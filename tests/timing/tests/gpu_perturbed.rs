@@ -1,6 +1,7 @@
 //! The kernels of a timing-perturbation build ([`PERTURBED`]: seeded delays at every pipeline
 //! step) give the shipped build's bits, under every seed of [`perturbation_seeds`]: every kernel
-//! kind of sm90a (TMA decode, persistent wgmma, the wgmma kernel in clusters of 2, cp.async TF32,
+//! kind of sm90a (TMA decode, persistent wgmma, the wgmma kernel in clusters of 2, the K splits
+//! and chunked kernels of tc-k16-c512, cp.async TF32,
 //! the plain-load unaligned kernels, the exact cp.async decode and tiled kernels), the sm80 tier
 //! from its PTX (cp.async tensor-core kernels), an invariance sweep, and a packaged decode step
 //! replayed from a CUDA graph. A kernel whose result depends on one side of its pipeline being
@@ -46,6 +47,9 @@ fn kind(ctx: &Context, out: &Output) -> String {
     let mut s = format!("{}.{}", k.family, k.tile.name);
     if k.cluster.0 > 1 {
         s += &format!(" (cluster {})", k.cluster.0);
+    }
+    if k.cluster.2 > 1 {
+        s += &format!(" (K split {})", k.cluster.2);
     }
     if launch.unaligned {
         s += " (unaligned)";
@@ -126,6 +130,16 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         // The unaligned kernel (plain loads).
         Case::new(TC, Op::Nn, F16, (33, 65, 47)).pad(3),
         Case::new(TC, Op::Nn, BF16_F32, (300, 1024, 512)).a_offset(1),
+        // The chunked contract (tc-k16-c512) off the tuned shapes, so the tier's region routes
+        // pick: the decode splits of 8 and 4, the wgmma splits of 4 and 8, the chunked mid64,
+        // mid and mid2.
+        Case::new(TC, Op::Nn, BF16, (5, 1000, 8200)),
+        Case::new(TC, Op::Nt, BF16_F32, (9, 2000, 9000)).bias(),
+        Case::new(TC, Op::Nn, BF16_F32, (64, 1000, 8200)).beta(0.5),
+        Case::new(TC, Op::Nn, BF16, (40, 500, 3000)),
+        Case::new(TC, Op::Tn, BF16_F32, (200, 1000, 8200)).beta(1.0),
+        Case::new(TC, Op::Nn, BF16, (700, 1000, 8200)).bias(),
+        Case::new(TC, Op::Nn, BF16, (1500, 1000, 8200)),
         // TF32: cp.async dec, mid, wide, and the unaligned kernel.
         Case::new(TC, Op::Nn, F32, (16, 1024, 512)),
         Case::new(TC, Op::Nt, F32, (200, 512, 256)).bias(),
@@ -149,6 +163,13 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         "tcwide.mid2",
         "tcwide.wide (cluster 2)",
         "tcmma.any",
+        "tcdecsplit.dec64s8 (K split 8)",
+        "tcdecsplit.dec64s4 (K split 4)",
+        "tcwidechunk.mid64s4 (K split 4)",
+        "tcwidechunk.mid64s8 (K split 8)",
+        "tcwidechunk.mid64 ",
+        "tcwidechunk.mid ",
+        "tcwidechunk.mid2 ",
         "tcasync32.",
         "tcmma32.any",
         "fmadecs.",
@@ -171,6 +192,7 @@ fn perturbed_sm80_ptx_gives_the_plain_sm80_bits() {
     let (plain, perturbed) = contexts(TierChoice::named("sm80"));
     let cases = [
         Case::new(TC, Op::Nn, BF16, (5, 8192, 1024)),
+        Case::new(TC, Op::Nn, BF16_F32, (40, 1000, 8200)),
         Case::new(TC, Op::Nt, BF16_F32, (64, 2048, 512)).bias(),
         Case::new(TC, Op::Tn, F16_F32, (300, 1024, 264)).beta(1.0),
         Case::new(TC, Op::Nn, BF16, (700, 1024, 1024)),

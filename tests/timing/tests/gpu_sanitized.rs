@@ -59,6 +59,11 @@ fn small_cases() -> Vec<Case> {
             .bias()
             .beta(-0.5),
         Case::new(TC, Op::Tn, F32, (300, 200, 72)).beta(1.0),
+        // The chunked contract's regions (n <= 1024, k >= 2048 on sm90a): the decode and wgmma
+        // K splits across a cluster, and the chunked wgmma kernel.
+        Case::new(TC, Op::Nn, BF16, (3, 200, 2100)).bias(),
+        Case::new(TC, Op::Nt, BF16_F32, (40, 128, 4100)).beta(0.5),
+        Case::new(TC, Op::Nn, BF16_F32, (130, 192, 2600)),
         Case::new(EX, Op::Nn, BF16, (3, 300, 600)).bias(),
         Case::new(EX, Op::Nt, F32, (40, 130, 520)).beta(0.5),
         Case::new(EX, Op::Tn, BF16_F32, (130, 70, 300)).pad(1),
@@ -73,6 +78,9 @@ fn large_cases() -> Vec<Case> {
         Case::new(TC, Op::Nn, BF16, (1000, 4096, 2048)),
         Case::new(TC, Op::Nn, BF16, (200, 8192, 1024)).bias(),
         Case::new(TC, Op::Nt, F32, (600, 2048, 512)),
+        // K splits filling the GPU: decode (n = 1000, 8 CTAs a tile) and wgmma (4 a tile).
+        Case::new(TC, Op::Nn, BF16, (5, 1000, 8200)),
+        Case::new(TC, Op::Nn, BF16_F32, (64, 1000, 8200)).bias(),
         Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
         Case::new(EX, Op::Nn, F32, (512, 1024, 1024)),
     ]
