@@ -142,7 +142,9 @@ fn run(cli: Cli) -> Result<(), String> {
             "CUDA events, {} warm-up launches, median of up to {} launches, 2-8 rotating input sets",
             4, cli.reps
         ),
-        file: rewritten.unwrap_or_else(|| listed_name(&cli.specs, &out)),
+        file: rewritten
+            .clone()
+            .unwrap_or_else(|| listed_name(&cli.specs, &out)),
     };
     for r in tuning.regions.iter().filter(|r| r.chosen.is_some()) {
         println!(
@@ -154,8 +156,26 @@ fn run(cli: Cli) -> Result<(), String> {
             r.decision
         );
     }
+    // Rewriting the tier's file: the routes of ops not tuned now stay (NN, NT and TN may be
+    // tuned in separate runs into one file).
+    let earlier = rewritten
+        .as_ref()
+        .and_then(|_| std::fs::read_to_string(&out).ok())
+        .unwrap_or_default();
+    let kept_ops = gemm_aot_tune::routes_text::kept_ops(&earlier, &opts.ops);
     let written = match routes_file(&tuning, &provenance) {
-        Some(text) => {
+        Some(mut text) => {
+            if !kept_ops.is_empty() {
+                let ops: Vec<String> = kept_ops.iter().map(|o| o.to_string()).collect();
+                text.push_str(&format!(
+                    "\n# The {} routes below are kept from the earlier file (this run tuned {}); their comments carry\n# their own times.\n",
+                    ops.join(", "),
+                    opts.ops.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ")
+                ));
+                text.push_str(&gemm_aot_tune::routes_text::kept_sections(
+                    &earlier, &opts.ops,
+                ));
+            }
             write(&out, &text)?;
             println!(
                 "wrote {}: {} routes; include it with routes_files = [\"{}\"] in tier {} (docs/tuning.md)",

@@ -108,6 +108,52 @@ pub fn routes_file(t: &Tuning, p: &Provenance) -> Option<String> {
     Some(s)
 }
 
+/// The sections of an earlier routes file (`old`, as this module writes them: a `# <op> n = ..,
+/// k = ..:` comment, then that (n, k)'s routes) for the ops this run did not tune, verbatim,
+/// each starting with its blank line: a run of one op keeps what earlier runs tuned for the
+/// others, so NN, NT and TN can be tuned in separate runs into one file.
+pub fn kept_sections(old: &str, tuned: &[gemm_spec::Op]) -> String {
+    let mut kept = String::new();
+    let mut keep = false;
+    let mut in_sections = false;
+    for line in old.lines() {
+        if let Some(rest) = line.strip_prefix("# ") {
+            if let Some((op, tail)) = rest.split_once(' ') {
+                if tail.starts_with("n = ") {
+                    if let Ok(op) = op.parse::<gemm_spec::Op>() {
+                        in_sections = true;
+                        keep = !tuned.contains(&op);
+                        if keep {
+                            kept.push('\n');
+                        }
+                    }
+                }
+            }
+        }
+        if in_sections && keep && !line.is_empty() {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept
+}
+
+/// The ops an earlier file's sections name that this run did not tune, in first-seen order.
+pub fn kept_ops(old: &str, tuned: &[gemm_spec::Op]) -> Vec<gemm_spec::Op> {
+    let mut ops = Vec::new();
+    for line in old.lines() {
+        let Some((op, tail)) = line.strip_prefix("# ").and_then(|r| r.split_once(' ')) else {
+            continue;
+        };
+        if let (true, Ok(op)) = (tail.starts_with("n = "), op.parse::<gemm_spec::Op>()) {
+            if !tuned.contains(&op) && !ops.contains(&op) {
+                ops.push(op);
+            }
+        }
+    }
+    ops
+}
+
 fn route_text(s: &mut String, t: &Tuning, r: &TunedRoute) {
     for note in &r.notes {
         let _ = writeln!(s, "# {}", comment_text(note));
@@ -141,5 +187,31 @@ fn route_text(s: &mut String, t: &Tuning, r: &TunedRoute) {
     let _ = writeln!(s, "kernel = \"{}\"", r.pick.kernel);
     if let Some(u) = &r.pick.unaligned {
         let _ = writeln!(s, "unaligned = \"{u}\"");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gemm_spec::Op;
+
+    const OLD: &str = "# Routes of tier sm90a tuned by `gemm-aot tune` ...\n#\n# Include it ...\n\n# nn n = 512, k = 3584: Qwen2.5 7B k_proj\n# m <= 16: a note\n[[route]]\nop = \"nn\"\nkernel = \"a.b\"\n\n# nt n = 4096, k = 4096: o_proj\n[[route]]\nop = \"nt\"\nkernel = \"c.d\"\n\n# nn n = 768, k = 768: c_proj\n[[route]]\nop = \"nn\"\nkernel = \"e.f\"\n";
+
+    #[test]
+    fn a_run_of_one_op_keeps_the_other_ops_sections_verbatim() {
+        let kept = kept_sections(OLD, &[Op::Nt]);
+        assert_eq!(
+            kept,
+            "\n# nn n = 512, k = 3584: Qwen2.5 7B k_proj\n# m <= 16: a note\n[[route]]\nop = \"nn\"\nkernel = \"a.b\"\n\n# nn n = 768, k = 768: c_proj\n[[route]]\nop = \"nn\"\nkernel = \"e.f\"\n"
+        );
+        assert_eq!(kept_ops(OLD, &[Op::Nt]), [Op::Nn]);
+        assert_eq!(
+            kept_sections(OLD, &[Op::Nn]),
+            "\n# nt n = 4096, k = 4096: o_proj\n[[route]]\nop = \"nt\"\nkernel = \"c.d\"\n"
+        );
+        // Every op tuned again, or no earlier file: nothing is kept; the header never is.
+        assert_eq!(kept_sections(OLD, &[Op::Nn, Op::Nt]), "");
+        assert!(kept_ops(OLD, &[Op::Nn, Op::Nt]).is_empty());
+        assert_eq!(kept_sections("", &[Op::Nn]), "");
     }
 }
