@@ -317,7 +317,11 @@ fn cargo_test(copy: &Path, target: &Path, offline: bool) -> (bool, String) {
     ] {
         cmd.env_remove(var);
     }
+    // No debug info and no incremental state: the copy's build is a second workspace build
+    // on the same disk, and this keeps it a fraction of the size.
     cmd.env("GEMM_AOT_NO_CUBINS", "1")
+        .env("CARGO_PROFILE_DEV_DEBUG", "0")
+        .env("CARGO_INCREMENTAL", "0")
         .env(NESTED, "1")
         .env("CARGO_TERM_COLOR", "never");
     let out = cmd.output().expect("cargo runs");

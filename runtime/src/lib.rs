@@ -145,6 +145,7 @@
 // The generated set file names `::gemm_runtime` (as in every crate that includes one).
 extern crate self as gemm_runtime;
 
+mod borrowed_stream;
 mod buffer;
 mod context;
 mod conversion;
@@ -165,6 +166,7 @@ mod occupancy;
 mod ops;
 mod package;
 mod prepared;
+mod raw;
 pub mod reference;
 mod registry;
 mod repack;
@@ -200,6 +202,7 @@ pub use observer::{
 };
 pub use package::{record_difference, CapturedPackage, Manifest, Package, PackageError, Request};
 pub use prepared::PreparedWeight;
+pub use raw::{RawExtents, RawGemm, RawMatrix};
 pub use registry::Span;
 pub use request::{GemmRequest, Launch, Repacked};
 pub use served::{served, Served};

@@ -181,16 +181,14 @@ pub(crate) fn dim(what: &'static str, v: usize) -> Result<u64, GemmError> {
     Ok(v)
 }
 
-/// Checks one operand stored as `rows x cols` with leading dimension `ld`; `None` when it
-/// has no elements (then it is never read or written).
-pub(crate) fn check_operand(
-    ctx: &Context,
+/// The leading dimension of an operand stored as `rows x cols`, checked (it fits the kernels,
+/// no row is longer than it); `None` when the operand has no elements.
+pub(crate) fn check_rows(
     operand: Operand,
-    (span, offset, ld): (&Span, usize, usize),
+    ld: usize,
     rows: u64,
     cols: u64,
-    elem: u64,
-) -> Result<Option<Extent>, GemmError> {
+) -> Result<Option<u64>, GemmError> {
     let ld = dim("leading dimension", ld)?;
     if rows == 0 || cols == 0 {
         return Ok(None);
@@ -202,6 +200,22 @@ pub(crate) fn check_operand(
             min: cols,
         });
     }
+    Ok(Some(ld))
+}
+
+/// Checks one operand stored as `rows x cols` with leading dimension `ld`; `None` when it
+/// has no elements (then it is never read or written).
+pub(crate) fn check_operand(
+    ctx: &Context,
+    operand: Operand,
+    (span, offset, ld): (&Span, usize, usize),
+    rows: u64,
+    cols: u64,
+    elem: u64,
+) -> Result<Option<Extent>, GemmError> {
+    let Some(ld) = check_rows(operand, ld, rows, cols)? else {
+        return Ok(None);
+    };
     match ctx.registry().check(span) {
         Ok(()) => {}
         Err(SpanProblem::Foreign) => return Err(GemmError::ForeignAllocation { operand }),

@@ -1,0 +1,318 @@
+//! One GEMM over raw device addresses, its element types chosen at run time: the call the
+//! C library and the Python package make for memory another allocator owns (a torch tensor,
+//! a `cuMemAlloc`). Each operand's extent is computed from the shape and leading dimension
+//! and checked without the device first ([`RawGemm::check`]: dimensions, leading
+//! dimensions, null pointers, alignment, the output overlapping an input), so every such
+//! refusal comes before a driver is needed. Then the extents are registered for the call,
+//! run through [`Context::gemm`], and unregistered whatever happened.
+
+use crate::buffer::ExternalSpan;
+use crate::context::Context;
+use crate::element::Element;
+use crate::error::{GemmError, Operand};
+use crate::request::{check_rows, dim, GemmRequest, Launch};
+use crate::stream::Mode;
+use crate::table::{Dtype, Op, Policy};
+use half::{bf16, f16};
+
+/// One operand of a [`RawGemm`]: the device address of element (0, 0) and the row stride
+/// in elements (row-major storage, the inner stride is 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawMatrix {
+    /// Device address of element (0, 0).
+    pub ptr: u64,
+    /// Leading dimension (row stride) in elements.
+    pub ld: usize,
+}
+
+/// A GEMM over raw device addresses: `C[m, n] = A · B (+ bias) (+ beta C)` in the GEMM view
+/// of `op`, as [`GemmRequest`] describes it, with the element types as values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RawGemm {
+    /// Operand layout.
+    pub op: Op,
+    /// Rows of C.
+    pub m: usize,
+    /// Columns of C.
+    pub n: usize,
+    /// Reduction length.
+    pub k: usize,
+    /// Element type of A and B.
+    pub ab: Dtype,
+    /// Element type of C and the bias.
+    pub c_dtype: Dtype,
+    /// A, stored `[m, k]` (`nn`, `nt`) or `[k, m]` (`tn`).
+    pub a: RawMatrix,
+    /// B, stored `[k, n]` (`nn`, `tn`) or `[n, k]` (`nt`).
+    pub b: RawMatrix,
+    /// The output `[m, n]`.
+    pub c: RawMatrix,
+    /// Device address of n contiguous bias elements, if any.
+    pub bias: Option<u64>,
+    /// 0 overwrites C; otherwise `C = fma(beta, C, result)`.
+    pub beta: f32,
+    /// The policy to route under (`None`: the context's default for the call's op and dtype).
+    pub policy: Option<Policy>,
+    /// Where the call runs (`None`: the context's default).
+    pub mode: Option<Mode>,
+}
+
+/// Byte extents `[start, end)` of the operands of a checked [`RawGemm`] (`None`: nothing is
+/// read or written there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawExtents {
+    /// A's bytes.
+    pub a: Option<(u64, u64)>,
+    /// B's bytes.
+    pub b: Option<(u64, u64)>,
+    /// The bias's bytes.
+    pub bias: Option<(u64, u64)>,
+    /// C's bytes.
+    pub c: Option<(u64, u64)>,
+}
+
+/// The byte extent of `rows x cols` elements of `elem` bytes at `ptr` with leading
+/// dimension `ld`, checked as [`Context::gemm`] checks a registered operand.
+fn extent(
+    operand: Operand,
+    m: RawMatrix,
+    (rows, cols): (u64, u64),
+    elem: u64,
+) -> Result<Option<(u64, u64)>, GemmError> {
+    let Some(ld) = check_rows(operand, m.ld, rows, cols)? else {
+        return Ok(None);
+    };
+    if m.ptr == 0 {
+        return Err(GemmError::NullPointer { operand });
+    }
+    if !m.ptr.is_multiple_of(elem) {
+        return Err(GemmError::Misaligned {
+            operand,
+            address: m.ptr,
+            align: elem,
+        });
+    }
+    // rows, cols and ld are each below 2^31, so this fits in u64.
+    let bytes = ((rows - 1) * ld + cols) * elem;
+    let end = m
+        .ptr
+        .checked_add(bytes)
+        .ok_or(GemmError::DimensionOverflow {
+            what: "operand end address",
+            value: m.ptr,
+            max: u64::MAX - bytes,
+        })?;
+    Ok(Some((m.ptr, end)))
+}
+
+impl RawGemm {
+    /// Checks the call without the device: every dimension and leading dimension fits the
+    /// kernels, no leading dimension is shorter than its row, no operand with elements is
+    /// null or misaligned to its element, and C overlaps no input. Returns the extents.
+    pub fn check(&self) -> Result<RawExtents, GemmError> {
+        let (m, n, k) = (dim("m", self.m)?, dim("n", self.n)?, dim("k", self.k)?);
+        let ea = self.ab.size_bytes();
+        let ec = self.c_dtype.size_bytes();
+        let a_shape = if self.op == Op::Tn { (k, m) } else { (m, k) };
+        let b_shape = if self.op == Op::Nt { (n, k) } else { (k, n) };
+        let c = extent(Operand::C, self.c, (m, n), ec)?;
+        let a = extent(Operand::A, self.a, a_shape, ea)?;
+        let b = extent(Operand::B, self.b, b_shape, ea)?;
+        let bias = match self.bias {
+            Some(ptr) => extent(Operand::Bias, RawMatrix { ptr, ld: self.n }, (1, n), ec)?,
+            None => None,
+        };
+        if let Some((c_start, c_end)) = c {
+            for (operand, e) in [(Operand::A, a), (Operand::B, b), (Operand::Bias, bias)] {
+                if let Some((start, end)) = e.filter(|&(s, e)| s < c_end && c_start < e) {
+                    return Err(GemmError::Overlap {
+                        operand,
+                        c_start,
+                        c_end,
+                        start,
+                        end,
+                    });
+                }
+            }
+        }
+        Ok(RawExtents { a, b, bias, c })
+    }
+}
+
+/// Registrations that end when dropped, so every exit of a raw call unregisters its spans.
+struct Registered<'c> {
+    ctx: &'c Context,
+    spans: Vec<crate::registry::Span>,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        for span in &self.spans {
+            self.ctx.registry().release(span);
+        }
+    }
+}
+
+impl Registered<'_> {
+    /// Registers `extent` (or an empty span at `ptr`) as external memory of `T`.
+    fn add<T: Element>(
+        &mut self,
+        ptr: u64,
+        extent: Option<(u64, u64)>,
+    ) -> Result<ExternalSpan<T>, GemmError> {
+        let elem = std::mem::size_of::<T>() as u64;
+        let (start, len) = match extent {
+            Some((s, e)) => (s, ((e - s) / elem) as usize),
+            None => (ptr, 0),
+        };
+        let span = self.ctx.register_external::<T>(start, len)?;
+        self.spans.push(span.span);
+        Ok(span)
+    }
+}
+
+impl Context {
+    /// Runs a [`RawGemm`]: checked without the device first ([`RawGemm::check`]), then its
+    /// extents are registered as external spans for the duration of the call (the driver's
+    /// allocation bounds checked, as [`register_external`](Self::register_external) does),
+    /// validated and launched as [`gemm`](Self::gemm) does, and unregistered. A pair of
+    /// element types no kernel serves is refused as [`GemmError::NoRoute`] by the routes.
+    pub fn gemm_raw(&self, call: &RawGemm) -> Result<Launch, GemmError> {
+        let extents = call.check()?;
+        match (call.ab, call.c_dtype) {
+            (Dtype::Bf16, Dtype::F32) => self.gemm_raw_typed::<bf16, f32>(call, extents),
+            (Dtype::Bf16, Dtype::Bf16) => self.gemm_raw_typed::<bf16, bf16>(call, extents),
+            (Dtype::Bf16, Dtype::F16) => self.gemm_raw_typed::<bf16, f16>(call, extents),
+            (Dtype::F16, Dtype::F32) => self.gemm_raw_typed::<f16, f32>(call, extents),
+            (Dtype::F16, Dtype::F16) => self.gemm_raw_typed::<f16, f16>(call, extents),
+            (Dtype::F16, Dtype::Bf16) => self.gemm_raw_typed::<f16, bf16>(call, extents),
+            (Dtype::F32, Dtype::F32) => self.gemm_raw_typed::<f32, f32>(call, extents),
+            (Dtype::F32, Dtype::Bf16) => self.gemm_raw_typed::<f32, bf16>(call, extents),
+            (Dtype::F32, Dtype::F16) => self.gemm_raw_typed::<f32, f16>(call, extents),
+        }
+    }
+
+    fn gemm_raw_typed<A: Element, C: Element>(
+        &self,
+        call: &RawGemm,
+        extents: RawExtents,
+    ) -> Result<Launch, GemmError> {
+        let mut reg = Registered {
+            ctx: self,
+            spans: Vec::with_capacity(4),
+        };
+        let a = reg.add::<A>(call.a.ptr, extents.a)?;
+        let b = reg.add::<A>(call.b.ptr, extents.b)?;
+        let c = reg.add::<C>(call.c.ptr, extents.c)?;
+        let bias = match call.bias {
+            Some(ptr) => Some(reg.add::<C>(ptr, extents.bias)?.mat_at(0, call.n)),
+            None => None,
+        };
+        let mut req = GemmRequest::new(
+            call.op,
+            (call.m, call.n, call.k),
+            a.mat_at(0, call.a.ld),
+            b.mat_at(0, call.b.ld),
+            c.mat_mut_at(0, call.c.ld),
+        )
+        .with_bias(bias)
+        .with_beta(call.beta);
+        req.policy = call.policy;
+        req.mode = call.mode;
+        self.gemm(req)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(op: Op, (m, n, k): (usize, usize, usize)) -> RawGemm {
+        let mat = |ptr, ld| RawMatrix { ptr, ld };
+        RawGemm {
+            op,
+            m,
+            n,
+            k,
+            ab: Dtype::Bf16,
+            c_dtype: Dtype::F32,
+            a: mat(0x10_0000, k),
+            b: mat(0x20_0000, n),
+            c: mat(0x30_0000, n),
+            bias: None,
+            beta: 0.0,
+            policy: None,
+            mode: None,
+        }
+    }
+
+    #[test]
+    fn extents_follow_the_stored_shapes() {
+        let e = call(Op::Nn, (3, 8, 16)).check().unwrap();
+        assert_eq!(e.a, Some((0x10_0000, 0x10_0000 + (2 * 16 + 16) * 2)));
+        assert_eq!(e.b, Some((0x20_0000, 0x20_0000 + (15 * 8 + 8) * 2)));
+        assert_eq!(e.c, Some((0x30_0000, 0x30_0000 + (2 * 8 + 8) * 4)));
+        // tn stores A as [k, m]: k rows of ld elements.
+        let mut tn = call(Op::Tn, (3, 8, 16));
+        tn.a.ld = 3;
+        let e = tn.check().unwrap();
+        assert_eq!(e.a, Some((0x10_0000, 0x10_0000 + (15 * 3 + 3) * 2)));
+        // An empty output touches nothing.
+        assert_eq!(call(Op::Nn, (0, 8, 16)).check().unwrap().c, None);
+    }
+
+    #[test]
+    fn bad_calls_are_refused_without_a_device() {
+        let mut short = call(Op::Nn, (4, 8, 16));
+        short.a.ld = 15;
+        assert!(matches!(
+            short.check(),
+            Err(GemmError::LeadingDimension {
+                operand: Operand::A,
+                ld: 15,
+                min: 16
+            })
+        ));
+        let mut null = call(Op::Nn, (4, 8, 16));
+        null.b.ptr = 0;
+        assert!(matches!(
+            null.check(),
+            Err(GemmError::NullPointer {
+                operand: Operand::B
+            })
+        ));
+        let mut odd = call(Op::Nn, (4, 8, 16));
+        odd.c.ptr += 2;
+        assert!(matches!(
+            odd.check(),
+            Err(GemmError::Misaligned {
+                operand: Operand::C,
+                align: 4,
+                ..
+            })
+        ));
+        let mut overlap = call(Op::Nn, (4, 8, 16));
+        overlap.c.ptr = overlap.a.ptr + 8;
+        assert!(matches!(
+            overlap.check(),
+            Err(GemmError::Overlap {
+                operand: Operand::A,
+                ..
+            })
+        ));
+        let mut bias = call(Op::Nn, (4, 8, 16));
+        bias.bias = Some(bias.c.ptr + 4 * 8);
+        assert!(matches!(
+            bias.check(),
+            Err(GemmError::Overlap {
+                operand: Operand::Bias,
+                ..
+            })
+        ));
+        let huge = call(Op::Nn, (1 << 31, 8, 16));
+        assert!(matches!(
+            huge.check(),
+            Err(GemmError::DimensionOverflow { what: "m", .. })
+        ));
+    }
+}
