@@ -5,9 +5,9 @@
 //! its doc comment, into `include/gemm_aot.h`.
 
 use crate::context::Opened;
-use crate::status::{fail, fail_with, last_error, status_name};
+use crate::status::{fail, fail_with, last_error, status_name, status_of};
 use crate::types::*;
-use gemm_runtime::{Dtype, Launch, Mode, Op, Policy, RawGemm, RawMatrix};
+use gemm_runtime::{BatchFailure, Dtype, Launch, Mode, Op, Policy, RawGemm, RawMatrix};
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -120,7 +120,8 @@ fn launch_of(l: &Launch) -> gemm_aot_launch {
     }
 }
 
-/// Runs `calls` on `ctx`'s context for `stream`, writing the last launch to `launch`.
+/// Runs `calls` on `ctx`'s context for `stream` (each checked before the first is launched),
+/// writing the last launch to `launch`.
 ///
 /// # Safety
 ///
@@ -131,14 +132,17 @@ unsafe fn run(
     calls: &[RawGemm],
     launch: *mut gemm_aot_launch,
 ) -> i32 {
-    // Every call of a batch is checked (without the device) before the first is launched.
-    for (i, call) in calls.iter().enumerate() {
-        if let Err(e) = call.check() {
-            let status = fail_with(&e);
-            if calls.len() > 1 {
-                return fail(status, format!("batch entry {i}: {e}"));
-            }
-            return status;
+    let failed = |f: BatchFailure| {
+        let status = status_of(&f.error);
+        match calls.len() {
+            1 => fail(status, f.error.to_string()),
+            _ => fail(status, f.to_string()),
+        }
+    };
+    // The argument checks need no device, so they come before the context's.
+    for (entry, call) in calls.iter().enumerate() {
+        if let Err(error) = call.check() {
+            return failed(BatchFailure { entry, error });
         }
     }
     // SAFETY: a context pointer from gemm_aot_open, not yet closed (the caller's promise).
@@ -147,18 +151,16 @@ unsafe fn run(
     };
     // SAFETY: the caller promises a live stream of the device's primary context.
     let on = unsafe { ctx.inner.on(stream) };
-    let mut last = None;
-    for call in calls {
-        match on.gemm_raw(call) {
-            Ok(l) => last = Some(l),
-            Err(e) => return fail_with(&e),
+    match on.gemm_raw_batch(calls) {
+        Ok(last) => {
+            // SAFETY: null or a writable gemm_aot_launch (the caller's promise).
+            if let (Some(out), Some(l)) = (unsafe { launch.as_mut() }, last) {
+                *out = launch_of(&l);
+            }
+            GEMM_AOT_OK
         }
+        Err(f) => failed(f),
     }
-    // SAFETY: null or a writable gemm_aot_launch (the caller's promise).
-    if let (Some(out), Some(l)) = (unsafe { launch.as_mut() }, last) {
-        *out = launch_of(&l);
-    }
-    GEMM_AOT_OK
 }
 
 /// The library's version, as `"0.1.0"` (a static string).
@@ -336,30 +338,16 @@ pub unsafe extern "C" fn gemm_aot_bmm(
             Ok(call) => call,
             Err(status) => return status,
         };
-        let (ea, ec) = (first.ab.size_bytes(), first.c_dtype.size_bytes());
-        let mut calls = Vec::new();
-        for i in 0..count {
-            let at = |base: u64, stride: u64, elem: u64| {
-                i.checked_mul(stride)
-                    .and_then(|e| e.checked_mul(elem))
-                    .and_then(|b| base.checked_add(b))
-            };
-            let (Some(a), Some(b), Some(c)) = (
-                at(first.a.ptr, stride_a, ea),
-                at(first.b.ptr, stride_b, ea),
-                at(first.c.ptr, stride_c, ec),
-            ) else {
-                return fail(
-                    GEMM_AOT_ERROR_SHAPE,
-                    format!("batch entry {i}: its addresses overflow 64 bits"),
-                );
-            };
-            let mut call = first;
-            call.a.ptr = a;
-            call.b.ptr = b;
-            call.c.ptr = c;
-            calls.push(call);
-        }
+        let Ok(count) = usize::try_from(count) else {
+            return fail(
+                GEMM_AOT_ERROR_SHAPE,
+                format!("count = {count} is too large"),
+            );
+        };
+        let calls = match first.strided(count, (stride_a, stride_b, stride_c)) {
+            Ok(calls) => calls,
+            Err(e) => return fail_with(&e),
+        };
         // SAFETY: the caller's promises, passed on.
         unsafe { run(ctx, stream, &calls, launch) }
     })

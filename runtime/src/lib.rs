@@ -202,7 +202,7 @@ pub use observer::{
 };
 pub use package::{record_difference, CapturedPackage, Manifest, Package, PackageError, Request};
 pub use prepared::PreparedWeight;
-pub use raw::{RawExtents, RawGemm, RawMatrix};
+pub use raw::{BatchFailure, RawExtents, RawGemm, RawMatrix};
 pub use registry::Span;
 pub use request::{GemmRequest, Launch, Repacked};
 pub use served::{served, Served};

@@ -139,6 +139,47 @@ impl RawGemm {
     }
 }
 
+impl RawGemm {
+    /// `count` calls of this one's shape, entry i's A, B and C `i` times `strides` (elements
+    /// of A and B, of C) past this one's (the bias is shared): a strided batched GEMM.
+    pub fn strided(
+        &self,
+        count: usize,
+        (stride_a, stride_b, stride_c): (u64, u64, u64),
+    ) -> Result<Vec<RawGemm>, GemmError> {
+        let (ea, ec) = (self.ab.size_bytes(), self.c_dtype.size_bytes());
+        (0..count as u64)
+            .map(|i| {
+                let at = |base: u64, stride: u64, elem: u64| {
+                    i.checked_mul(stride)
+                        .and_then(|e| e.checked_mul(elem))
+                        .and_then(|b| base.checked_add(b))
+                        .ok_or(GemmError::DimensionOverflow {
+                            what: "batch entry address",
+                            value: i,
+                            max: u64::MAX,
+                        })
+                };
+                let mut call = *self;
+                call.a.ptr = at(self.a.ptr, stride_a, ea)?;
+                call.b.ptr = at(self.b.ptr, stride_b, ea)?;
+                call.c.ptr = at(self.c.ptr, stride_c, ec)?;
+                Ok(call)
+            })
+            .collect()
+    }
+}
+
+/// A batch entry's failure: which entry, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("batch entry {entry}: {error}")]
+pub struct BatchFailure {
+    /// The entry's index.
+    pub entry: usize,
+    /// Why it failed.
+    pub error: GemmError,
+}
+
 /// Registrations that end when dropped, so every exit of a raw call unregisters its spans.
 struct Registered<'c> {
     ctx: &'c Context,
@@ -190,6 +231,24 @@ impl Context {
             (Dtype::F32, Dtype::Bf16) => self.gemm_raw_typed::<f32, bf16>(call, extents),
             (Dtype::F32, Dtype::F16) => self.gemm_raw_typed::<f32, f16>(call, extents),
         }
+    }
+
+    /// Runs `calls` in order on this stream, every one checked without the device
+    /// ([`RawGemm::check`]) before the first is launched; returns the last launch (`None` for
+    /// no calls). A failure names its entry; entries before it were launched.
+    pub fn gemm_raw_batch(&self, calls: &[RawGemm]) -> Result<Option<Launch>, BatchFailure> {
+        for (entry, call) in calls.iter().enumerate() {
+            call.check()
+                .map_err(|error| BatchFailure { entry, error })?;
+        }
+        let mut last = None;
+        for (entry, call) in calls.iter().enumerate() {
+            last = Some(
+                self.gemm_raw(call)
+                    .map_err(|error| BatchFailure { entry, error })?,
+            );
+        }
+        Ok(last)
     }
 
     fn gemm_raw_typed<A: Element, C: Element>(
@@ -309,6 +368,10 @@ mod tests {
                 ..
             })
         ));
+        let strided = call(Op::Nn, (4, 8, 16)).strided(3, (64, 0, 32)).unwrap();
+        assert_eq!(strided[2].a.ptr, 0x10_0000 + 2 * 64 * 2);
+        assert_eq!(strided[2].b.ptr, 0x20_0000);
+        assert_eq!(strided[2].c.ptr, 0x30_0000 + 2 * 32 * 4);
         let huge = call(Op::Nn, (1 << 31, 8, 16));
         assert!(matches!(
             huge.check(),

@@ -1,0 +1,125 @@
+"""Batch-invariant mode for PyTorch: torch's own ``aten::mm``, ``addmm``, ``bmm`` and ``mv``
+on CUDA tensors run gemm-aot's kernels. ``linear`` and ``matmul`` lower to those, and
+autograd's backward calls the same ops on transposed views, so model code, training steps
+and ``torch.compile`` in eager fallback all take them.
+
+    import gemm_aot.torch
+    gemm_aot.torch.set_batch_invariant_mode(True)
+    with gemm_aot.torch.batch_invariant():   # or for a block only
+        logits = model(input_ids).logits
+
+A dtype, layout or argument the kernels do not serve raises ``gemm_aot.UnsupportedError``
+naming the op: falling back to cuBLAS silently is the failure this mode exists to prevent.
+``allow_fallback=True`` runs such calls on cuBLAS instead, with a warning, and counts them
+(``fallback_count()``).
+
+Not covered: the row reductions of a transformer (RMSNorm's mean, softmax, log_softmax)
+still run torch's kernels, which split a row across blocks when there are few rows; fused
+attention kernels (SDPA, flash attention: use eager attention, whose matmuls are covered);
+``mm.out`` and the other ``out=`` overloads; ``baddbmm`` and ``addmv``.
+"""
+
+import contextlib
+import threading
+import warnings
+
+import torch
+
+from . import _torch_gemm, addmm as _addmm_fn
+from ._errors import GemmError, UnsupportedError
+
+_state = threading.Lock()
+_library = None
+_allow_fallback = False
+_fallbacks = 0
+
+
+def _fallback(op, error, run):
+    """Runs ``run`` (cuBLAS, through an ``out=`` overload the mode leaves alone) when
+    fallback is allowed; otherwise raises ``error`` naming the op."""
+    global _fallbacks
+    if not _allow_fallback:
+        raise UnsupportedError(
+            getattr(error, "kind", "unsupported"),
+            f"aten::{op} under gemm_aot's batch-invariant mode: {error}",
+        ) from error
+    with _state:
+        _fallbacks += 1
+    warnings.warn(f"gemm_aot: aten::{op} fell back to cuBLAS (not batch-invariant): {error}")
+    return run()
+
+
+def _mm(a, b):
+    try:
+        return _torch_gemm(a, b, None, None, 0.0, None, None, batched=False)
+    except GemmError as e:
+        out = a.new_empty((a.shape[0], b.shape[1]))
+        return _fallback("mm", e, lambda: torch.ops.aten.mm.out(a, b, out=out))
+
+
+def _addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    try:
+        return _addmm_fn(input, mat1, mat2, beta=beta, alpha=alpha)
+    except GemmError as e:
+        out = mat1.new_empty((mat1.shape[0], mat2.shape[1]))
+        return _fallback(
+            "addmm", e,
+            lambda: torch.ops.aten.addmm.out(input, mat1, mat2, beta=beta, alpha=alpha, out=out),
+        )
+
+
+def _bmm(a, b):
+    try:
+        return _torch_gemm(a, b, None, None, 0.0, None, None, batched=True)
+    except GemmError as e:
+        out = a.new_empty((a.shape[0], a.shape[1], b.shape[2]))
+        return _fallback("bmm", e, lambda: torch.ops.aten.bmm.out(a, b, out=out))
+
+
+def _mv(a, v):
+    try:
+        y = _torch_gemm(a, v.unsqueeze(1), None, None, 0.0, None, None, batched=False)
+        return y.squeeze(1)
+    except GemmError as e:
+        out = a.new_empty((a.shape[0],))
+        return _fallback("mv", e, lambda: torch.ops.aten.mv.out(a, v, out=out))
+
+
+_OVERRIDES = {"mm": _mm, "addmm": _addmm, "bmm": _bmm, "mv": _mv}
+
+
+def set_batch_invariant_mode(enabled=True, *, allow_fallback=False):
+    """Turns the mode on (registering the overrides at torch's CUDA dispatch key) or off
+    (removing them). ``allow_fallback`` lets unserved calls run on cuBLAS with a warning."""
+    global _library, _allow_fallback
+    with _state:
+        _allow_fallback = bool(allow_fallback)
+        if enabled and _library is None:
+            library = torch.library.Library("aten", "IMPL")
+            for op, fn in _OVERRIDES.items():
+                library.impl(op, fn, "CUDA")
+            _library = library
+        elif not enabled and _library is not None:
+            _library._destroy()
+            _library = None
+
+
+def is_batch_invariant_mode():
+    """Whether the mode is on."""
+    return _library is not None
+
+
+def fallback_count():
+    """How many calls fell back to cuBLAS under ``allow_fallback``."""
+    return _fallbacks
+
+
+@contextlib.contextmanager
+def batch_invariant(allow_fallback=False):
+    """The mode for a block; the previous state is restored after it."""
+    was, was_fallback = is_batch_invariant_mode(), _allow_fallback
+    set_batch_invariant_mode(True, allow_fallback=allow_fallback)
+    try:
+        yield
+    finally:
+        set_batch_invariant_mode(was, allow_fallback=was_fallback)

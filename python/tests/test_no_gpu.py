@@ -1,0 +1,135 @@
+"""What the package does without a GPU: it imports (without importing torch), knows its
+version, refuses every bad call it can see without a device, with the exception and message
+that name the problem, and says clearly when no driver is there. CI runs this against the
+wheel it builds (tests/python_front.rs); numpy supplies DLPack producers."""
+
+import os
+import sys
+import unittest
+
+import gemm_aot
+from gemm_aot import _native
+
+A, B, C = 0x10_0000, 0x20_0000, 0x30_0000  # addresses; never dereferenced on the host
+
+
+class Package(unittest.TestCase):
+    def test_import_does_not_import_torch(self):
+        self.assertNotIn("torch", sys.modules)
+
+    def test_version_is_the_crate_version(self):
+        expected = os.environ.get("GEMM_AOT_EXPECTED_VERSION")
+        if expected is None:
+            self.skipTest("GEMM_AOT_EXPECTED_VERSION is not set")
+        self.assertEqual(gemm_aot.__version__, expected)
+
+    def test_errors_are_exceptions_of_both_kinds(self):
+        self.assertTrue(issubclass(gemm_aot.RefusedError, ValueError))
+        self.assertTrue(issubclass(gemm_aot.UnsupportedError, gemm_aot.RefusedError))
+        self.assertTrue(issubclass(gemm_aot.DeviceError, RuntimeError))
+        for cls in (gemm_aot.RefusedError, gemm_aot.DeviceError):
+            self.assertTrue(issubclass(cls, gemm_aot.GemmError))
+
+
+class RawPointerRefusals(unittest.TestCase):
+    """gemm() over raw addresses: each refusal comes before a device is needed."""
+
+    def refused(self, cls, kind, needle, **kw):
+        args = dict(a=A, b=B, c=C, m=4, n=64, k=32)
+        args.update(kw)
+        with self.assertRaises(cls) as caught:
+            gemm_aot.gemm(**args)
+        self.assertEqual(caught.exception.kind, kind)
+        self.assertIn(needle, str(caught.exception))
+
+    def test_bad_words(self):
+        self.refused(gemm_aot.RefusedError, "invalid_argument", 'op "tt"', op="tt")
+        self.refused(gemm_aot.RefusedError, "invalid_argument", 'dtype "f64"', dtype="f64")
+        self.refused(gemm_aot.RefusedError, "invalid_argument", 'policy "fast"', policy="fast")
+        self.refused(gemm_aot.RefusedError, "invalid_argument", 'mode "turbo"', mode="turbo")
+
+    def test_shapes_and_leading_dimensions(self):
+        self.refused(gemm_aot.RefusedError, "leading_dimension",
+                     "leading dimension of A is 31, less than the 32", lda=31)
+        self.refused(gemm_aot.RefusedError, "leading_dimension", "of C is 8", ldc=8)
+        self.refused(gemm_aot.RefusedError, "dimension_overflow", "m = 2147483648", m=1 << 31)
+
+    def test_pointers(self):
+        self.refused(gemm_aot.RefusedError, "null_pointer", "B is a null pointer", b=0)
+        self.refused(gemm_aot.RefusedError, "misaligned", "not aligned to 4 bytes", c=C + 2)
+        self.refused(gemm_aot.RefusedError, "misaligned", "not aligned to 2 bytes", a=A + 1)
+
+    def test_output_overlapping_an_input(self):
+        self.refused(gemm_aot.RefusedError, "overlap", "overlaps input A", c=A + 16)
+        self.refused(gemm_aot.RefusedError, "overlap", "overlaps input bias", bias=C + 64)
+
+    def test_a_batch_entry_is_named(self):
+        with self.assertRaises(gemm_aot.RefusedError) as caught:
+            _native.gemm(0, 0, "nn", 4, 64, 32, "bf16", "f32", A, 32, B, 64, A - 0x1000, 64,
+                         count=2, strides=(0, 0, 0x1000 // 4))
+        self.assertTrue(str(caught.exception).startswith("batch entry 1:"), str(caught.exception))
+
+    def test_no_driver_is_a_device_error(self):
+        if gemm_aot.driver_present():
+            self.skipTest("a driver is present")
+        with self.assertRaises(gemm_aot.DeviceError) as caught:
+            gemm_aot.gemm(A, B, C, 4, 64, 32)
+        self.assertEqual(caught.exception.kind, "no_driver")
+        self.assertIn("no CUDA driver found", str(caught.exception))
+        with self.assertRaises(gemm_aot.DeviceError):
+            gemm_aot.tier(0)
+
+
+class DlpackRefusals(unittest.TestCase):
+    def setUp(self):
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest("numpy is not installed")
+        self.np = numpy
+
+    def test_host_memory_is_refused(self):
+        np = self.np
+        a, b, c = np.ones((4, 32), np.float32), np.ones((32, 64), np.float32), np.zeros((4, 64), np.float32)
+        with self.assertRaises(gemm_aot.RefusedError) as caught:
+            gemm_aot.mm(a, b, out=c)
+        self.assertIn("a is in CPU memory (DLPack device type 1)", str(caught.exception))
+        self.assertTrue((c == 0).all(), "a refused call wrote its output")
+
+    def test_out_is_required(self):
+        np = self.np
+        with self.assertRaises(gemm_aot.RefusedError) as caught:
+            gemm_aot.mm(np.ones((4, 32), np.float32), np.ones((32, 64), np.float32))
+        self.assertIn("out= is required", str(caught.exception))
+
+    def test_a_capsule_is_read_and_not_consumed(self):
+        np = self.np
+        x = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
+        capsule = x.__dlpack__()
+        info = _native.dlpack_tensor(capsule)
+        self.assertEqual(info["shape"], [3, 2])
+        self.assertEqual(info["strides"], [4, 2])
+        self.assertEqual(tuple(info["dtype"]), (2, 32, 1))
+        self.assertEqual(info["device_type"], 1)
+        self.assertEqual(info["address"], x.__array_interface__["data"][0])
+        # Not consumed: it can be read again.
+        self.assertEqual(_native.dlpack_tensor(capsule)["shape"], [3, 2])
+
+    def test_not_a_capsule(self):
+        with self.assertRaises(TypeError):
+            _native.dlpack_tensor(object())
+
+
+class TorchModuleWithoutTorch(unittest.TestCase):
+    def test_the_mode_needs_torch(self):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            with self.assertRaises(ImportError):
+                import gemm_aot.torch  # noqa: F401
+        else:
+            self.skipTest("torch is installed")
+
+
+if __name__ == "__main__":
+    unittest.main()
