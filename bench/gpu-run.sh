@@ -8,6 +8,8 @@
 #   gpu_invariance (batch invariance sweeps, 20 runs) and gpu_exact (float64 bound);
 #   TC_TESTS="gpu_exact" limits it to those executables.
 # tc-sanitizer: tests/timing/run.sh's sanitized step (also part of `sanitizer`).
+# fronts: the Python wheel's GPU and real-client tests, its bench, the C example (after
+#   python/pack-device.sh).
 # tc-bench: the tensor-core kernels against cuBLAS's default bf16/f16 GEMM (issue rows and
 #   targets); TC_BENCH_ARGS="--quick" (or "--dtype bf16", ...) is passed on.
 # Writes logs and bench JSON to $OUT (or ./gpu-out) and prints a short summary last.
@@ -90,8 +92,26 @@ for step in $steps; do
       # shellcheck disable=SC2086
       "$root"/$dev/bin/gemm-aot-bench --commit "$commit" --policy tensor-core ${TC_BENCH_ARGS:-} --out "$out" > "$out/tc_bench.log" 2>&1
       summary+=("tc-bench: $(grep -E '^tensor-core bench:|rror' "$out/tc_bench.log" | tail -2 | tr '\n' ' ') $(tail -1 "$out/tc_bench.log")") ;;
+    fronts)
+      # The Python and C fronts (python/pack-device.sh put the wheel and libgemm_aot.so in
+      # $dev/fronts): the wheel into a venv over the machine's torch and transformers, its
+      # GPU tests and the real-client test, the front's bench; the C example.
+      [ -d "$root/$dev/fronts" ] || tar xJf "$root/$dev/fronts.tar.xz" -C "$root/$dev"
+      (
+        set -x
+        python3 -m venv --system-site-packages "$out/venv" &&
+          "$out/venv/bin/python" -m pip install --no-deps --no-index "$root"/$dev/fronts/gemm_aot-*.whl
+        cd "$root/python/tests" &&
+          "$out/venv/bin/python" -m unittest -v test_gpu test_real_client
+        echo "python tests rc=$?"
+        "$out/venv/bin/python" "$root/bench/python/front.py" --out "$out/python_front.json"
+        echo "python bench rc=$?"
+        "$root"/$dev/fronts/gemm_example
+        echo "c example rc=$?"
+      ) > "$out/fronts.log" 2>&1
+      summary+=("fronts: $(grep -E 'rc=|^Ran |^OK|^FAILED' "$out/fronts.log" | tr '\n' ' ')") ;;
     *)
-      summary+=("unknown step $step (steps: tests sanitizer example launch bench ncu tc-tests tc-sanitizer tc-bench)") ;;
+      summary+=("unknown step $step (steps: tests sanitizer example launch bench ncu tc-tests tc-sanitizer tc-bench fronts)") ;;
   esac
 done
 cat "$out/bench.log" 2>/dev/null | head -40

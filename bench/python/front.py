@@ -1,0 +1,129 @@
+"""The Python front's costs, measured in one process on a GPU (writes JSON):
+
+- host cost: the wall time of one ``gemm_aot.mm`` call (validation and launch, no GPU
+  work to wait for: a 1 x 64 x 64 product, the stream drained every 200 calls), median of
+  rounds, against torch.mm's own;
+- the invariance tax, end to end: a Llama-3-8B-shaped model (hidden 4096, 32 heads, 8 KV
+  heads, MLP 14336, vocab 128256; ``--layers`` layers, random bf16 weights, eager
+  attention), forward time under ``gemm_aot.torch``'s mode against torch's default, at a
+  batch-1 decode step (KV cache of ``--context`` tokens) and at a 64 x 512 prefill; CUDA
+  events, median of ``--reps``.
+
+    python bench/python/front.py --out bench-out/python_front.json
+"""
+
+import argparse
+import contextlib
+import json
+import statistics
+import time
+
+import torch
+import transformers
+
+import gemm_aot
+import gemm_aot.torch as mode
+
+
+def host_cost(calls=2000, rounds=7):
+    a = torch.randn(1, 64, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
+    out = torch.empty(1, 64, device="cuda", dtype=torch.bfloat16)
+    result = {}
+    for name, fn in (
+        ("gemm_aot.mm", lambda: gemm_aot.mm(a, b, out=out)),
+        ("torch.mm", lambda: torch.mm(a, b, out=out)),
+    ):
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        per_call = []
+        for _ in range(rounds):
+            spent = 0.0
+            for _ in range(calls // 200):
+                t0 = time.perf_counter()
+                for _ in range(200):
+                    fn()
+                spent += time.perf_counter() - t0
+                torch.cuda.synchronize()
+            per_call.append(spent / calls * 1e6)
+        result[name] = {"us_per_call_median": statistics.median(per_call), "rounds": per_call}
+    return result
+
+
+def llama(layers):
+    config = transformers.LlamaConfig(
+        vocab_size=128256, hidden_size=4096, intermediate_size=14336,
+        num_hidden_layers=layers, num_attention_heads=32, num_key_value_heads=8,
+        max_position_embeddings=8192, attn_implementation="eager",
+    )
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = transformers.LlamaForCausalLM(config).to(torch.bfloat16)
+    return model.eval()
+
+
+def timed(fn, reps):
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+_nothing = contextlib.nullcontext
+
+
+def tax(layers, context, reps):
+    model = llama(layers)
+    g = torch.Generator().manual_seed(1)
+    prefill_ids = torch.randint(0, 128256, (64, 512), generator=g).cuda()
+    prompt = torch.randint(0, 128256, (1, context), generator=g).cuda()
+    step = torch.randint(0, 128256, (1, 1), generator=g).cuda()
+    rows = {}
+    with torch.no_grad():
+        for name in ("decode_step_batch1", "prefill_64x512"):
+            ms = {}
+            for label, ctx in (("torch_ms", None), ("mode_ms", mode.batch_invariant)):
+                with (ctx() if ctx else _nothing()):
+                    if name == "prefill_64x512":
+                        ms[label] = timed(lambda: model(prefill_ids, use_cache=False), reps)
+                    else:
+                        # A fresh cache of `context` tokens; each timed step appends one.
+                        cache = model(prompt, use_cache=True).past_key_values
+                        ms[label] = timed(
+                            lambda: model(step, past_key_values=cache, use_cache=True), reps
+                        )
+            rows[name] = dict(ms, tax=ms["mode_ms"] / ms["torch_ms"] - 1)
+    return rows
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    p.add_argument("--layers", type=int, default=4)
+    p.add_argument("--context", type=int, default=512)
+    p.add_argument("--reps", type=int, default=20)
+    a = p.parse_args()
+    result = {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "gemm_aot": gemm_aot.__version__,
+        "tier": gemm_aot.tier(0),
+        "host_cost": host_cost(),
+        "invariance_tax": tax(a.layers, a.context, a.reps),
+        "model": f"Llama-3-8B-shaped, {a.layers} layers, eager attention, bf16",
+    }
+    with open(a.out, "w") as f:
+        json.dump(result, f, indent=2)
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""The Python package on a GPU, through torch: results against float64, rows invariant over
+the batch, every layout, out=/bias/addmm/linear/bmm, torch's current stream, CUDA graphs,
+DLPack, each refusal with its output untouched, and the batch-invariant mode (torch's own
+ops, autograd, the refusal of what it does not serve). Run on the GPU machine:
+``python -m unittest -v test_gpu`` from this folder, against an installed wheel."""
+
+import math
+import unittest
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - the GPU machine has torch
+    torch = None
+
+import gemm_aot
+
+CUDA = torch is not None and torch.cuda.is_available()
+
+
+def rand(*shape, dtype=None, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return torch.randn(*shape, generator=g, device="cuda", dtype=torch.float32).to(dtype or torch.bfloat16)
+
+
+def same_bits(x, y):
+    return x.dtype == y.dtype and x.shape == y.shape and torch.equal(
+        x.contiguous().view(torch.int16 if x.element_size() == 2 else torch.int32),
+        y.contiguous().view(torch.int16 if y.element_size() == 2 else torch.int32),
+    )
+
+
+@unittest.skipUnless(CUDA, "needs torch with a CUDA device")
+class Functions(unittest.TestCase):
+    def check_close(self, got, a, b, bias=None):
+        ref = a.double() @ b.double()
+        if bias is not None:
+            ref = ref + bias.double()
+        mag = a.double().abs() @ b.double().abs()
+        err = ((got.double() - ref).abs() / mag.clamp_min(1e-30)).max().item()
+        tol = 2.0 ** -7 if got.dtype != torch.float32 else 2.0 ** -10
+        self.assertLess(err, tol, f"error {err} relative to sum |a b|")
+
+    def test_mm_against_float64_and_rows_over_the_batch(self):
+        for dtype in (torch.bfloat16, torch.float16):
+            for (n, k) in ((1000, 4096), (4096, 4096), (50257, 1024), (1024, 14336)):
+                b = rand(k, n, dtype=dtype, seed=1) / math.sqrt(k)
+                big = rand(256, k, dtype=dtype, seed=2)
+                y = gemm_aot.mm(big, b)
+                self.check_close(y.float(), big, b)
+                for m in (1, 7, 33):
+                    rows = gemm_aot.mm(big[:m], b)
+                    self.assertTrue(same_bits(rows, y[:m]), f"{dtype} n={n} k={k}: m={m} rows differ from m=256")
+
+    def test_every_layout_gives_the_same_bits(self):
+        x, w = rand(33, 4096, seed=3), rand(1024, 4096, seed=4)
+        ref = gemm_aot.mm(x, w.t().contiguous())  # nn
+        nt = gemm_aot.mm(x, w.t())  # w stored [n, k]
+        tn = gemm_aot.mm(x.t().contiguous().t(), w.t().contiguous())  # x stored [k, m]
+        tt = gemm_aot.mm(x.t().contiguous().t(), w.t())  # a copied, then nt
+        for name, got in (("nt", nt), ("tn", tn), ("tt", tt)):
+            self.assertTrue(same_bits(got, ref), f"{name} differs from nn")
+
+    def test_out_bias_addmm_linear_bmm(self):
+        x, w, bias = rand(17, 512, seed=5), rand(384, 512, seed=6), rand(384, seed=7)
+        out = torch.full((17, 384), float("nan"), device="cuda", dtype=torch.float32)
+        gemm_aot.mm(x, w.t(), out=out, bias=bias.float())
+        self.check_close(out, x, w.t(), bias.float())
+        y = gemm_aot.linear(x.view(1, 17, 512), w, bias)
+        self.assertEqual(tuple(y.shape), (1, 17, 384))
+        self.assertTrue(same_bits(y.view(17, 384), gemm_aot.addmm(bias, x, w.t())))
+        c = rand(17, 384, seed=8)
+        got = gemm_aot.addmm(c, x, w.t(), beta=0.5)
+        ref = 0.5 * c.double() + x.double() @ w.t().double()
+        self.assertLess((got.double() - ref).abs().max().item(), 0.1)
+        a, b = rand(6, 40, 64, seed=9), rand(6, 80, 64, seed=10).transpose(1, 2)
+        z = gemm_aot.bmm(a, b)
+        for i in range(6):
+            self.assertTrue(same_bits(z[i], gemm_aot.mm(a[i], b[i])), f"bmm entry {i}")
+
+    def test_the_current_stream(self):
+        x, w = rand(64, 1024, seed=11), rand(1024, 1024, seed=12)
+        ref = gemm_aot.mm(x, w)
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            got = gemm_aot.mm(x, w)
+        side.synchronize()
+        self.assertTrue(same_bits(got, ref))
+
+    def test_cuda_graph_replay(self):
+        x, w = rand(8, 2048, seed=13), rand(2048, 2048, seed=14)
+        out = torch.empty(8, 2048, device="cuda", dtype=torch.bfloat16)
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            gemm_aot.mm(x, w, out=out)  # warm-up: modules loaded before capture
+        torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            gemm_aot.mm(x, w, out=out)
+        ref = gemm_aot.mm(x, w)
+        out.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        self.assertTrue(same_bits(out, ref))
+
+    def test_dlpack_inputs(self):
+        x, w = rand(16, 256, seed=15), rand(256, 128, seed=16)
+        out = torch.zeros(16, 128, device="cuda", dtype=torch.float32)
+        gemm_aot.mm(x.__dlpack__(), w.__dlpack__(), out=out.__dlpack__(),
+                    stream=torch.cuda.current_stream().cuda_stream)
+        torch.cuda.synchronize()
+        self.assertTrue(same_bits(out, gemm_aot.mm(x, w, out=torch.empty_like(out))))
+
+    def test_refusals_leave_the_output_untouched(self):
+        x, w = rand(8, 64, seed=17), rand(64, 32, seed=18)
+        poison = torch.full((8, 32), float("nan"), device="cuda", dtype=torch.bfloat16)
+        cases = [
+            ("CPU tensor", lambda o: gemm_aot.mm(x.cpu(), w, out=o), gemm_aot.RefusedError),
+            ("float64", lambda o: gemm_aot.mm(x.double(), w.double(), out=o), gemm_aot.UnsupportedError),
+            ("shapes", lambda o: gemm_aot.mm(x, w[:63], out=o), gemm_aot.RefusedError),
+            ("inner stride", lambda o: gemm_aot.mm(rand(8, 128)[:, ::2], w, out=o), gemm_aot.RefusedError),
+            ("out shape", lambda o: gemm_aot.mm(x, w, out=o[:, :31]), gemm_aot.RefusedError),
+            ("out not row-major", lambda o: gemm_aot.mm(x, w, out=torch.empty(32, 8, device="cuda", dtype=torch.bfloat16).t()), gemm_aot.RefusedError),
+            ("dtypes", lambda o: gemm_aot.mm(x, w.half(), out=o), gemm_aot.RefusedError),
+        ]
+        for name, call, cls in cases:
+            out = poison.clone()
+            with self.assertRaises(cls, msg=name) as caught:
+                call(out)
+            self.assertTrue(torch.isnan(out).all().item(), f"{name}: the refused call wrote its output")
+            print(f"{name}: {type(caught.exception).__name__}: {caught.exception}")
+        # Out over an input.
+        buf = rand(8, 64, seed=19)
+        with self.assertRaises(gemm_aot.RefusedError) as caught:
+            gemm_aot.mm(buf, rand(64, 64, seed=20), out=buf)
+        self.assertEqual(caught.exception.kind, "overlap")
+
+
+@unittest.skipUnless(CUDA, "needs torch with a CUDA device")
+class Mode(unittest.TestCase):
+    def setUp(self):
+        import gemm_aot.torch as mode
+
+        self.mode = mode
+
+    def tearDown(self):
+        self.mode.set_batch_invariant_mode(False)
+
+    def test_torch_ops_run_the_kernels(self):
+        x, w = rand(33, 1024, seed=21), rand(1024, 1024, seed=22)
+        ref = gemm_aot.mm(x, w)
+        cublas = torch.mm(x, w)
+        with self.mode.batch_invariant():
+            got = torch.mm(x, w)
+            lin = torch.nn.functional.linear(x, w.t())
+            one = torch.matmul(x[:1], w)
+        self.assertTrue(same_bits(got, ref))
+        self.assertTrue(same_bits(lin, ref))
+        self.assertTrue(same_bits(one, ref[:1]))
+        self.assertFalse(self.mode.is_batch_invariant_mode())
+        print("cuBLAS equal to ours:", same_bits(cublas, ref))
+
+    def test_autograd_through_linear(self):
+        x = rand(16, 256, seed=23).requires_grad_()
+        w = rand(128, 256, seed=24).requires_grad_()
+        with self.mode.batch_invariant():
+            y = torch.nn.functional.linear(x, w)
+            y.float().square().sum().backward()
+        g = (2 * y.float()).to(torch.bfloat16)
+        self.assertTrue(same_bits(x.grad, gemm_aot.mm(g, w.detach())))
+        self.assertTrue(same_bits(w.grad, gemm_aot.mm(g.t(), x.detach())))
+
+    def test_unserved_calls_raise_naming_the_op(self):
+        a = torch.randn(8, 8, device="cuda", dtype=torch.float64)
+        with self.mode.batch_invariant():
+            with self.assertRaises(gemm_aot.UnsupportedError) as caught:
+                torch.mm(a, a)
+        self.assertIn("aten::mm", str(caught.exception))
+        before = self.mode.fallback_count()
+        with self.mode.batch_invariant(allow_fallback=True):
+            with self.assertWarns(UserWarning):
+                torch.mm(a, a)
+        self.assertEqual(self.mode.fallback_count(), before + 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
