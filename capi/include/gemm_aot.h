@@ -132,6 +132,21 @@ extern "C" {
 #define GEMM_AOT_MODE_CUBLAS 1
 
 /**
+ * Row op: `y = exp(x - max x) / sum exp(x - max x)` along each row.
+ */
+#define GEMM_AOT_ROW_SOFTMAX 0
+
+/**
+ * Row op: `y = (x - max x) - log sum exp(x - max x)` along each row.
+ */
+#define GEMM_AOT_ROW_LOG_SOFTMAX 1
+
+/**
+ * Row op: `y = sum x / cols`, one element a row.
+ */
+#define GEMM_AOT_ROW_MEAN 2
+
+/**
  * One GEMM, `C[m, n] = A · B (+ bias[n]) (+ beta C)`, over device pointers. Every matrix is
  * row-major with its own leading dimension (row stride, in elements); `ld` below a row's
  * length is refused. Elements of A and B are `ab_dtype`, of C and the bias `c_dtype`.
@@ -316,6 +331,19 @@ int32_t gemm_aot_linear(gemm_aot_context *ctx, const void *x, const void *w, con
  * As `gemm_aot_gemm`'s, for every entry.
  */
 int32_t gemm_aot_bmm(gemm_aot_context *ctx, const gemm_aot_gemm_args *args, uint64_t count, uint64_t stride_a, uint64_t stride_b, uint64_t stride_c, void *stream, gemm_aot_launch *launch);
+
+/**
+ * A row kernel on `stream`: for each of `rows` rows of `cols` elements of `src_dtype` at
+ * `src` (row stride `ld_src`), `op` (`GEMM_AOT_ROW_*`) into `dst` (`dst_dtype`, the input's
+ * type or f32; row stride `ld_dst`; one element a row for `GEMM_AOT_ROW_MEAN`). One block
+ * reduces a row in a fixed tree (contract row-t256), so a row's result does not depend on
+ * how many rows there are.
+ *
+ * Safety:
+ *
+ * As `gemm_aot_gemm`'s, for `src` and `dst`.
+ */
+int32_t gemm_aot_rows(gemm_aot_context *ctx, int32_t op, int32_t src_dtype, int32_t dst_dtype, const void *src, uint64_t ld_src, void *dst, uint64_t ld_dst, uint64_t rows, uint64_t cols, void *stream);
 
 #ifdef __cplusplus
 }

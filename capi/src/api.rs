@@ -7,7 +7,9 @@
 use crate::context::Opened;
 use crate::status::{fail, fail_with, last_error, status_name, status_of};
 use crate::types::*;
-use gemm_runtime::{BatchFailure, Dtype, Launch, Mode, Op, Policy, RawGemm, RawMatrix};
+use gemm_runtime::{
+    BatchFailure, Dtype, Launch, Mode, Op, Policy, RawGemm, RawMatrix, RawRows, RowOp,
+};
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -350,5 +352,76 @@ pub unsafe extern "C" fn gemm_aot_bmm(
         };
         // SAFETY: the caller's promises, passed on.
         unsafe { run(ctx, stream, &calls, launch) }
+    })
+}
+
+/// A row kernel on `stream`: for each of `rows` rows of `cols` elements of `src_dtype` at
+/// `src` (row stride `ld_src`), `op` (`GEMM_AOT_ROW_*`) into `dst` (`dst_dtype`, the input's
+/// type or f32; row stride `ld_dst`; one element a row for `GEMM_AOT_ROW_MEAN`). One block
+/// reduces a row in a fixed tree (contract row-t256), so a row's result does not depend on
+/// how many rows there are.
+///
+/// # Safety
+///
+/// As `gemm_aot_gemm`'s, for `src` and `dst`.
+#[no_mangle]
+pub unsafe extern "C" fn gemm_aot_rows(
+    ctx: *mut gemm_aot_context,
+    op: i32,
+    src_dtype: i32,
+    dst_dtype: i32,
+    src: *const c_void,
+    ld_src: u64,
+    dst: *mut c_void,
+    ld_dst: u64,
+    rows: u64,
+    cols: u64,
+    stream: *mut c_void,
+) -> i32 {
+    guarded(|| {
+        let op = match op {
+            GEMM_AOT_ROW_SOFTMAX => RowOp::Softmax,
+            GEMM_AOT_ROW_LOG_SOFTMAX => RowOp::LogSoftmax,
+            GEMM_AOT_ROW_MEAN => RowOp::Mean,
+            _ => {
+                return invalid(format!(
+                    "op = {op} is none of GEMM_AOT_ROW_SOFTMAX (0), GEMM_AOT_ROW_LOG_SOFTMAX (1), GEMM_AOT_ROW_MEAN (2)"
+                ))
+            }
+        };
+        let call = (|| {
+            Ok::<_, i32>(RawRows {
+                op,
+                from: dtype_of("src_dtype", src_dtype)?,
+                to: dtype_of("dst_dtype", dst_dtype)?,
+                src: RawMatrix {
+                    ptr: src as u64,
+                    ld: size("ld_src", ld_src)?,
+                },
+                dst: RawMatrix {
+                    ptr: dst as u64,
+                    ld: size("ld_dst", ld_dst)?,
+                },
+                rows: size("rows", rows)?,
+                cols: size("cols", cols)?,
+            })
+        })();
+        let call = match call {
+            Ok(c) => c,
+            Err(status) => return status,
+        };
+        if let Err(e) = call.check() {
+            return fail_with(&e);
+        }
+        // SAFETY: an open context (the caller's promise).
+        let Some(ctx) = (unsafe { ctx.as_ref() }) else {
+            return invalid("the context is NULL: open one with gemm_aot_open".into());
+        };
+        // SAFETY: the caller promises a live stream of the device's primary context.
+        let on = unsafe { ctx.inner.on(stream) };
+        match on.rows_raw(&call) {
+            Ok(()) => GEMM_AOT_OK,
+            Err(e) => fail_with(&e),
+        }
     })
 }

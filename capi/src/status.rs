@@ -29,7 +29,9 @@ pub(crate) fn status_of(e: &GemmError) -> i32 {
         "no_cubins" | "no_tier" | "unknown_tier" | "tier_not_runnable" | "ptx_jit" => {
             GEMM_AOT_ERROR_NO_DEVICE
         }
-        "no_route" | "columns_too_many" | "no_conversion" => GEMM_AOT_ERROR_NO_ROUTE,
+        "no_route" | "no_row_kernel" | "columns_too_many" | "no_conversion" => {
+            GEMM_AOT_ERROR_NO_ROUTE
+        }
         "dimension_overflow" | "leading_dimension" | "grid_too_large" => GEMM_AOT_ERROR_SHAPE,
         "null_pointer" | "misaligned" | "out_of_bounds" | "external_overrun" => {
             GEMM_AOT_ERROR_POINTER

@@ -59,6 +59,13 @@ pub const GEMM_AOT_MODE_DETERMINISTIC: i32 = 0;
 /// cuBLAS with its default math. Not batch-invariant: for comparisons.
 pub const GEMM_AOT_MODE_CUBLAS: i32 = 1;
 
+/// Row op: `y = exp(x - max x) / sum exp(x - max x)` along each row.
+pub const GEMM_AOT_ROW_SOFTMAX: i32 = 0;
+/// Row op: `y = (x - max x) - log sum exp(x - max x)` along each row.
+pub const GEMM_AOT_ROW_LOG_SOFTMAX: i32 = 1;
+/// Row op: `y = sum x / cols`, one element a row.
+pub const GEMM_AOT_ROW_MEAN: i32 = 2;
+
 /// One GEMM, `C[m, n] = A · B (+ bias[n]) (+ beta C)`, over device pointers. Every matrix is
 /// row-major with its own leading dimension (row stride, in elements); `ld` below a row's
 /// length is refused. Elements of A and B are `ab_dtype`, of C and the bias `c_dtype`.

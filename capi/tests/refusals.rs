@@ -194,3 +194,42 @@ fn every_status_has_its_header_name() {
     let version = unsafe { CStr::from_ptr(gemm_aot_version()) };
     assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
 }
+
+#[test]
+fn row_calls_are_refused_by_status_and_message() {
+    let call = |op: i32, ld_src: u64, dst: usize| {
+        // SAFETY: a NULL context; the addresses are never dereferenced on the host.
+        unsafe {
+            gemm_aot_rows(
+                null_mut(),
+                op,
+                GEMM_AOT_F32,
+                GEMM_AOT_F32,
+                0x10_0000 as *const _,
+                ld_src,
+                dst as *mut _,
+                64,
+                4,
+                64,
+                null_mut(),
+            )
+        }
+    };
+    assert_eq!(call(9, 64, 0x30_0000), GEMM_AOT_ERROR_INVALID_ARGUMENT);
+    assert!(message().contains("op = 9"), "{}", message());
+    assert_eq!(call(GEMM_AOT_ROW_MEAN, 63, 0x30_0000), GEMM_AOT_ERROR_SHAPE);
+    assert!(
+        message().contains("leading dimension of A is 63"),
+        "{}",
+        message()
+    );
+    assert_eq!(
+        call(GEMM_AOT_ROW_SOFTMAX, 64, 0x10_0040),
+        GEMM_AOT_ERROR_OVERLAP
+    );
+    assert_eq!(
+        call(GEMM_AOT_ROW_LOG_SOFTMAX, 64, 0x30_0000),
+        GEMM_AOT_ERROR_INVALID_ARGUMENT
+    );
+    assert!(message().contains("context is NULL"), "{}", message());
+}

@@ -255,7 +255,7 @@ impl KernelCatalog {
             for c in specs.conversions.values() {
                 for &(from, to) in &c.variants {
                     // Validation admits only pairs that have a kind.
-                    let Some(kind) = ConversionKind::of(from, to) else {
+                    let Some(kind) = c.kind_of(from, to) else {
                         continue;
                     };
                     conversions.push(CatalogConversion {

@@ -75,11 +75,25 @@ pub fn list(plan: &KernelCatalog) -> String {
             }
             let _ = writeln!(s, "{line}");
         }
-        let _ = writeln!(s, "  conversions (half fallback):");
+        let _ = writeln!(
+            s,
+            "  conversions (half fallback, repack) and row kernels (the fronts' reductions):"
+        );
         for c in plan.tier_conversions(&t.name) {
+            let what = match c.kind {
+                gemm_spec::ConversionKind::Row(op) => {
+                    let contract = plan
+                        .specs
+                        .conversions
+                        .get(&c.conversion)
+                        .map_or("", |x| x.contract.as_str());
+                    format!("  row {op}, contract {contract}")
+                }
+                _ => String::new(),
+            };
             let _ = writeln!(
                 s,
-                "    {:>3}  {:<48} {} -> {} {:>4} threads",
+                "    {:>3}  {:<48} {} -> {} {:>4} threads{what}",
                 c.id, c.name, c.from, c.to, c.threads
             );
         }

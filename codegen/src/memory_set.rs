@@ -129,6 +129,12 @@ pub fn kernel_set(catalog: &KernelCatalog) -> &'static KernelSet {
                     .get(&c.conversion)
                     .map_or("", |x| x.abi.as_str()),
             ),
+            contract: leak(
+                specs
+                    .conversions
+                    .get(&c.conversion)
+                    .map_or("", |x| x.contract.as_str()),
+            ),
         })
         .collect();
     let mut routes = Vec::new();

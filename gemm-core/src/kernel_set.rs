@@ -6,8 +6,8 @@
 
 use crate::args::AbiInfo;
 use crate::table::{
-    ContractInfo, ConversionId, ConversionInfo, KernelId, KernelInfo, KernelResources, RouteHit,
-    RouteInfo, TierId, TierInfo, TierPtx,
+    ContractInfo, ConversionId, ConversionInfo, ConversionKind, KernelId, KernelInfo,
+    KernelResources, RouteHit, RouteInfo, RowOp, TierId, TierInfo, TierPtx,
 };
 use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 use thiserror::Error;
@@ -328,6 +328,19 @@ impl KernelSet {
         self.parts.conversions.get(id.0 as usize)
     }
 
+    /// The conversion and row kernels of `tier` (empty for an unknown tier).
+    pub fn tier_conversions(&self, tier: TierId) -> &'static [ConversionInfo] {
+        self.parts
+            .tiers
+            .get(tier.0 as usize)
+            .and_then(|t| {
+                self.parts
+                    .conversions
+                    .get(t.conversions.start as usize..t.conversions.end as usize)
+            })
+            .unwrap_or(&[])
+    }
+
     /// The conversion kernel of `tier` from `from` to `to`, if the specs build one.
     pub fn conversion_for(
         &self,
@@ -335,12 +348,23 @@ impl KernelSet {
         from: Dtype,
         to: Dtype,
     ) -> Option<&'static ConversionInfo> {
-        let t = self.parts.tiers.get(tier.0 as usize)?;
-        self.parts
-            .conversions
-            .get(t.conversions.start as usize..t.conversions.end as usize)?
+        self.tier_conversions(tier)
             .iter()
-            .find(|c| c.from == from && c.to == to)
+            .find(|c| c.from == from && c.to == to && !matches!(c.kind, ConversionKind::Row(_)))
+    }
+
+    /// The row kernel of `tier` computing `op` from `from` rows into `to`, if the specs build
+    /// one.
+    pub fn row_kernel(
+        &self,
+        tier: TierId,
+        op: RowOp,
+        from: Dtype,
+        to: Dtype,
+    ) -> Option<&'static ConversionInfo> {
+        self.tier_conversions(tier)
+            .iter()
+            .find(|c| c.from == from && c.to == to && c.kind == ConversionKind::Row(op))
     }
 
     /// `sm80 (8.0), sm90a (9.0), ...` for errors.

@@ -154,6 +154,62 @@ pub enum ConversionKind {
     /// A type to itself, bits unchanged: an operand TMA cannot take copied into aligned
     /// scratch (or a prepared weight), for the route's own kernel.
     Repack,
+    /// A reduction along each row, its tree fixed by the kernel's contract and independent
+    /// of the number of rows (the fronts' batch-invariant softmax, log_softmax and mean).
+    Row(RowOp),
+}
+
+/// What a row kernel computes for each row `x` of `cols` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowOp {
+    /// `y = exp(x - max(x)) / sum(exp(x - max(x)))`, a row out.
+    Softmax,
+    /// `y = (x - max(x)) - log(sum(exp(x - max(x))))`, a row out.
+    LogSoftmax,
+    /// `y = sum(x) / cols`, one element out.
+    Mean,
+}
+
+impl RowOp {
+    /// Every row op.
+    pub const ALL: [RowOp; 3] = [RowOp::Softmax, RowOp::LogSoftmax, RowOp::Mean];
+
+    /// The word specs use (`row_op = "softmax"`), also its `kOp` number in the template.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RowOp::Softmax => "softmax",
+            RowOp::LogSoftmax => "log_softmax",
+            RowOp::Mean => "mean",
+        }
+    }
+
+    /// The template's `kOp` for this op (`kernels-templates/rows/row_reduce.cuh`).
+    pub fn template_code(self) -> u32 {
+        match self {
+            RowOp::Softmax => 0,
+            RowOp::LogSoftmax => 1,
+            RowOp::Mean => 2,
+        }
+    }
+
+    /// Output elements a row.
+    pub fn outputs_per_row(self, cols: u64) -> u64 {
+        match self {
+            RowOp::Softmax | RowOp::LogSoftmax => cols,
+            RowOp::Mean => 1,
+        }
+    }
+
+    /// The op a spec word names.
+    pub fn parse(word: &str) -> Option<RowOp> {
+        RowOp::ALL.into_iter().find(|o| o.as_str() == word)
+    }
+}
+
+impl std::fmt::Display for RowOp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl ConversionKind {
@@ -386,7 +442,7 @@ pub struct ConversionInfo {
     pub module: u16,
     /// The entry point's name in the cubin.
     pub name: &'static str,
-    /// Upcast (half to f32) or downcast (f32 to half).
+    /// Upcast (half to f32), downcast (f32 to half), repack, or a row kernel.
     pub kind: ConversionKind,
     /// Source element type.
     pub from: Dtype,
@@ -396,11 +452,21 @@ pub struct ConversionInfo {
     pub block_threads: u32,
     /// The argument struct the kernel takes by value.
     pub abi: &'static str,
+    /// The numeric contract of a row kernel (its reduction tree, `row-t256`); empty for an
+    /// elementwise conversion.
+    pub contract: &'static str,
 }
 
 impl ConversionInfo {
     /// Most blocks a conversion launches; the kernel loops over the rest (grid stride).
     pub const MAX_BLOCKS: u64 = 8192;
+
+    /// Launch grid of a row kernel over `rows` rows: a block a row, at most
+    /// [`MAX_BLOCKS`](Self::MAX_BLOCKS) (the kernel loops over the rest; a row is reduced by
+    /// one block whatever the grid, so the grid never changes a row's bits).
+    pub fn row_grid(&self, rows: u64) -> (u32, u32, u32) {
+        (rows.clamp(1, Self::MAX_BLOCKS) as u32, 1, 1)
+    }
 
     /// Launch grid for converting `elements` elements (at least one block).
     pub fn grid_for(&self, elements: u64) -> (u32, u32, u32) {

@@ -8,7 +8,7 @@ use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 use crate::Location;
 /// An operand as a tensor map describes it (A, B or C).
 pub use gemm_core::Operand as MapOperand;
-pub use gemm_core::{ConversionKind, DimRange, GridKind, OperandPath};
+pub use gemm_core::{ConversionKind, DimRange, GridKind, OperandPath, RowOp};
 use std::collections::BTreeMap;
 
 /// An MMA-like instruction a family is built on, and where it exists.
@@ -339,7 +339,8 @@ impl Family {
     }
 }
 
-/// An elementwise conversion of a strided matrix, built for every tier.
+/// An elementwise conversion of a strided matrix, or a row kernel (`row_op`), built for every
+/// tier.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conversion {
     pub name: String,
@@ -351,7 +352,21 @@ pub struct Conversion {
     pub threads: u32,
     /// The (from, to) pairs it instantiates, in spec order.
     pub variants: Vec<(Dtype, Dtype)>,
+    /// A row kernel's op; `None` for an elementwise conversion.
+    pub row_op: Option<RowOp>,
+    /// A row kernel's contract (`row-t256`); empty for an elementwise conversion.
+    pub contract: String,
     pub location: Location,
+}
+
+impl Conversion {
+    /// What a `from -> to` kernel of this conversion does (`None`: no pair it may build).
+    pub fn kind_of(&self, from: Dtype, to: Dtype) -> Option<ConversionKind> {
+        match self.row_op {
+            Some(op) => Some(ConversionKind::Row(op)),
+            None => ConversionKind::of(from, to),
+        }
+    }
 }
 
 /// A tile of one family on one tier: the common fields, and the values of its template's

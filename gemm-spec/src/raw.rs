@@ -119,7 +119,8 @@ pub struct RawFamily {
     pub variants: BTreeMap<String, Spanned<Vec<Spanned<String>>>>,
 }
 
-/// An elementwise conversion kernel (the half fallback's upcast and downcast).
+/// An elementwise conversion kernel (the half fallback's upcast and downcast, the repack) or
+/// a row kernel (`row_op`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawConversion {
@@ -130,6 +131,10 @@ pub struct RawConversion {
     pub threads: u32,
     /// `from.to` dtype pairs, e.g. `bf16.f32`.
     pub variants: Vec<String>,
+    /// A row kernel's op (`softmax`, `log_softmax`, `mean`); none for an elementwise one.
+    pub row_op: Option<String>,
+    /// A row kernel's contract, `row-t<threads>` (its reduction tree).
+    pub contract: Option<String>,
 }
 
 /// One compute capability's limits (`[[hardware]]`).

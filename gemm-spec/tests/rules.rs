@@ -830,7 +830,7 @@ fn a_family_names_a_known_template() {
     );
     assert_one(
         errors_with(true, "template = \"convert_matrix\"\nabi = \"ConvertArgs\"\nthreads = 256", "template = \"ConvertMatrix\"\nabi = \"ConvertArgs\"\nthreads = 256"),
-        "families.toml:53: conversion upcast: template `ConvertMatrix` is not a known kernel template (did you mean `convert_matrix`?); known: convert_matrix (convert/convert_matrix.cuh)",
+        "families.toml:53: conversion upcast: template `ConvertMatrix` is not a known kernel template (did you mean `convert_matrix`?); known: convert_matrix (convert/convert_matrix.cuh), row_reduce (rows/row_reduce.cuh)",
     );
     assert_one(
         errors_with(true, "template = \"fma_gemm\"\ncontract = \"fma-k256\"", "template = \"convert_matrix\"\ncontract = \"fma-k256\""),
@@ -2044,4 +2044,101 @@ fn a_parameter_above_its_greatest_value_is_an_error_at_its_key() {
         e,
         "sm90a.toml:25: tile fma.tiled: `thread_m` = 8, but its greatest value is 4 (rows of C a thread computes)",
     );
+}
+
+/// A row kernel (`[conversion.*]` with a `row_op`), appended to the base spec.
+const ROWS: &str = r#"
+[conversion.softmax]
+template = "row_reduce"
+abi = "ConvertArgs"
+threads = 256
+row_op = "softmax"
+contract = "row-t256"
+variants = ["bf16.bf16", "bf16.f32", "f32.f32"]
+"#;
+
+fn with_rows(from: &str, to: &str) -> Result<Validated, Vec<String>> {
+    assert!(ROWS.contains(from), "fixture lacks {from:?}");
+    load(&format!("{SHARED}{}", ROWS.replacen(from, to, 1)), TIER)
+}
+
+/// The one error of the row fixture with a replacement, without its `file:line: ` prefix.
+fn row_error(from: &str, to: &str) -> String {
+    let errors = with_rows(from, to).expect_err("validated");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    errors[0].split_once(": ").unwrap().1.to_string()
+}
+
+#[test]
+fn row_kernels_resolve_with_their_op_and_contract() {
+    let v = with_rows("", "").expect("row fixture validates");
+    let c = &v.specs.conversions["softmax"];
+    assert_eq!(c.row_op, Some(gemm_spec::RowOp::Softmax));
+    assert_eq!(c.contract, "row-t256");
+    // f32.f32 is also the repack's pair: a row kernel is a kind of its own.
+    assert_eq!(
+        c.kind_of(gemm_spec::Dtype::F32, gemm_spec::Dtype::F32),
+        Some(gemm_spec::ConversionKind::Row(gemm_spec::RowOp::Softmax))
+    );
+    assert_eq!(v.specs.conversions["upcast"].row_op, None);
+    assert_eq!(v.specs.conversions["upcast"].contract, "");
+}
+
+#[test]
+fn a_row_kernel_names_the_tree_of_its_block_and_writes_its_type_or_f32() {
+    assert_eq!(
+        row_error(r#"contract = "row-t256""#, r#"contract = "row-t128""#),
+        "conversion softmax: names contract `row-t128`, but a row kernel of 256 threads implements `row-t256` (thread t of 256 takes elements t, t + 256, ...)"
+    );
+    assert_eq!(
+        row_error("contract = \"row-t256\"\n", ""),
+        "conversion softmax: is a row kernel without a contract: add contract = \"row-t256\" (its reduction tree)"
+    );
+    assert_eq!(
+        row_error(r#"row_op = "softmax""#, r#"row_op = "sum""#),
+        "conversion softmax: row_op `sum` is none of softmax, log_softmax, mean"
+    );
+    assert_eq!(
+        row_error(r#""bf16.f32", "f32.f32""#, r#""bf16.f16""#),
+        "conversion softmax: variant `bf16.f16` reduces bf16 rows into f16; a row kernel writes its input's type or f32"
+    );
+    assert_eq!(
+        row_error(
+            "threads = 256\nrow_op = \"softmax\"\ncontract = \"row-t256\"",
+            "threads = 32\nrow_op = \"softmax\"\ncontract = \"row-t32\""
+        ),
+        "conversion softmax: runs 32 threads a block, but template row_reduce needs threads % 32 == 0 && threads <= 1024 && threads >= 64: a block is whole warps (at least 2, at most 32): the tree folds warps, then the warps' totals (rows/row_reduce.toml:10)"
+    );
+    // An elementwise conversion names no contract.
+    let errors = load(
+        &format!(
+            "{}{ROWS}",
+            SHARED.replacen(
+                "threads = 128\n",
+                "threads = 128\ncontract = \"row-t128\"\n",
+                1
+            )
+        ),
+        TIER,
+    )
+    .expect_err("validated");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.ends_with("conversion narrow: has contract `row-t128` but no row_op: only row kernels name a contract")),
+        "{errors:?}"
+    );
+    // One kernel per (op, pair): a second softmax of bf16.bf16 is refused, a mean is not.
+    let second = ROWS.replace("[conversion.softmax]", "[conversion.softmaxtoo]");
+    let errors = load(&format!("{SHARED}{ROWS}{second}"), TIER).expect_err("validated");
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("variant `bf16.bf16` is also built by conversion softmax")),
+        "{errors:?}"
+    );
+    let mean = ROWS
+        .replace("[conversion.softmax]", "[conversion.rowmean]")
+        .replace(r#"row_op = "softmax""#, r#"row_op = "mean""#);
+    load(&format!("{SHARED}{ROWS}{mean}"), TIER).expect("a mean of the same pairs validates");
 }

@@ -9,8 +9,11 @@ gemm-aot specs and embedded in this package.
   strided views whose inner stride is 1, transposes included, without copying them.
 - The same functions take DLPack producers or capsules (``out=`` required), and ``gemm``
   takes raw device pointers, for code without torch.
-- ``gemm_aot.torch.set_batch_invariant_mode(True)`` routes torch's own ``mm``, ``addmm``
-  and ``bmm`` (and so ``linear``, ``matmul`` and autograd) through these kernels.
+- ``softmax``, ``log_softmax`` and ``mean`` along the last dimension: one block a row in a
+  fixed tree (contract row-t256), so a row's result does not depend on the number of rows.
+- ``gemm_aot.torch.set_batch_invariant_mode(True)`` routes torch's own ``mm``, ``addmm``,
+  ``bmm``, ``mv``, ``_softmax``, ``_log_softmax`` and ``mean.dim`` (and so ``linear``,
+  ``matmul``, RMSNorm, attention's softmax and autograd through linear) through these kernels.
 
 torch is imported only when a torch tensor is passed. Every bad call raises a
 ``GemmError`` naming what is wrong, before anything is enqueued and with the output
@@ -20,6 +23,7 @@ untouched.
 from . import _native
 from ._errors import DeviceError, GemmError, RefusedError, UnsupportedError
 from ._operands import from_dlpack, from_torch, is_torch, output_ld, storage
+from ._rows import log_softmax, mean, softmax
 
 __version__ = _native.version()
 __all__ = [
@@ -27,6 +31,9 @@ __all__ = [
     "addmm",
     "linear",
     "bmm",
+    "softmax",
+    "log_softmax",
+    "mean",
     "gemm",
     "tier",
     "driver_present",

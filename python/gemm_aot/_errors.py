@@ -42,6 +42,6 @@ def from_native(kind, message):
     """The exception for a runtime error of ``kind`` (called by the native module)."""
     if kind in _DEVICE_KINDS:
         return DeviceError(kind, message)
-    if kind in ("no_route", "columns_too_many", "no_conversion", "unsupported"):
+    if kind in ("no_route", "no_row_kernel", "columns_too_many", "no_conversion", "unsupported"):
         return UnsupportedError(kind, message)
     return RefusedError(kind, message)

@@ -1,7 +1,9 @@
-"""Batch-invariant mode for PyTorch: torch's own ``aten::mm``, ``addmm``, ``bmm`` and ``mv``
-on CUDA tensors run gemm-aot's kernels. ``linear`` and ``matmul`` lower to those, and
-autograd's backward calls the same ops on transposed views, so model code, training steps
-and ``torch.compile`` in eager fallback all take them.
+"""Batch-invariant mode for PyTorch: torch's own ``aten::mm``, ``addmm``, ``bmm``, ``mv``,
+``_softmax``, ``_log_softmax`` and ``mean.dim`` on CUDA tensors run gemm-aot's kernels (the
+GEMMs, and the row kernels of contract row-t256 along the last dimension). ``linear`` and
+``matmul`` lower to those, RMSNorm's mean and attention's softmax are those, and autograd's
+backward calls the same GEMMs on transposed views, so model code, training steps through
+linear and ``torch.compile`` in eager fallback all take them.
 
     import gemm_aot.torch
     gemm_aot.torch.set_batch_invariant_mode(True)
@@ -13,10 +15,10 @@ naming the op: falling back to cuBLAS silently is the failure this mode exists t
 ``allow_fallback=True`` runs such calls on cuBLAS instead, with a warning, and counts them
 (``fallback_count()``).
 
-Not covered: the row reductions of a transformer (RMSNorm's mean, softmax, log_softmax)
-still run torch's kernels, which split a row across blocks when there are few rows; fused
-attention kernels (SDPA, flash attention: use eager attention, whose matmuls are covered);
-``mm.out`` and the other ``out=`` overloads; ``baddbmm`` and ``addmv``.
+Not covered: reductions over other dimensions than the last (they raise); the backward of
+softmax (``_softmax_backward_data``) and other reductions (``sum``, ``var``, norms); fused
+attention kernels (SDPA, flash attention: use eager attention, whose matmuls and softmax are
+covered); ``mm.out`` and the other ``out=`` overloads; ``baddbmm``, ``addmv``, ``addbmm``.
 """
 
 import contextlib
@@ -26,6 +28,7 @@ import warnings
 import torch
 
 from . import _torch_gemm, addmm as _addmm_fn
+from ._rows import row_op
 from ._errors import GemmError, UnsupportedError
 
 _state = threading.Lock()
@@ -85,7 +88,48 @@ def _mv(a, v):
         return _fallback("mv", e, lambda: torch.ops.aten.mv.out(a, v, out=out))
 
 
-_OVERRIDES = {"mm": _mm, "addmm": _addmm, "bmm": _bmm, "mv": _mv}
+def _row(op, fallback):
+    """The override of aten ``_softmax`` or ``_log_softmax`` (``op``), or its fallback."""
+
+    def impl(x, dim, half_to_float):
+        out_dtype = torch.float32 if half_to_float else None
+        try:
+            return row_op(op, x, dim, out_dtype)
+        except GemmError as e:
+            out = x.new_empty(x.shape, dtype=out_dtype or x.dtype)
+            return _fallback("_" + op, e, lambda: fallback(x, dim, half_to_float, out=out))
+
+    return impl
+
+
+_softmax = _row("softmax", lambda *a, out: torch.ops.aten._softmax.out(*a, out=out))
+_log_softmax = _row("log_softmax", lambda *a, out: torch.ops.aten._log_softmax.out(*a, out=out))
+
+
+def _mean(x, dim, keepdim=False, *, dtype=None):
+    try:
+        if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+            raise UnsupportedError("unsupported", "mean over every dimension: gemm_aot's row kernels reduce the last dimension only")
+        return row_op("mean", x, dim, dtype, keepdim)
+    except GemmError as e:
+        return _fallback("mean.dim", e, lambda: torch.ops.aten.mean.out(x, dim, keepdim, dtype=dtype, out=_mean_out(x, dim, keepdim, dtype)))
+
+
+def _mean_out(x, dim, keepdim, dtype):
+    dims = range(x.dim()) if not dim else [d % max(x.dim(), 1) for d in dim]
+    shape = [1 if i in dims else s for i, s in enumerate(x.shape) if keepdim or i not in dims]
+    return x.new_empty(shape, dtype=dtype or x.dtype)
+
+
+_OVERRIDES = {
+    "mm": _mm,
+    "addmm": _addmm,
+    "bmm": _bmm,
+    "mv": _mv,
+    "_softmax": _softmax,
+    "_log_softmax": _log_softmax,
+    "mean.dim": _mean,
+}
 
 
 def set_batch_invariant_mode(enabled=True, *, allow_fallback=False):

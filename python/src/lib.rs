@@ -9,7 +9,7 @@ mod contexts;
 mod dlpack;
 mod errors;
 
-use gemm_runtime::{Dtype, Mode, Op, Policy, RawGemm, RawMatrix};
+use gemm_runtime::{Dtype, Mode, Op, Policy, RawGemm, RawMatrix, RawRows, RowOp};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -147,12 +147,59 @@ fn gemm<'py>(
     Ok(out)
 }
 
+/// One row kernel (softmax, log_softmax, mean along each row; contract row-t256) over raw
+/// device addresses on `stream`: `rows` rows of `cols` elements of `src_dtype` at `src`
+/// (row stride `ld_src`) into `dst` (`dst_dtype`, row stride `ld_dst`).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn rows(
+    py: Python<'_>,
+    device: usize,
+    stream: usize,
+    op: &str,
+    src_dtype: &str,
+    dst_dtype: &str,
+    src: u64,
+    ld_src: usize,
+    dst: u64,
+    ld_dst: usize,
+    rows: usize,
+    cols: usize,
+) -> PyResult<()> {
+    let bad = |m: String| errors::invalid(py, m);
+    let op = RowOp::parse(op).ok_or_else(|| {
+        bad(format!(
+            "row op {op:?} is none of \"softmax\", \"log_softmax\", \"mean\""
+        ))
+    })?;
+    let call = RawRows {
+        op,
+        from: dtype_of(src_dtype).map_err(bad)?,
+        to: dtype_of(dst_dtype).map_err(bad)?,
+        src: RawMatrix {
+            ptr: src,
+            ld: ld_src,
+        },
+        dst: RawMatrix {
+            ptr: dst,
+            ld: ld_dst,
+        },
+        rows,
+        cols,
+    };
+    call.check().map_err(|e| errors::to_py(py, &e))?;
+    let ctx = contexts::on_stream(device, stream).map_err(|e| errors::to_py(py, &e))?;
+    py.detach(|| ctx.rows_raw(&call))
+        .map_err(|e| errors::to_py(py, &e))
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(driver_present, m)?)?;
     m.add_function(wrap_pyfunction!(tier, m)?)?;
     m.add_function(wrap_pyfunction!(gemm, m)?)?;
+    m.add_function(wrap_pyfunction!(rows, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::dlpack_tensor, m)?)?;
     Ok(())
 }

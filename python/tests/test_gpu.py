@@ -136,6 +136,33 @@ class Functions(unittest.TestCase):
 
 
 @unittest.skipUnless(CUDA, "needs torch with a CUDA device")
+class Rows(unittest.TestCase):
+    def test_rows_are_invariant_and_close_to_torch(self):
+        for dtype in (torch.float32, torch.bfloat16):
+            for cols in (7, 256, 4096, 50257):
+                x = rand(300, cols, dtype=dtype, seed=cols) * 4
+                for name, ours, ref in (
+                    ("softmax", gemm_aot.softmax, lambda t: torch.softmax(t.double(), -1)),
+                    ("log_softmax", gemm_aot.log_softmax, lambda t: torch.log_softmax(t.double(), -1)),
+                    ("mean", lambda t: gemm_aot.mean(t, -1, keepdim=True), lambda t: t.double().mean(-1, keepdim=True)),
+                ):
+                    y = ours(x)
+                    for r in (0, 1, 299):
+                        self.assertTrue(same_bits(ours(x[r:r + 1]), y[r:r + 1]), f"{name} {dtype} {cols}: row {r}")
+                    err = (y.double() - ref(x)).abs().max().item()
+                    self.assertLess(err, 1e-2 if dtype == torch.bfloat16 else 1e-5, f"{name} {dtype} {cols}")
+
+    def test_a_3d_tensor_and_refusals(self):
+        x = rand(2, 5, 64, dtype=torch.float32, seed=30)
+        self.assertEqual(tuple(gemm_aot.mean(x, -1).shape), (2, 5))
+        self.assertEqual(tuple(gemm_aot.softmax(x).shape), (2, 5, 64))
+        with self.assertRaises(gemm_aot.UnsupportedError):
+            gemm_aot.softmax(x, dim=1)
+        with self.assertRaises(gemm_aot.RefusedError):
+            gemm_aot.softmax(x.transpose(1, 2))
+
+
+@unittest.skipUnless(CUDA, "needs torch with a CUDA device")
 class Mode(unittest.TestCase):
     def setUp(self):
         import gemm_aot.torch as mode
@@ -158,6 +185,18 @@ class Mode(unittest.TestCase):
         self.assertTrue(same_bits(one, ref[:1]))
         self.assertFalse(self.mode.is_batch_invariant_mode())
         print("cuBLAS equal to ours:", same_bits(cublas, ref))
+
+    def test_torch_row_reductions_run_the_row_kernels(self):
+        x = rand(33, 4096, dtype=torch.float32, seed=31)
+        with self.mode.batch_invariant():
+            sm = torch.softmax(x, -1)
+            lsm = torch.nn.functional.log_softmax(x, dim=-1)
+            mu = x.pow(2).mean(-1, keepdim=True)
+            one = x[:1].pow(2).mean(-1, keepdim=True)
+        self.assertTrue(same_bits(sm, gemm_aot.softmax(x)))
+        self.assertTrue(same_bits(lsm, gemm_aot.log_softmax(x)))
+        self.assertTrue(same_bits(mu, gemm_aot.mean(x.pow(2), -1, keepdim=True)))
+        self.assertTrue(same_bits(one, mu[:1]))
 
     def test_autograd_through_linear(self):
         x = rand(16, 256, seed=23).requires_grad_()

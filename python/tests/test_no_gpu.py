@@ -80,6 +80,35 @@ class RawPointerRefusals(unittest.TestCase):
             gemm_aot.tier(0)
 
 
+class RowRefusals(unittest.TestCase):
+    """The row kernels' native call refuses without a device as gemm() does."""
+
+    def refused(self, kind, needle, **kw):
+        args = dict(op="softmax", src_dtype="f32", dst_dtype="f32", src=A, ld_src=64, dst=C,
+                    ld_dst=64, rows=4, cols=64)
+        args.update(kw)
+        with self.assertRaises(gemm_aot.GemmError) as caught:
+            _native.rows(0, 0, **args)
+        self.assertEqual(caught.exception.kind, kind)
+        self.assertIn(needle, str(caught.exception))
+
+    def test_bad_calls(self):
+        self.refused("invalid_argument", 'row op "sum"', op="sum")
+        self.refused("invalid_argument", 'dtype "f64"', src_dtype="f64")
+        self.refused("leading_dimension", "leading dimension of A is 63", ld_src=63)
+        self.refused("overlap", "overlaps input A", dst=A + 64)
+        self.refused("null_pointer", "A is a null pointer", src=0)
+
+    def test_no_driver(self):
+        if gemm_aot.driver_present():
+            self.skipTest("a driver is present")
+        self.refused("no_driver", "no CUDA driver found")
+
+    def test_the_functions_take_torch_tensors(self):
+        with self.assertRaises(gemm_aot.RefusedError):
+            gemm_aot.softmax([1.0, 2.0])
+
+
 class DlpackRefusals(unittest.TestCase):
     def setUp(self):
         try:

@@ -1,7 +1,7 @@
 //! Every way a runtime call can fail, each with the offending values. Nothing is enqueued when
 //! a call returns one of these.
 
-use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy};
+use crate::table::{Dtype, DtypeTriple, KernelRef, Op, Policy, RowOp};
 use gemm_core::{NotRunnable, Refusal, TierChoiceError, TmaProblem, DIM_MAX};
 use thiserror::Error;
 
@@ -152,6 +152,14 @@ pub enum GemmError {
     #[error("tier {tier} has no conversion kernel from {from} to {to} (the half fallback and the repack of operands need one)")]
     NoConversion {
         tier: &'static str,
+        from: Dtype,
+        to: Dtype,
+    },
+    /// The tier builds no row kernel for this op and pair of element types.
+    #[error("tier {tier} has no row kernel for {op} from {from} rows into {to} (the specs' row kernels: [conversion.*] with a row_op in families.toml)")]
+    NoRowKernel {
+        tier: &'static str,
+        op: RowOp,
         from: Dtype,
         to: Dtype,
     },
@@ -309,6 +317,7 @@ impl GemmError {
             GemmError::TierNotRunnable { .. } => "tier_not_runnable",
             GemmError::PtxJit { .. } => "ptx_jit",
             GemmError::NotPerturbed { .. } => "not_perturbed",
+            GemmError::NoRowKernel { .. } => "no_row_kernel",
         }
     }
 }
@@ -459,6 +468,12 @@ pub(crate) mod tests {
                 source: cudarc::driver::DriverError(CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION),
             },
             GemmError::NotPerturbed { set: "s" },
+            GemmError::NoRowKernel {
+                tier: "t",
+                op: RowOp::Softmax,
+                from: Dtype::F32,
+                to: Dtype::Bf16,
+            },
         ]
     }
 
@@ -500,9 +515,10 @@ pub(crate) mod tests {
             GemmError::TierNotRunnable { .. } => 32,
             GemmError::PtxJit { .. } => 33,
             GemmError::NotPerturbed { .. } => 34,
+            GemmError::NoRowKernel { .. } => 35,
         }
     }
-    const VARIANTS: usize = 35;
+    const VARIANTS: usize = 36;
 
     #[test]
     fn every_variant_is_listed_and_has_a_distinct_snake_case_kind() {

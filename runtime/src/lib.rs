@@ -171,6 +171,7 @@ pub mod reference;
 mod registry;
 mod repack;
 mod request;
+mod rows;
 mod scratch;
 mod served;
 mod shipped;
@@ -205,6 +206,7 @@ pub use prepared::PreparedWeight;
 pub use raw::{BatchFailure, RawExtents, RawGemm, RawMatrix};
 pub use registry::Span;
 pub use request::{GemmRequest, Launch, Repacked};
+pub use rows::RawRows;
 pub use served::{served, Served};
 pub use shipped::{
     contract_of, contract_takes, conversion, conversion_for, kernel, max_n, resources, shipped,
@@ -215,7 +217,7 @@ pub use table::{
     AbiFieldInfo, AbiFlagInfo, AbiInfo, ArgBytes, ArgSources, ContractInfo, ConversionId,
     ConversionInfo, ConversionKind, Dtype, DtypeTriple, FieldKind, GridKind, KernelId, KernelInfo,
     KernelRef, KernelResources, ModuleInfo, Op, OperandPath, Policy, PtxModule, RouteHit,
-    RouteInfo, TensorMap, TensorMapPlan, TierId, TierInfo, TierPtx, TileShape,
+    RouteInfo, RowOp, TensorMap, TensorMapPlan, TierId, TierInfo, TierPtx, TileShape,
 };
 pub use tensor_map_cache::TensorMapBytes;
 pub use timer::Timer;

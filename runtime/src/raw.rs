@@ -73,7 +73,7 @@ pub struct RawExtents {
 
 /// The byte extent of `rows x cols` elements of `elem` bytes at `ptr` with leading
 /// dimension `ld`, checked as [`Context::gemm`] checks a registered operand.
-fn extent(
+pub(crate) fn extent(
     operand: Operand,
     m: RawMatrix,
     (rows, cols): (u64, u64),
@@ -181,9 +181,9 @@ pub struct BatchFailure {
 }
 
 /// Registrations that end when dropped, so every exit of a raw call unregisters its spans.
-struct Registered<'c> {
-    ctx: &'c Context,
-    spans: Vec<crate::registry::Span>,
+pub(crate) struct Registered<'c> {
+    pub ctx: &'c Context,
+    pub spans: Vec<crate::registry::Span>,
 }
 
 impl Drop for Registered<'_> {
@@ -196,7 +196,7 @@ impl Drop for Registered<'_> {
 
 impl Registered<'_> {
     /// Registers `extent` (or an empty span at `ptr`) as external memory of `T`.
-    fn add<T: Element>(
+    pub fn add<T: Element>(
         &mut self,
         ptr: u64,
         extent: Option<(u64, u64)>,

@@ -223,3 +223,73 @@ mod tests {
         assert_eq!(c, [21.0, 43.0]);
     }
 }
+
+/// The row-t<threads> tree (docs/fronts.md) over `f(x[c])`: thread t sums c = t, t + threads,
+/// ... ascending from +0; each warp of 32 folds by xor distances 16, 8, 4, 2, 1; the warps'
+/// totals are added in ascending order. `combine` is `+` for sums, `max` for the maximum
+/// (whose start is -inf).
+pub fn row_tree(
+    values: impl Fn(usize) -> f32,
+    cols: usize,
+    threads: usize,
+    start: f32,
+    combine: impl Fn(f32, f32) -> f32,
+) -> f32 {
+    let mut lanes: Vec<f32> = (0..threads)
+        .map(|t| {
+            let mut s = start;
+            let mut c = t;
+            while c < cols {
+                s = combine(s, values(c));
+                c += threads;
+            }
+            s
+        })
+        .collect();
+    for warp in lanes.chunks_mut(32) {
+        for d in [16, 8, 4, 2, 1] {
+            let before: Vec<f32> = warp.to_vec();
+            for (lane, v) in warp.iter_mut().enumerate() {
+                *v = combine(before[lane], before[lane ^ d]);
+            }
+        }
+    }
+    let mut total = lanes[0];
+    for w in 1..threads / 32 {
+        total = combine(total, lanes[w * 32]);
+    }
+    total
+}
+
+/// The mean of a row under contract row-t<threads>, bit for bit: the tree's sum over f32(x),
+/// divided by cols in f32.
+pub fn row_mean<T: Element>(row: &[T], threads: usize) -> f32 {
+    let sum = row_tree(|c| row[c].to_f32(), row.len(), threads, 0.0, |a, b| a + b);
+    sum / row.len() as f32
+}
+
+#[cfg(test)]
+mod row_tests {
+    use super::*;
+
+    #[test]
+    fn the_row_tree_is_the_stated_order() {
+        // 1e8 and -1e8 in different warps, ones elsewhere: a sequential sum and the tree
+        // round differently, and the model must be the tree.
+        let cols = 64;
+        let x: Vec<f32> = (0..cols)
+            .map(|c| match c {
+                0 => 1e8,
+                32 => -1e8,
+                _ => 1.0,
+            })
+            .collect();
+        let tree = row_tree(|c| x[c], cols, 64, 0.0, |a, b| a + b);
+        let sequential: f32 = x.iter().sum();
+        assert_ne!(tree.to_bits(), sequential.to_bits());
+        assert_eq!(row_tree(|c| x[c], cols, 64, 0.0, |a, b| a + b), tree);
+        let max = row_tree(|c| x[c], cols, 64, f32::NEG_INFINITY, f32::max);
+        assert_eq!(max, 1e8);
+        assert_eq!(row_mean(&[2.0f32, 4.0, 6.0], 256), 4.0);
+    }
+}

@@ -192,7 +192,17 @@ fn every_tier_builds_the_half_fallback_conversions() {
     for (i, c) in CONVERSIONS.iter().enumerate() {
         assert_eq!(c.id.0 as usize, i);
         assert!(TIERS[c.tier.0 as usize].conversions.contains(&c.id.0));
-        assert_eq!(ConversionKind::of(c.from, c.to), Some(c.kind), "{}", c.name);
+        match c.kind {
+            // A row kernel names its tree; its pair is its op's input and output types.
+            ConversionKind::Row(_) => {
+                assert!(c.contract.starts_with("row-t"), "{}", c.name);
+                assert!(c.to == c.from || c.to == Dtype::F32, "{}", c.name);
+            }
+            kind => {
+                assert_eq!(ConversionKind::of(c.from, c.to), Some(kind), "{}", c.name);
+                assert_eq!(c.contract, "", "{}", c.name);
+            }
+        }
     }
     for t in TIERS.iter() {
         for half in [Dtype::Bf16, Dtype::F16] {
@@ -438,5 +448,35 @@ fn each_abi_binds_its_own_struct_and_sets_its_flags_from_the_sources() {
     for abi in ABIS.iter() {
         abi.check()
             .unwrap_or_else(|(f, why)| panic!("{}.{}: {why}", abi.name, f.name));
+    }
+}
+
+#[test]
+fn every_tier_builds_the_row_kernels_of_the_specs() {
+    let s = specs();
+    let rows: Vec<_> = s
+        .conversions
+        .values()
+        .filter(|c| c.row_op.is_some())
+        .collect();
+    assert!(!rows.is_empty(), "the shipped specs define no row kernels");
+    for t in TIERS.iter() {
+        for c in &rows {
+            let op = c.row_op.unwrap();
+            for &(from, to) in &c.variants {
+                let k = shipped()
+                    .row_kernel(t.id, op, from, to)
+                    .unwrap_or_else(|| panic!("{} has no {op} {from} -> {to}", t.name));
+                assert_eq!(k.contract, c.contract, "{}", k.name);
+                assert_eq!(k.block_threads, c.threads, "{}", k.name);
+                assert_eq!(k.kind, ConversionKind::Row(op), "{}", k.name);
+            }
+        }
+        // The half fallback's lookup never lands on a row kernel.
+        for (from, to) in [(Dtype::F32, Dtype::F32), (Dtype::Bf16, Dtype::F32)] {
+            if let Some(c) = conversion_for(t.id, from, to) {
+                assert!(!matches!(c.kind, ConversionKind::Row(_)), "{}", c.name);
+            }
+        }
     }
 }

@@ -168,8 +168,17 @@ fn conversion_entry(specs: &SpecSet, c: &CatalogConversion) -> String {
         );
     };
     let cfg = config_name(&c.name);
+    // A row kernel's op, as its template reads it (RowOp::template_code).
+    let op = match conv.row_op {
+        Some(op) => format!(
+            "\n    static constexpr int kOp = {};  // row op {op}, contract {}",
+            op.template_code(),
+            conv.contract
+        ),
+        None => String::new(),
+    };
     format!(
-        "\n// conversion {} {} -> {}\nstruct {cfg} {{\n    static constexpr int kThreads = {threads};  // threads a block\n}};\nextern \"C\" __global__ void __launch_bounds__({threads}) {name}(const {abi} args) {{\n    {template}<{from}, {to}, {cfg}>::run(args);\n}}\n",
+        "\n// conversion {} {} -> {}\nstruct {cfg} {{\n    static constexpr int kThreads = {threads};  // threads a block{op}\n}};\nextern \"C\" __global__ void __launch_bounds__({threads}) {name}(const {abi} args) {{\n    {template}<{from}, {to}, {cfg}>::run(args);\n}}\n",
         c.conversion,
         c.from,
         c.to,

@@ -15,7 +15,7 @@ use crate::catalog::{CatalogConversion, CatalogKernel, KernelCatalog};
 use crate::compile::ptxas::KernelResources;
 use gemm_spec::{
     AbiField, BindSource, ConversionKind, Dtype, DtypeTriple, FieldType, GridKind, MapOperand, Op,
-    OperandPath, Policy, SourceType, SpecSet,
+    OperandPath, Policy, RowOp, SourceType, SpecSet,
 };
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -347,7 +347,16 @@ fn conversion_info(catalog: &KernelCatalog, c: &CatalogConversion) -> TokenStrea
         ConversionKind::InputUpcast => quote!(ConversionKind::InputUpcast),
         ConversionKind::OutputDowncast => quote!(ConversionKind::OutputDowncast),
         ConversionKind::Repack => quote!(ConversionKind::Repack),
+        ConversionKind::Row(op) => {
+            let op = match op {
+                RowOp::Softmax => quote!(RowOp::Softmax),
+                RowOp::LogSoftmax => quote!(RowOp::LogSoftmax),
+                RowOp::Mean => quote!(RowOp::Mean),
+            };
+            quote!(ConversionKind::Row(#op))
+        }
     };
+    let contract = &conv.contract;
     let (from, to) = (dtype_tokens(c.from), dtype_tokens(c.to));
     let (name, threads) = (&c.name, lit(c.threads));
     let module = lit(c.module as u64);
@@ -362,6 +371,7 @@ fn conversion_info(catalog: &KernelCatalog, c: &CatalogConversion) -> TokenStrea
             to: #to,
             block_threads: #threads,
             abi: #abi,
+            contract: #contract,
         }
     }
 }

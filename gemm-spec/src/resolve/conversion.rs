@@ -64,11 +64,60 @@ pub(super) fn resolve_conversion(
             },
         ),
     }
+    let row_op = match &raw.row_op {
+        None => None,
+        Some(word) => match RowOp::parse(word) {
+            Some(op) => Some(op),
+            None => {
+                let known: Vec<&str> = RowOp::ALL.iter().map(|o| o.as_str()).collect();
+                problem(
+                    sink,
+                    format!("row_op `{word}` is none of {}", known.join(", ")),
+                );
+                None
+            }
+        },
+    };
+    // A row kernel's contract names its reduction tree, which is its block's: thread t of
+    // N takes elements t, t + N, ... (docs/fronts.md).
+    let contract = match (&raw.row_op, &raw.contract) {
+        (None, None) => String::new(),
+        (None, Some(c)) => {
+            problem(
+                sink,
+                format!("has contract `{c}` but no row_op: only row kernels name a contract"),
+            );
+            String::new()
+        }
+        (Some(_), None) => {
+            problem(
+                sink,
+                format!(
+                    "is a row kernel without a contract: add contract = \"row-t{}\" (its reduction tree)",
+                    raw.threads
+                ),
+            );
+            String::new()
+        }
+        (Some(_), Some(c)) => {
+            let want = format!("row-t{}", raw.threads);
+            if *c != want {
+                problem(
+                    sink,
+                    format!(
+                        "names contract `{c}`, but a row kernel of {} threads implements `{want}` (thread t of {} takes elements t, t + {}, ...)",
+                        raw.threads, raw.threads, raw.threads
+                    ),
+                );
+            }
+            c.clone()
+        }
+    };
     let built_elsewhere = |pair: &(Dtype, Dtype)| {
         specs
             .conversions
             .values()
-            .find(|c| c.variants.contains(pair))
+            .find(|c| c.row_op == row_op && c.variants.contains(pair))
             .map(|c| c.name.clone())
     };
     let kind = check_template(
@@ -96,7 +145,11 @@ pub(super) fn resolve_conversion(
             .split_once('.')
             .and_then(|(f, t)| Some((f.parse::<Dtype>().ok()?, t.parse::<Dtype>().ok()?)));
         match parsed {
-            Some((from, to)) if ConversionKind::of(from, to).is_none() => problem(
+            Some((from, to)) if raw.row_op.is_some() && to != from && to != Dtype::F32 => problem(
+                sink,
+                format!("variant `{v}` reduces {from} rows into {to}; a row kernel writes its input's type or f32"),
+            ),
+            Some((from, to)) if raw.row_op.is_none() && ConversionKind::of(from, to).is_none() => problem(
                 sink,
                 format!("variant `{v}` converts {from} to {to}; a conversion widens a half type to f32, narrows f32 to a half type, or repacks a type to itself"),
             ),
@@ -130,6 +183,8 @@ pub(super) fn resolve_conversion(
         abi: raw.abi.clone(),
         threads: raw.threads,
         variants,
+        row_op,
+        contract,
         location: at,
     })
 }

@@ -1,0 +1,172 @@
+//! Row kernels over raw device addresses: softmax, log_softmax and mean along each row of a
+//! `rows x cols` matrix, one block a row, the tree fixed by the kernel's contract
+//! (`row-t256`: docs/fronts.md), so a row's bits do not depend on how many rows there are.
+//! Checked like [`RawGemm`](crate::RawGemm): everything that needs no device first, then the
+//! extents are registered for the call and the kernel launched on this context's stream.
+//! Row launches are not seen by observers (they are not GEMMs; packages do not hold them).
+
+use crate::context::Context;
+use crate::error::{GemmError, Operand};
+use crate::launcher::{Geometry, NO_CLUSTER};
+use crate::raw::{extent, RawMatrix, Registered};
+use crate::request::dim;
+use crate::table::{ArgSources, Dtype, KernelRef, RowOp};
+use half::{bf16, f16};
+
+/// One row kernel call: `dst` row r = `op`(`src` row r) for `rows` rows of `cols` elements.
+/// `src` holds `from` elements with leading dimension `ld_src`; `dst` holds `to` elements
+/// (`cols` a row, or one for `mean`) with leading dimension `ld_dst`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawRows {
+    /// What each row's output is.
+    pub op: RowOp,
+    /// Element type of `src`.
+    pub from: Dtype,
+    /// Element type of `dst`.
+    pub to: Dtype,
+    /// The input rows.
+    pub src: RawMatrix,
+    /// The output rows.
+    pub dst: RawMatrix,
+    /// Rows.
+    pub rows: usize,
+    /// Elements a row of `src`.
+    pub cols: usize,
+}
+
+impl RawRows {
+    /// Checks the call without the device (dimensions, leading dimensions, null and
+    /// misaligned pointers, `dst` overlapping `src`); returns the (src, dst) byte extents.
+    #[allow(clippy::type_complexity)]
+    pub fn check(&self) -> Result<(Option<(u64, u64)>, Option<(u64, u64)>), GemmError> {
+        let (rows, cols) = (dim("rows", self.rows)?, dim("cols", self.cols)?);
+        let out_cols = self.op.outputs_per_row(cols);
+        let src = extent(Operand::A, self.src, (rows, cols), self.from.size_bytes())?;
+        let dst = extent(Operand::C, self.dst, (rows, out_cols), self.to.size_bytes())?;
+        if let (Some((c_start, c_end)), Some((start, end))) = (dst, src) {
+            if start < c_end && c_start < end {
+                return Err(GemmError::Overlap {
+                    operand: Operand::A,
+                    c_start,
+                    c_end,
+                    start,
+                    end,
+                });
+            }
+        }
+        Ok((src, dst))
+    }
+}
+
+impl Context {
+    /// Runs a row kernel ([`RawRows`]) on this context's stream: checked without the device
+    /// first, then against the driver's allocations, then launched. Refused with
+    /// [`GemmError::NoRowKernel`] when the tier builds none for (op, from, to).
+    pub fn rows_raw(&self, call: &RawRows) -> Result<(), GemmError> {
+        let (src, dst) = call.check()?;
+        let tier = self.tier();
+        let info = self
+            .kernels()
+            .row_kernel(tier.id, call.op, call.from, call.to)
+            .ok_or(GemmError::NoRowKernel {
+                tier: tier.name,
+                op: call.op,
+                from: call.from,
+                to: call.to,
+            })?;
+        let (Some(src), Some(dst)) = (src, dst) else {
+            return Ok(()); // no rows, or rows of nothing: nothing to write
+        };
+        let mut reg = Registered {
+            ctx: self,
+            spans: Vec::with_capacity(2),
+        };
+        // Registered for the call (the driver's allocation bounds checked), released after.
+        for (dtype, (start, end)) in [(call.from, src), (call.to, dst)] {
+            let extent = Some((start, end));
+            match dtype {
+                Dtype::F32 => reg.add::<f32>(start, extent).map(|_| ())?,
+                Dtype::Bf16 => reg.add::<bf16>(start, extent).map(|_| ())?,
+                Dtype::F16 => reg.add::<f16>(start, extent).map(|_| ())?,
+            }
+        }
+        let abi = self
+            .kernels()
+            .abi(info.abi)
+            .ok_or(GemmError::UnknownAbi { abi: info.abi })?;
+        let args = (abi.bind)(&ArgSources {
+            src: src.0,
+            dst: dst.0,
+            rows: call.rows as i32,
+            cols: call.cols as i32,
+            ld_src: call.src.ld as i32,
+            ld_dst: call.dst.ld as i32,
+            ..ArgSources::default()
+        });
+        let geometry = Geometry {
+            grid: info.row_grid(call.rows as u64),
+            block: (info.block_threads, 1, 1),
+            shared_bytes: 0,
+            cluster: NO_CLUSTER,
+        };
+        self.launch_bytes(KernelRef::Conversion(info.id), geometry, &args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(op: RowOp) -> RawRows {
+        RawRows {
+            op,
+            from: Dtype::Bf16,
+            to: Dtype::F32,
+            src: RawMatrix {
+                ptr: 0x10_0000,
+                ld: 4096,
+            },
+            dst: RawMatrix {
+                ptr: 0x90_0000,
+                ld: 4096,
+            },
+            rows: 8,
+            cols: 4096,
+        }
+    }
+
+    #[test]
+    fn extents_follow_the_op() {
+        let (src, dst) = call(RowOp::Softmax).check().unwrap();
+        assert_eq!(src, Some((0x10_0000, 0x10_0000 + 8 * 4096 * 2)));
+        assert_eq!(dst, Some((0x90_0000, 0x90_0000 + 8 * 4096 * 4)));
+        let mut mean = call(RowOp::Mean);
+        mean.dst.ld = 1;
+        let (_, dst) = mean.check().unwrap();
+        assert_eq!(dst, Some((0x90_0000, 0x90_0000 + 8 * 4)));
+    }
+
+    #[test]
+    fn bad_calls_are_refused_without_a_device() {
+        let mut short = call(RowOp::Softmax);
+        short.src.ld = 100;
+        assert!(matches!(
+            short.check(),
+            Err(GemmError::LeadingDimension {
+                operand: Operand::A,
+                ..
+            })
+        ));
+        let mut over = call(RowOp::LogSoftmax);
+        over.dst.ptr = over.src.ptr + 64;
+        assert!(matches!(over.check(), Err(GemmError::Overlap { .. })));
+        let mut null = call(RowOp::Mean);
+        null.src.ptr = 0;
+        assert!(matches!(
+            null.check(),
+            Err(GemmError::NullPointer {
+                operand: Operand::A
+            })
+        ));
+    }
+}

@@ -1,0 +1,195 @@
+//! Row kernels on the GPU (contract row-t256, docs/fronts.md): every (op, from, to) the tier
+//! builds, at row lengths below, at and far above the block, checked for
+//! - the same bits for a row whatever the number of rows (alone, in 3, in 300) and whichever
+//!   block takes it (rows beyond the grid's cap loop);
+//! - mean bit for bit against the CPU model of the tree (`reference::row_mean`);
+//! - softmax and log_softmax against float64 (the device's expf and logf are not modelled
+//!   bit for bit on the CPU);
+//! - outputs poisoned first, nothing written past a row, refusals before the device.
+
+mod common;
+use common::*;
+use gemm_runtime::*;
+
+const COLS: [usize; 6] = [1, 7, 255, 256, 4096, 50257];
+const ROWS: usize = 300;
+
+fn f64_row(op: RowOp, x: &[f64]) -> Vec<f64> {
+    let max = x.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = x.iter().map(|v| (v - max).exp()).sum();
+    match op {
+        RowOp::Softmax => x.iter().map(|v| (v - max).exp() / sum).collect(),
+        RowOp::LogSoftmax => x.iter().map(|v| (v - max) - sum.ln()).collect(),
+        RowOp::Mean => vec![x.iter().sum::<f64>() / x.len() as f64],
+    }
+}
+
+/// Runs `op` over `rows` rows starting at row `first` of `src` into a fresh poisoned buffer;
+/// the output's elements as f32 bits.
+fn run<F: Element, T: Element>(
+    ctx: &Context,
+    op: RowOp,
+    src: &DeviceBuffer<F>,
+    (first, rows, cols): (usize, usize, usize),
+) -> Vec<u32> {
+    let out_cols = op.outputs_per_row(cols as u64) as usize;
+    let dst = ctx
+        .upload(&vec![poison::<T>(); rows * out_cols + 1])
+        .unwrap();
+    let elem = std::mem::size_of::<F>() as u64;
+    ctx.rows_raw(&RawRows {
+        op,
+        from: F::DTYPE,
+        to: T::DTYPE,
+        src: RawMatrix {
+            ptr: src.span().base() + (first * cols) as u64 * elem,
+            ld: cols,
+        },
+        dst: RawMatrix {
+            ptr: dst.span().base(),
+            ld: out_cols,
+        },
+        rows,
+        cols,
+    })
+    .unwrap_or_else(|e| {
+        panic!(
+            "{op} {}->{} rows {rows} cols {cols}: {e}",
+            F::DTYPE,
+            T::DTYPE
+        )
+    });
+    let host: Vec<T> = ctx.download(&dst).unwrap();
+    assert!(
+        host[rows * out_cols].to_f32().is_nan(),
+        "{op}: wrote past its rows"
+    );
+    host[..rows * out_cols].iter().map(|v| bits(*v)).collect()
+}
+
+fn check<F: Element, T: Element>(ctx: &Context, op: RowOp, rng: &mut Rng) -> bool {
+    if ctx
+        .kernels()
+        .row_kernel(ctx.tier().id, op, F::DTYPE, T::DTYPE)
+        .is_none()
+    {
+        eprintln!(
+            "SKIPPED {op} {}->{}: tier {} builds none",
+            F::DTYPE,
+            T::DTYPE,
+            ctx.tier().name
+        );
+        return false;
+    }
+    for cols in COLS {
+        let host: Vec<F> = (0..ROWS * cols)
+            .map(|_| F::from_f32(4.0 * rng.value()))
+            .collect();
+        let src = ctx.upload(&host).unwrap();
+        let out_cols = op.outputs_per_row(cols as u64) as usize;
+        let all = run::<F, T>(ctx, op, &src, (0, ROWS, cols));
+        for r in [0, 1, 150, ROWS - 1] {
+            let alone = run::<F, T>(ctx, op, &src, (r, 1, cols));
+            let in_batch = &all[r * out_cols..(r + 1) * out_cols];
+            assert_eq!(
+                alone,
+                in_batch,
+                "{op} {}->{} cols {cols}: row {r} alone differs",
+                F::DTYPE,
+                T::DTYPE
+            );
+        }
+        let three = run::<F, T>(ctx, op, &src, (1, 3, cols));
+        assert_eq!(
+            three,
+            all[out_cols..4 * out_cols],
+            "{op}: rows 1..4 differ in a batch of 3"
+        );
+        for r in [0, ROWS - 1] {
+            let row = &host[r * cols..(r + 1) * cols];
+            let got = &all[r * out_cols..(r + 1) * out_cols];
+            if op == RowOp::Mean {
+                let want = T::from_f32(reference::row_mean(row, 256));
+                assert_eq!(
+                    got[0],
+                    bits(want),
+                    "mean cols {cols} row {r}: not the contract's tree"
+                );
+                continue;
+            }
+            let x: Vec<f64> = row.iter().map(|v| v.to_f32() as f64).collect();
+            let want = f64_row(op, &x);
+            let tol = if T::DTYPE == Dtype::F32 { 1e-5 } else { 1e-2 };
+            for (c, (&g, w)) in got.iter().zip(&want).enumerate() {
+                let g = f32::from_bits(g) as f64;
+                let scale = if op == RowOp::Softmax {
+                    w.abs().max(1e-30)
+                } else {
+                    w.abs().max(1.0)
+                };
+                assert!(
+                    ((g - w) / scale).abs() < tol,
+                    "{op} cols {cols} row {r} col {c}: {g} vs {w}"
+                );
+            }
+        }
+    }
+    eprintln!(
+        "{op} {}->{}: {} row lengths, rows alone = in batches, within bounds",
+        F::DTYPE,
+        T::DTYPE,
+        COLS.len()
+    );
+    true
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_row_kernel_gives_a_row_the_same_bits_whatever_the_rows() {
+    let ctx = device_context();
+    let mut rng = Rng::fresh("gpu_rows");
+    let mut ran = 0;
+    for op in RowOp::ALL {
+        ran += check::<f32, f32>(&ctx, op, &mut rng) as usize;
+        ran += check::<bf16, bf16>(&ctx, op, &mut rng) as usize;
+        ran += check::<f16, f16>(&ctx, op, &mut rng) as usize;
+        ran += check::<bf16, f32>(&ctx, op, &mut rng) as usize;
+        ran += check::<f16, f32>(&ctx, op, &mut rng) as usize;
+    }
+    assert!(ran > 0, "the tier builds no row kernel");
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn refused_row_calls_enqueue_nothing() {
+    let ctx = device_context();
+    let src = ctx.upload(&vec![1.0f32; 64]).unwrap();
+    let call = RawRows {
+        op: RowOp::Softmax,
+        from: Dtype::F32,
+        to: Dtype::Bf16, // no f32 -> bf16 softmax is built
+        src: RawMatrix {
+            ptr: src.span().base(),
+            ld: 64,
+        },
+        dst: RawMatrix {
+            ptr: src.span().base() + 1024,
+            ld: 64,
+        },
+        rows: 1,
+        cols: 64,
+    };
+    match ctx.rows_raw(&call) {
+        Err(GemmError::NoRowKernel { .. }) => {}
+        other => panic!("expected NoRowKernel, got {other:?}"),
+    }
+    let over = RawRows {
+        to: Dtype::F32,
+        dst: call.src,
+        ..call
+    };
+    assert!(matches!(
+        ctx.rows_raw(&over),
+        Err(GemmError::Overlap { .. })
+    ));
+}
