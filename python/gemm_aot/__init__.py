@@ -114,6 +114,15 @@ def _native_call(A, B, C, ldc, bias, beta, policy, mode, stream, count=1, stride
     )
 
 
+def _current_stream(torch, device):
+    """torch's current stream on ``device`` as a raw ``CUstream`` (the cheap accessor where
+    this torch has it)."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw(device.index if device.index is not None else torch.cuda.current_device())
+    return torch.cuda.current_stream(device).cuda_stream
+
+
 def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
     """mm / bmm over torch tensors (``a`` and ``b`` 2-D, or 3-D when ``batched``)."""
     import torch
@@ -164,7 +173,7 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
         _refuse(f"out is on {O.device} and the inputs on {A.device}")
     if count == 0 or m == 0 or n == 0:
         return out
-    stream = torch.cuda.current_stream(a.device).cuda_stream
+    stream = _current_stream(torch, a.device)
     key = (_op(A, B)[0], A.dtype, O.dtype)
     if key not in _F32_ONLY:
         try:

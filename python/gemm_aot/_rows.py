@@ -63,7 +63,9 @@ def row_op(op, x, dim=-1, out_dtype=None, keepdim=False):
     if cols == 0:
         return out.fill_(float("nan")) if op == "mean" else out
     ld_src = x2.stride(0) if rows > 1 else cols
-    stream = torch.cuda.current_stream(x.device).cuda_stream
+    from . import _current_stream
+
+    stream = _current_stream(torch, x.device)
     _native.rows(x.device.index or 0, stream, op, src_word, dst_word, x2.data_ptr(), ld_src,
                  out.data_ptr(), out_cols, rows, cols)
     return out

@@ -18,9 +18,21 @@ fn the_set_has_its_own_tier_kinds_and_routes() {
     let names: Vec<&str> = KERNELS.tiers().iter().map(|t| t.name).collect();
     assert_eq!(names, ["sm90a"]);
     // Two families of one tile each, nn f32, bf16 -> bf16 and bf16 -> f32; the shipped
-    // conversions: two upcasts, two downcasts, three repacks.
+    // definitions' conversions and row kernels, as the shipped set builds them for its sm90a.
     assert_eq!(KERNELS.kernels().len(), 6);
-    assert_eq!(KERNELS.conversions().len(), 7);
+    let shipped = gemm_runtime::shipped();
+    let sm90a = shipped.tiers().iter().find(|t| t.name == "sm90a").unwrap();
+    let what = |c: &gemm_runtime::ConversionInfo| (c.kind, c.from, c.to, c.contract);
+    let ours: Vec<_> = KERNELS.conversions().iter().map(what).collect();
+    let theirs: Vec<_> = shipped
+        .tier_conversions(sm90a.id)
+        .iter()
+        .map(what)
+        .collect();
+    assert_eq!(ours, theirs);
+    assert!(ours
+        .iter()
+        .any(|c| matches!(c.0, gemm_runtime::ConversionKind::Row(_))));
     let tier = KERNELS.tier_for_capability((9, 0)).unwrap();
     assert_eq!(tier.id, TierId(0));
     assert!(KERNELS.tier_for_capability((8, 0)).is_none());
