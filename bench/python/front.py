@@ -123,6 +123,28 @@ def main():
     with open(a.out, "w") as f:
         json.dump(result, f, indent=2)
     print(json.dumps(result, indent=2))
+    print(table(result))
+
+
+def table(result):
+    """The README's rows: the invariance tax and the host cost, against their targets."""
+    lines = [
+        f"{result['model']}, {result['device']}, torch {result['torch']}, tier {result['tier']}",
+        "",
+        "| measure | torch default | batch-invariant mode | ratio | target |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for name, row in result["invariance_tax"].items():
+        lines.append(
+            f"| {name} | {row['torch_ms']:.3f} ms | {row['mode_ms']:.3f} ms | "
+            f"{1 + row['tax']:.3f}x | <= 1.10x |"
+        )
+    host = result["host_cost"]
+    lines.append(
+        f"| host cost of one call (1x64x64) | torch.mm {host['torch.mm']['us_per_call_median']:.2f} us | "
+        f"gemm_aot.mm {host['gemm_aot.mm']['us_per_call_median']:.2f} us | | <= 5 us |"
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

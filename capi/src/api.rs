@@ -156,8 +156,14 @@ unsafe fn run(
     match on.gemm_raw_batch(calls) {
         Ok(last) => {
             // SAFETY: null or a writable gemm_aot_launch (the caller's promise).
-            if let (Some(out), Some(l)) = (unsafe { launch.as_mut() }, last) {
-                *out = launch_of(&l);
+            if let Some(out) = unsafe { launch.as_mut() } {
+                *out = last.as_ref().map_or(
+                    gemm_aot_launch {
+                        kernel: -1,
+                        ..Default::default()
+                    },
+                    launch_of,
+                );
             }
             GEMM_AOT_OK
         }

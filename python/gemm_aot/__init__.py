@@ -43,7 +43,7 @@ __all__ = [
     "DeviceError",
 ]
 
-# (op, ab, c) combinations the device's tier routes only with an f32 output: computed into
+# (device, policy, mode, op, ab, c) the device's tier routes only with an f32 output: computed into
 # an f32 scratch, then rounded into the output by torch's copy_ (round to nearest even,
 # the kernels' own store, so the bits are those of a kernel storing the narrow type).
 _F32_ONLY = set()
@@ -114,6 +114,18 @@ def _native_call(A, B, C, ldc, bias, beta, policy, mode, stream, count=1, stride
     )
 
 
+def _device_guard(torch, device):
+    """Makes ``device`` current for the call when it is not: the native call binds the
+    device's primary context to the thread, and torch's guard restores the thread's device
+    (and context) after it."""
+    import contextlib
+
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    if index == torch.cuda.current_device():
+        return contextlib.nullcontext()
+    return torch.cuda.device(index)
+
+
 def _current_stream(torch, device):
     """torch's current stream on ``device`` as a raw ``CUstream`` (the cheap accessor where
     this torch has it)."""
@@ -173,25 +185,26 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
         _refuse(f"out is on {O.device} and the inputs on {A.device}")
     if count == 0 or m == 0 or n == 0:
         return out
-    stream = _current_stream(torch, a.device)
-    key = (_op(A, B)[0], A.dtype, O.dtype)
-    if key not in _F32_ONLY:
-        try:
-            _native_call(A, B, O, ldc, None if bias is None else bias.data_ptr(), beta,
-                         policy, mode, stream, count, (sa, sb, so))
-            return out
-        except UnsupportedError as e:
-            if e.kind != "no_route" or O.dtype == "f32":
-                raise
-            _F32_ONLY.add(key)
-    # The tier serves this op and input dtype with an f32 output only.
-    wide = out.float() if beta != 0 else torch.empty(shape, dtype=torch.float32, device=a.device)
-    W, sw = matrices(wide, "out")
-    # Held until the launch is enqueued (the caching allocator orders reuse on this stream).
-    wide_bias = None if bias is None else bias.float()
-    _native_call(A, B, W, output_ld(W, "out"), None if wide_bias is None else wide_bias.data_ptr(),
-                 beta, policy, mode, stream, count, (sa, sb, sw))
-    out.copy_(wide)
+    with _device_guard(torch, a.device):
+        stream = _current_stream(torch, a.device)
+        key = (A.device, policy, mode, _op(A, B)[0], A.dtype, O.dtype)
+        if key not in _F32_ONLY:
+            try:
+                _native_call(A, B, O, ldc, None if bias is None else bias.data_ptr(), beta,
+                             policy, mode, stream, count, (sa, sb, so))
+                return out
+            except UnsupportedError as e:
+                if e.kind != "no_route" or O.dtype == "f32":
+                    raise
+                _F32_ONLY.add(key)
+        # The tier serves this op and input dtype with an f32 output only.
+        wide = out.float() if beta != 0 else torch.empty(shape, dtype=torch.float32, device=a.device)
+        W, sw = matrices(wide, "out")
+        # Held until the launch is enqueued (the caching allocator orders reuse on this stream).
+        wide_bias = None if bias is None else bias.float()
+        _native_call(A, B, W, output_ld(W, "out"), None if wide_bias is None else wide_bias.data_ptr(),
+                     beta, policy, mode, stream, count, (sa, sb, sw))
+        out.copy_(wide)
     return out
 
 
@@ -201,6 +214,15 @@ def _dlpack_gemm(a, b, out, bias, beta, policy, mode, stream):
     A, B, O = from_dlpack(a, "a"), from_dlpack(b, "b"), from_dlpack(out, "out")
     Bias = None if bias is None else from_dlpack(bias, "bias")
     _check_shapes(A, B, (O.rows, O.cols), None if Bias is None else Bias.rows * Bias.cols)
+    if O.device != A.device:
+        _refuse(f"out is on {O.device} and the inputs on {A.device}")
+    if Bias is not None:
+        if Bias.device != A.device:
+            _refuse(f"bias is on {Bias.device} and the inputs on {A.device}")
+        if Bias.dtype != O.dtype:
+            _refuse(f"bias is {Bias.dtype} where the output's {O.dtype} is needed")
+        if Bias.rows != 1 or (Bias.cols > 1 and Bias.col_stride != 1):
+            _refuse("bias must be n contiguous elements")
     if _op(A, B) is None:
         _refuse("a and b are both transposed views, which no kernel reads: make one row-major")
     ldc = output_ld(O, "out")
@@ -228,10 +250,12 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None, policy=None, mode=Non
         raise UnsupportedError("unsupported", f"addmm with alpha = {alpha}: gemm_aot serves alpha = 1")
     if beta == 0:
         return mm(mat1, mat2, out=out, policy=policy, mode=mode)
-    if not is_torch(input):
+    if not (is_torch(input) and is_torch(mat1) and is_torch(mat2)):
         _refuse("addmm takes torch tensors")
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        _refuse(f"addmm takes 2-D mat1 and mat2; got {mat1.dim()}-D and {mat2.dim()}-D")
     m, n = mat1.shape[0], mat2.shape[-1]
-    if (input.dim() == 1 or (input.dim() == 2 and input.shape[0] == 1)) and beta == 1:
+    if input.dim() in (1, 2) and input.numel() == n and input.shape[-1] == n and beta == 1:
         bias = input.reshape(-1)
         if bias.shape[0] != n:
             _refuse(f"input has {bias.shape[0]} elements where {n} are needed")

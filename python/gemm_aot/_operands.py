@@ -95,7 +95,9 @@ def storage(m, name):
 def output_ld(m, name):
     """The leading dimension of an output, which must be row-major."""
     transposed, ld = storage(m, name)
-    if transposed and m.rows > 1 and m.cols > 1:
+    # The kernels write each row's n elements contiguously: a one-row view with a column
+    # stride is no row-major output either.
+    if transposed and m.cols > 1:
         _refuse(
             f"{name} has strides ({m.row_stride}, {m.col_stride}): an output must be "
             "row-major (inner stride 1)"

@@ -38,6 +38,8 @@ def row_op(op, x, dim=-1, out_dtype=None, keepdim=False):
         if len(dim) != 1:
             raise UnsupportedError("unsupported", f"{op} over dimensions {list(dim)}: gemm_aot's row kernels reduce the last dimension only")
         dim = dim[0]
+    if not -nd <= dim < nd:
+        raise IndexError(f"dimension {dim} is out of range for a {x.dim()}-D tensor")
     if dim % nd != nd - 1:
         raise UnsupportedError("unsupported", f"{op} over dimension {dim} of a {x.dim()}-D tensor: gemm_aot's row kernels reduce the last dimension only")
     out_dtype = x.dtype if out_dtype is None else out_dtype
@@ -63,11 +65,12 @@ def row_op(op, x, dim=-1, out_dtype=None, keepdim=False):
     if cols == 0:
         return out.fill_(float("nan")) if op == "mean" else out
     ld_src = x2.stride(0) if rows > 1 else cols
-    from . import _current_stream
+    from . import _current_stream, _device_guard
 
-    stream = _current_stream(torch, x.device)
-    _native.rows(x.device.index or 0, stream, op, src_word, dst_word, x2.data_ptr(), ld_src,
-                 out.data_ptr(), out_cols, rows, cols)
+    with _device_guard(torch, x.device):
+        stream = _current_stream(torch, x.device)
+        _native.rows(x.device.index or 0, stream, op, src_word, dst_word, x2.data_ptr(), ld_src,
+                     out.data_ptr(), out_cols, rows, cols)
     return out
 
 

@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 
 /// The allocation the driver reports for `ptr`: (base, bytes), or `None` when the driver
 /// does not know the address.
-fn driver_allocation(ptr: u64) -> Option<(u64, u64)> {
+pub(crate) fn driver_allocation(ptr: u64) -> Option<(u64, u64)> {
     let mut base: sys::CUdeviceptr = 0;
     let mut size: usize = 0;
     // SAFETY: both out-pointers are valid; the driver only reads `ptr` as an address.

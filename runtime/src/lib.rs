@@ -203,10 +203,10 @@ pub use observer::{
 };
 pub use package::{record_difference, CapturedPackage, Manifest, Package, PackageError, Request};
 pub use prepared::PreparedWeight;
-pub use raw::{BatchFailure, RawExtents, RawGemm, RawMatrix};
+pub use raw::{BatchFailure, RawExtents, RawGemm, RawMatrix, MAX_BATCH};
 pub use registry::Span;
 pub use request::{GemmRequest, Launch, Repacked};
-pub use rows::RawRows;
+pub use rows::{RawRows, MAX_COLS};
 pub use served::{served, Served};
 pub use shipped::{
     contract_of, contract_takes, conversion, conversion_for, kernel, max_n, resources, shipped,

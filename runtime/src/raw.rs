@@ -139,6 +139,9 @@ impl RawGemm {
     }
 }
 
+/// Most entries a strided batch may have (each is checked and launched on its own).
+pub const MAX_BATCH: u64 = 1 << 20;
+
 impl RawGemm {
     /// `count` calls of this one's shape, entry i's A, B and C `i` times `strides` (elements
     /// of A and B, of C) past this one's (the bias is shared): a strided batched GEMM.
@@ -147,6 +150,13 @@ impl RawGemm {
         count: usize,
         (stride_a, stride_b, stride_c): (u64, u64, u64),
     ) -> Result<Vec<RawGemm>, GemmError> {
+        if count as u64 > MAX_BATCH {
+            return Err(GemmError::DimensionOverflow {
+                what: "batch count",
+                value: count as u64,
+                max: MAX_BATCH,
+            });
+        }
         let (ea, ec) = (self.ab.size_bytes(), self.c_dtype.size_bytes());
         (0..count as u64)
             .map(|i| {
@@ -178,6 +188,72 @@ pub struct BatchFailure {
     pub entry: usize,
     /// Why it failed.
     pub error: GemmError,
+}
+
+/// Refuses a batch where one entry's output overlaps another's output, or any entry's
+/// input (sorted sweeps: O(n log n) in the entries).
+fn check_batch_overlaps(extents: &[RawExtents]) -> Result<(), BatchFailure> {
+    let mut outputs: Vec<(u64, u64, usize)> = extents
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| e.c.map(|(s, t)| (s, t, i)))
+        .collect();
+    outputs.sort_unstable();
+    for w in outputs.windows(2) {
+        let ((s0, e0, i0), (s1, e1, i1)) = (w[0], w[1]);
+        if s1 < e0 {
+            return Err(BatchFailure {
+                entry: i0.max(i1),
+                error: GemmError::Overlap {
+                    operand: Operand::C,
+                    c_start: s1,
+                    c_end: e1,
+                    start: s0,
+                    end: e0,
+                },
+            });
+        }
+    }
+    let mut inputs: Vec<(u64, u64, Operand)> = extents
+        .iter()
+        .flat_map(|e| {
+            [
+                (e.a, Operand::A),
+                (e.b, Operand::B),
+                (e.bias, Operand::Bias),
+            ]
+            .into_iter()
+            .filter_map(|(x, o)| x.map(|(s, t)| (s, t, o)))
+        })
+        .collect();
+    inputs.sort_unstable_by_key(|&(s, t, _)| (s, t));
+    // The inputs' running maximum end, so one look back finds any input reaching a start.
+    let mut reach: Vec<u64> = Vec::with_capacity(inputs.len());
+    for &(_, t, _) in &inputs {
+        reach.push(reach.last().map_or(t, |&r: &u64| r.max(t)));
+    }
+    for &(c_start, c_end, entry) in &outputs {
+        // Inputs starting before C ends; the one reaching furthest among them decides.
+        let before = inputs.partition_point(|&(s, _, _)| s < c_end);
+        if before > 0 && reach[before - 1] > c_start {
+            let (start, end, operand) = inputs[..before]
+                .iter()
+                .copied()
+                .find(|&(s, t, _)| s < c_end && c_start < t)
+                .unwrap_or(inputs[before - 1]);
+            return Err(BatchFailure {
+                entry,
+                error: GemmError::Overlap {
+                    operand,
+                    c_start,
+                    c_end,
+                    start,
+                    end,
+                },
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Registrations that end when dropped, so every exit of a raw call unregisters its spans.
@@ -233,13 +309,35 @@ impl Context {
         }
     }
 
-    /// Runs `calls` in order on this stream, every one checked without the device
-    /// ([`RawGemm::check`]) before the first is launched; returns the last launch (`None` for
-    /// no calls). A failure names its entry; entries before it were launched.
+    /// Runs `calls` in order on this stream. Before the first is launched, every one is
+    /// checked without the device ([`RawGemm::check`]), no entry's output overlaps another
+    /// entry's output or any entry's inputs (entries run in order, so such a batch would read
+    /// what it wrote), and every extent stays inside the allocation the driver reports for
+    /// it; calls of one shape share their route, so the first entry's routing refusal comes
+    /// before any launch. Returns the last launch (`None` for no calls).
     pub fn gemm_raw_batch(&self, calls: &[RawGemm]) -> Result<Option<Launch>, BatchFailure> {
+        let mut extents = Vec::with_capacity(calls.len());
         for (entry, call) in calls.iter().enumerate() {
-            call.check()
+            extents.push(
+                call.check()
+                    .map_err(|error| BatchFailure { entry, error })?,
+            );
+        }
+        if calls.len() > 1 {
+            check_batch_overlaps(&extents)?;
+        }
+        self.cuda().bind_to_thread().map_err(|e| BatchFailure {
+            entry: 0,
+            error: e.into(),
+        })?;
+        for (entry, e) in extents.iter().enumerate() {
+            for (start, end) in [e.a, e.b, e.bias, e.c].into_iter().flatten() {
+                crate::external::check_span(
+                    (start, end - start),
+                    crate::external::driver_allocation(start),
+                )
                 .map_err(|error| BatchFailure { entry, error })?;
+            }
         }
         let mut last = None;
         for (entry, call) in calls.iter().enumerate() {
@@ -372,6 +470,43 @@ mod tests {
         assert_eq!(strided[2].a.ptr, 0x10_0000 + 2 * 64 * 2);
         assert_eq!(strided[2].b.ptr, 0x20_0000);
         assert_eq!(strided[2].c.ptr, 0x30_0000 + 2 * 32 * 4);
+        // Entries whose outputs overlap each other, or another entry's inputs.
+        let batch = |stride_c: u64| {
+            call(Op::Nn, (4, 8, 16))
+                .strided(3, (64, 0, stride_c))
+                .unwrap()
+                .iter()
+                .map(|c| c.check().unwrap())
+                .collect::<Vec<_>>()
+        };
+        assert!(check_batch_overlaps(&batch(32)).is_ok());
+        match check_batch_overlaps(&batch(0)) {
+            Err(BatchFailure {
+                entry: 1,
+                error:
+                    GemmError::Overlap {
+                        operand: Operand::C,
+                        ..
+                    },
+            }) => {}
+            other => panic!("outputs over each other: {other:?}"),
+        }
+        // Entry 1's C lands on entry 0's A (each entry's own operands are apart).
+        let mut onto_a = call(Op::Nn, (4, 8, 16));
+        onto_a.c.ptr = 0x10_0000 - 0x1000;
+        let calls = onto_a.strided(2, (0x1000, 0, 0x1000 / 4)).unwrap();
+        let ex: Vec<_> = calls.iter().map(|c| c.check().unwrap()).collect();
+        match check_batch_overlaps(&ex) {
+            Err(BatchFailure {
+                entry: 1,
+                error:
+                    GemmError::Overlap {
+                        operand: Operand::A,
+                        ..
+                    },
+            }) => {}
+            other => panic!("an output over another entry's input: {other:?}"),
+        }
         let huge = call(Op::Nn, (1 << 31, 8, 16));
         assert!(matches!(
             huge.check(),

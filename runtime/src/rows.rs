@@ -11,7 +11,11 @@ use crate::launcher::{Geometry, NO_CLUSTER};
 use crate::raw::{extent, RawMatrix, Registered};
 use crate::request::dim;
 use crate::table::{ArgSources, Dtype, KernelRef, RowOp};
+use gemm_core::DIM_MAX;
 use half::{bf16, f16};
+
+/// Longest row a row kernel takes.
+pub const MAX_COLS: u64 = DIM_MAX - 1024;
 
 /// One row kernel call: `dst` row r = `op`(`src` row r) for `rows` rows of `cols` elements.
 /// `src` holds `from` elements with leading dimension `ld_src`; `dst` holds `to` elements
@@ -40,6 +44,14 @@ impl RawRows {
     #[allow(clippy::type_complexity)]
     pub fn check(&self) -> Result<(Option<(u64, u64)>, Option<(u64, u64)>), GemmError> {
         let (rows, cols) = (dim("rows", self.rows)?, dim("cols", self.cols)?);
+        // The kernel's column loops step by a block past the row's end in i32.
+        if cols > MAX_COLS {
+            return Err(GemmError::DimensionOverflow {
+                what: "cols",
+                value: cols,
+                max: MAX_COLS,
+            });
+        }
         let out_cols = self.op.outputs_per_row(cols);
         let src = extent(Operand::A, self.src, (rows, cols), self.from.size_bytes())?;
         let dst = extent(Operand::C, self.dst, (rows, out_cols), self.to.size_bytes())?;
@@ -74,15 +86,20 @@ impl Context {
                 from: call.from,
                 to: call.to,
             })?;
-        let (Some(src), Some(dst)) = (src, dst) else {
-            return Ok(()); // no rows, or rows of nothing: nothing to write
+        let Some(dst) = dst else {
+            return Ok(()); // no rows, or softmax of empty rows: nothing to write
         };
+        // Mean of empty rows still writes each row's 0 / 0 (NaN, as torch); nothing is read.
+        let src = src.unwrap_or((call.src.ptr, call.src.ptr));
         let mut reg = Registered {
             ctx: self,
             spans: Vec::with_capacity(2),
         };
         // Registered for the call (the driver's allocation bounds checked), released after.
         for (dtype, (start, end)) in [(call.from, src), (call.to, dst)] {
+            if start == end {
+                continue;
+            }
             let extent = Some((start, end));
             match dtype {
                 Dtype::F32 => reg.add::<f32>(start, extent).map(|_| ())?,
