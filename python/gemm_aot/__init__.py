@@ -71,6 +71,11 @@ def gemm(a, b, c, m, n, k, *, op="nn", dtype="bf16", out_dtype="f32", lda=None, 
     length). ``stream`` is a ``CUstream`` handle of ``device``'s primary context (0: the
     legacy default stream), which must stay alive while the kernel runs, as must the memory.
     Returns what was launched."""
+    for label, v in (("m", m), ("n", n), ("k", k), ("lda", lda), ("ldb", ldb), ("ldc", ldc),
+                     ("a", a), ("b", b), ("c", c), ("bias", bias), ("device", device),
+                     ("stream", stream)):
+        if v is not None and (not isinstance(v, int) or v < 0):
+            _refuse(f"{label} = {v!r} must be a non-negative int")
     a_cols = m if op == "tn" else k
     b_cols = k if op == "nt" else n
     return _native.gemm(

@@ -75,6 +75,8 @@ def _matrix(address, shape, stride, dtype, device, name, owner):
         shape, stride = (1, shape[0]), (shape[0], stride[0])
     if len(shape) != 2:
         _refuse(f"{name} has {len(shape)} dimensions where a matrix (2) is needed")
+    if min(stride) < 0:
+        _refuse(f"{name} has strides {tuple(stride)}: negative strides are not served")
     return Matrix(address, shape[0], shape[1], stride[0], stride[1], dtype, device, owner)
 
 

@@ -80,6 +80,50 @@ class RawPointerRefusals(unittest.TestCase):
             gemm_aot.tier(0)
 
 
+class Layouts(unittest.TestCase):
+    """How a view's strides pick the kernel op, checked on plain Matrix values (no device)."""
+
+    def m(self, rows, cols, rs, cs):
+        from gemm_aot._operands import Matrix
+
+        return Matrix(0x1000, rows, cols, rs, cs, "bf16", ("cuda", 0), None)
+
+    def test_row_major_and_transposed_views(self):
+        from gemm_aot import _op
+
+        x, w = self.m(33, 64, 64, 1), self.m(64, 128, 128, 1)
+        self.assertEqual(_op(x, w), ("nn", 64, 128))
+        # w.t() of a [128, 64] weight: stored [n, k] with ld 64.
+        self.assertEqual(_op(x, self.m(64, 128, 1, 64)), ("nt", 64, 64))
+        # x.t() of a [64, 33] matrix: A stored [k, m] with ld 33.
+        self.assertEqual(_op(self.m(33, 64, 1, 33), w), ("tn", 33, 128))
+        self.assertIsNone(_op(self.m(33, 64, 1, 33), self.m(64, 128, 1, 64)))
+        # A padded row stride is a leading dimension; one row or one column needs none.
+        self.assertEqual(_op(self.m(33, 64, 80, 1), w)[1], 80)
+        self.assertEqual(_op(self.m(1, 64, 999, 1), w)[1], 64)
+        self.assertEqual(_op(x, self.m(64, 1, 1, 1)), ("nn", 64, 1))
+
+    def test_views_without_a_contiguous_dimension_are_refused(self):
+        from gemm_aot import _op
+
+        with self.assertRaises(gemm_aot.RefusedError) as caught:
+            _op(self.m(33, 64, 128, 2), self.m(64, 8, 8, 1))
+        self.assertIn("no dimension is contiguous", str(caught.exception))
+
+    def test_outputs_must_be_row_major(self):
+        from gemm_aot._operands import output_ld
+
+        self.assertEqual(output_ld(self.m(4, 64, 96, 1), "out"), 96)
+        for bad in (self.m(4, 64, 1, 4), self.m(1, 64, 128, 2)):
+            with self.assertRaises(gemm_aot.RefusedError):
+                output_ld(bad, "out")
+
+    def test_raw_arguments_must_be_non_negative_ints(self):
+        with self.assertRaises(gemm_aot.RefusedError) as caught:
+            gemm_aot.gemm(A, B, C, 4, 64, 32, lda=-1)
+        self.assertIn("lda = -1", str(caught.exception))
+
+
 class RowRefusals(unittest.TestCase):
     """The row kernels' native call refuses without a device as gemm() does."""
 
