@@ -325,6 +325,15 @@ impl Context {
         }
         if calls.len() > 1 {
             check_batch_overlaps(&extents)?;
+        } else {
+            // One call: gemm_raw checks it against the driver's allocations itself.
+            return match calls.first() {
+                Some(call) => self
+                    .gemm_raw(call)
+                    .map(Some)
+                    .map_err(|error| BatchFailure { entry: 0, error }),
+                None => Ok(None),
+            };
         }
         self.cuda().bind_to_thread().map_err(|e| BatchFailure {
             entry: 0,
