@@ -25,6 +25,8 @@ dev=${DEVICE_DIR:-.device}
 # device-pack ships the executables packed; unpack them once.
 [ -d "$root/$dev/bin" ] || { [ -f "$root/$dev/unpack" ] && bash "$root/$dev/unpack"; }
 bin() { ls "$root"/$dev/bin/$1-* 2>/dev/null | head -1; }
+# python/pack-device.sh's fronts (the wheel, libgemm_aot.so, the C example), when packed.
+[ -d "$root/$dev/fronts" ] || { [ -f "$root/$dev/fronts.tar.xz" ] && tar xJf "$root/$dev/fronts.tar.xz" -C "$root/$dev"; }
 summary=()
 # One test executable (from runtime/), all its tests or those matching the filters given.
 run_tests() {

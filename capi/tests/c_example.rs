@@ -21,17 +21,23 @@ fn repo_root() -> PathBuf {
     }
 }
 
-/// The folder of `libgemm_aot.so`: beside this test's executable (cargo's deps folder, or
-/// the GPU runner's bin folder).
+/// The folder of `libgemm_aot.so`: beside this test's executable (cargo's deps folder), or,
+/// on the GPU machine, `.device/fronts` (python/pack-device.sh's, unpacked by
+/// bench/gpu-run.sh's fronts step).
 fn library_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap();
-    for d in [dir, dir.parent().unwrap_or(dir)] {
+    let fronts = repo_root().join(".device/fronts");
+    for d in [dir, dir.parent().unwrap_or(dir), fronts.as_path()] {
         if d.join("libgemm_aot.so").is_file() {
             return d.to_path_buf();
         }
     }
-    panic!("no libgemm_aot.so beside {}", exe.display());
+    panic!(
+        "no libgemm_aot.so beside {} nor in {} (run python/pack-device.sh, then the fronts step)",
+        exe.display(),
+        fronts.display()
+    );
 }
 
 fn build_example(out: &Path) -> PathBuf {
