@@ -87,8 +87,36 @@ fn size(what: &str, v: u64) -> Result<usize, i32> {
     })
 }
 
-/// The runtime's call for `args`, every enum and size checked.
-fn raw_call(args: &gemm_aot_gemm_args) -> Result<RawGemm, i32> {
+/// The context of `ctx` whose calls go on `stream`; a NULL context is refused.
+///
+/// # Safety
+///
+/// `ctx` is NULL or an open context; `stream` is a live stream of its device's primary
+/// context (NULL: the legacy default stream).
+unsafe fn stream_context(
+    ctx: *mut gemm_aot_context,
+    stream: *mut c_void,
+) -> Result<std::sync::Arc<gemm_runtime::Context>, i32> {
+    // SAFETY: NULL or an open context (the caller's promise).
+    let Some(ctx) = (unsafe { ctx.as_ref() }) else {
+        return Err(invalid(
+            "the context is NULL: open one with gemm_aot_open".into(),
+        ));
+    };
+    // SAFETY: the caller's promise of a live stream.
+    Ok(unsafe { ctx.inner.on(stream) })
+}
+
+/// The runtime's call for `args` (NULL refused), every enum and size checked.
+///
+/// # Safety
+///
+/// `args` is NULL or readable.
+unsafe fn raw_call(args: *const gemm_aot_gemm_args) -> Result<RawGemm, i32> {
+    // SAFETY: NULL or readable (the caller's promise).
+    let Some(args) = (unsafe { args.as_ref() }) else {
+        return Err(invalid("args is NULL".into()));
+    };
     let mat = |ptr: *const c_void, ld: u64, what: &str| -> Result<RawMatrix, i32> {
         Ok(RawMatrix {
             ptr: ptr as u64,
@@ -147,12 +175,11 @@ unsafe fn run(
             return failed(BatchFailure { entry, error });
         }
     }
-    // SAFETY: a context pointer from gemm_aot_open, not yet closed (the caller's promise).
-    let Some(ctx) = (unsafe { ctx.as_ref() }) else {
-        return invalid("the context is NULL: open one with gemm_aot_open".into());
+    // SAFETY: the caller's promises, passed on.
+    let on = match unsafe { stream_context(ctx, stream) } {
+        Ok(on) => on,
+        Err(status) => return status,
     };
-    // SAFETY: the caller promises a live stream of the device's primary context.
-    let on = unsafe { ctx.inner.on(stream) };
     match on.gemm_raw_batch(calls) {
         Ok(last) => {
             // SAFETY: null or a writable gemm_aot_launch (the caller's promise).
@@ -265,10 +292,7 @@ pub unsafe extern "C" fn gemm_aot_gemm(
 ) -> i32 {
     guarded(|| {
         // SAFETY: NULL or readable (the caller's promise).
-        let Some(args) = (unsafe { args.as_ref() }) else {
-            return invalid("args is NULL".into());
-        };
-        match raw_call(args) {
+        match unsafe { raw_call(args) } {
             // SAFETY: the caller's promises, passed on.
             Ok(call) => unsafe { run(ctx, stream, &[call], launch) },
             Err(status) => status,
@@ -339,10 +363,7 @@ pub unsafe extern "C" fn gemm_aot_bmm(
 ) -> i32 {
     guarded(|| {
         // SAFETY: NULL or readable (the caller's promise).
-        let Some(args) = (unsafe { args.as_ref() }) else {
-            return invalid("args is NULL".into());
-        };
-        let first = match raw_call(args) {
+        let first = match unsafe { raw_call(args) } {
             Ok(call) => call,
             Err(status) => return status,
         };
@@ -419,12 +440,11 @@ pub unsafe extern "C" fn gemm_aot_rows(
         if let Err(e) = call.check() {
             return fail_with(&e);
         }
-        // SAFETY: an open context (the caller's promise).
-        let Some(ctx) = (unsafe { ctx.as_ref() }) else {
-            return invalid("the context is NULL: open one with gemm_aot_open".into());
+        // SAFETY: the caller's promises, passed on.
+        let on = match unsafe { stream_context(ctx, stream) } {
+            Ok(on) => on,
+            Err(status) => return status,
         };
-        // SAFETY: the caller promises a live stream of the device's primary context.
-        let on = unsafe { ctx.inner.on(stream) };
         match on.rows_raw(&call) {
             Ok(()) => GEMM_AOT_OK,
             Err(e) => fail_with(&e),

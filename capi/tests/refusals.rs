@@ -158,7 +158,17 @@ fn open_says_whether_a_driver_is_there() {
     // SAFETY: ctx is writable.
     let status = unsafe { gemm_aot_open(0, &mut ctx) };
     if driver {
-        eprintln!("a driver is present: open gave {status} ({})", message());
+        // A driver: the device opens, or no tier serves it; either way the status says so.
+        assert!(
+            (status == GEMM_AOT_OK) != ctx.is_null(),
+            "status {status} with context {ctx:?}: {}",
+            message()
+        );
+        assert!(
+            [GEMM_AOT_OK, GEMM_AOT_ERROR_NO_DEVICE, GEMM_AOT_ERROR_CUDA].contains(&status),
+            "{status}: {}",
+            message()
+        );
         // SAFETY: NULL or the context just opened.
         unsafe { gemm_aot_close(ctx) };
     } else {

@@ -4,8 +4,7 @@
 
 mod support;
 
-use gemm_spec::{SpecSource, Validated};
-use support::load_sources;
+use gemm_spec::Validated;
 
 const SHARED: &str = r#"
 [instruction.mma16816]
@@ -79,17 +78,7 @@ unaligned = "plain.p"
 "#;
 
 fn load(shared: &str, tier: &str) -> Result<Validated, Vec<String>> {
-    load_sources(&[
-        SpecSource {
-            file: "families.toml".into(),
-            text: shared.into(),
-        },
-        SpecSource {
-            file: "sm80.toml".into(),
-            text: tier.into(),
-        },
-    ])
-    .map_err(|e| e.0.iter().map(|e| e.to_string()).collect())
+    support::load_pair(shared, "sm80.toml", tier)
 }
 
 /// The errors of the base spec with one replacement made in the tier file.

@@ -121,17 +121,7 @@ kernel = "fma.tiled"
 "#;
 
 fn load(shared: &str, tier: &str) -> Result<Validated, Vec<String>> {
-    load_sources(&[
-        SpecSource {
-            file: "families.toml".into(),
-            text: shared.into(),
-        },
-        SpecSource {
-            file: "sm90a.toml".into(),
-            text: tier.into(),
-        },
-    ])
-    .map_err(|e| e.0.iter().map(|e| e.to_string()).collect())
+    support::load_pair(shared, "sm90a.toml", tier)
 }
 
 /// The errors of the base spec with one replacement made in the shared or the tier file.

@@ -4,8 +4,7 @@
 
 mod support;
 
-use gemm_spec::{Op, SpecSource, Validated};
-use support::load_sources;
+use gemm_spec::{Op, Validated};
 
 const SHARED: &str = r#"
 [instruction.mmatma]
@@ -124,17 +123,7 @@ kernel = "plain.any"
 "#;
 
 fn load(tier: &str) -> Result<Validated, Vec<String>> {
-    load_sources(&[
-        SpecSource {
-            file: "families.toml".into(),
-            text: SHARED.into(),
-        },
-        SpecSource {
-            file: "sm90a.toml".into(),
-            text: tier.into(),
-        },
-    ])
-    .map_err(|e| e.0.iter().map(|e| e.to_string()).collect())
+    support::load_pair(SHARED, "sm90a.toml", tier)
 }
 
 fn tier_errors(from: &str, to: &str) -> Vec<String> {
@@ -219,18 +208,8 @@ fn load_with_family_contract(contract: &str) -> Vec<String> {
         &format!("template = \"mma_decode_tma\"\ncontract = \"{contract}\""),
         1,
     );
-    let r = load_sources(&[
-        SpecSource {
-            file: "families.toml".into(),
-            text: shared,
-        },
-        SpecSource {
-            file: "sm90a.toml".into(),
-            text: TIER.into(),
-        },
-    ]);
-    match r {
+    match support::load_pair(&shared, "sm90a.toml", TIER) {
         Ok(_) => panic!("a split of contract {contract} validated"),
-        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+        Err(e) => e,
     }
 }

@@ -123,3 +123,19 @@ pub fn derived(
         .unwrap()
         .unwrap_or_else(|e| panic!("{e}"))
 }
+
+/// Validates a shared definitions file (as `families.toml`) and one tier file (`tier_file`,
+/// `tier`); the errors as their messages.
+pub fn load_pair(shared: &str, tier_file: &str, tier: &str) -> Result<Validated, Vec<String>> {
+    load_sources(&[
+        SpecSource {
+            file: "families.toml".into(),
+            text: shared.into(),
+        },
+        SpecSource {
+            file: tier_file.into(),
+            text: tier.into(),
+        },
+    ])
+    .map_err(|e| e.0.iter().map(|e| e.to_string()).collect())
+}
