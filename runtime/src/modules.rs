@@ -6,7 +6,7 @@
 
 use crate::error::GemmError;
 use crate::table::{KernelRef, TierInfo};
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use gemm_core::{KernelSet, TierCode};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -190,7 +190,13 @@ fn write_seed(
     stream: &Arc<CudaStream>,
     seed: u32,
 ) -> Result<(), GemmError> {
-    let mut symbol = module.get_global(PERTURB_SEED_SYMBOL, stream)?;
+    // A module without the symbol has no perturbation sites (the conversions and row
+    // kernels: no asynchronous pipeline), so there is nothing to seed.
+    let mut symbol = match module.get_global(PERTURB_SEED_SYMBOL, stream) {
+        Ok(s) => s,
+        Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => return Ok(()),
+        Err(e) => return Err(e.into()),
+    };
     let bytes = seed.to_ne_bytes();
     let mut dst = symbol.slice_mut(..bytes.len());
     stream.memcpy_htod(&bytes, &mut dst)?;

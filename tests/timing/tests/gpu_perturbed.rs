@@ -123,6 +123,8 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         Case::new(TC, Op::Nt, BF16, (100, 4096, 512)).bias(),
         Case::new(TC, Op::Nn, BF16, (200, 8192, 1024)),
         Case::new(TC, Op::Nn, BF16, (1000, 4096, 2048)),
+        // The tuned routes send the wide tile (clusters of 2 here) only n >= 8192 at m >= 1024.
+        Case::new(TC, Op::Nn, BF16, (1024, 8192, 512)),
         Case::new(TC, Op::Tn, BF16_F32, (520, 1000, 264)).beta(1.0),
         Case::new(TC, Op::Nt, F16_F32, (777, 2048, 520))
             .bias()
