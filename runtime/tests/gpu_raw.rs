@@ -44,9 +44,9 @@ fn raw_calls_give_the_bits_of_registered_calls_on_any_stream() {
         )
         .unwrap();
         let want: Vec<f32> = ctx.download(&want).unwrap();
-        let live = ctx.live_allocations();
         // The context's own stream.
         let out = ctx.upload(&vec![poison::<f32>(); m * n]).unwrap();
+        let live = ctx.live_allocations(); // `out` included: only the call's own spans must go
         let call = raw(
             op,
             (m, n, k),
