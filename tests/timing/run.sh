@@ -46,8 +46,36 @@ san() {
   (cd "$root/tests/timing" && timeout "${SAN_TIMEOUT:-900}" compute-sanitizer --tool "$tool" --error-exitcode 9 \
       "$(bin gpu_sanitized)" --include-ignored --test-threads=1 --nocapture "$@") > "$log" 2>&1
   local rc=$?
-  [ $rc = 0 ] || fail=1
   summary+=("sanitized under $tool: rc $rc; $(grep -E '^test result' "$log" | tail -1); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' ')")
+  if [ $rc != 0 ] && [ "$tool" = racecheck ] && racecheck_split_only "$log"; then rc=0; fi
+  [ $rc = 0 ] || fail=1
+}
+# racecheck does not model mbarrier release/acquire between the CTAs of a cluster: it reports
+# hazards on distributed shared memory read after such a wait, as on a real race. The probe
+# (tests/timing/probes/racecheck_cluster.cu, the kernels' own sync helpers) shows it on this
+# machine: correct reads, ordered by the split-K kernels' pattern, reported as hazards (mode 0);
+# none under a cluster barrier (mode 1); a real race reported (mode 2). When the probe shows
+# that, and every hazard of the run lies in a K-split kernel (tile names ending s<split>, whose
+# partials cross CTAs that way), the run passes with the count said; the perturbed step
+# checks those kernels' timing independence instead. Any other hazard fails.
+racecheck_split_only() {
+  local log=$1 probe=$out/racecheck_probe
+  local others split
+  others=$(grep 'Race reported' "$log" | grep -cvE 'gemm_sm[0-9a-z]+_[a-z0-9]+_[a-z]+_[a-z0-9_]+_[a-z]+[0-9]*s[0-9]+_m[0-9]+n[0-9]+k[0-9]+')
+  split=$(grep -c 'Race reported' "$log")
+  [ "$others" = 0 ] && [ "$split" -gt 0 ] || return 1
+  nvcc -std=c++17 -arch=sm_90a -I "$root/kernels-templates/tc" -o "$probe" \
+    "$root/tests/timing/probes/racecheck_cluster.cu" > "$out/racecheck_probe.log" 2>&1 || return 1
+  local m0 m1 m2
+  for mode in 0 1 2; do
+    echo "== racecheck, probe mode $mode" >> "$out/racecheck_probe.log"
+    compute-sanitizer --tool racecheck "$probe" $mode >> "$out/racecheck_probe.log" 2>&1
+  done
+  m0=$(awk '/probe mode 0/{f=1} /probe mode 1/{f=0} f' "$out/racecheck_probe.log" | grep -c 'hazard detected')
+  m1=$(awk '/probe mode 1/{f=1} /probe mode 2/{f=0} f' "$out/racecheck_probe.log" | grep -c 'hazard detected')
+  grep -q 'mode 0 .*: no error, 0 of 128 reads wrong' "$out/racecheck_probe.log" || return 1
+  [ "$m0" -gt 0 ] && [ "$m1" = 0 ] || return 1
+  summary+=("racecheck: all $split hazard reports in K-split kernels; the probe shows racecheck reporting the same sync (correct reads) as a hazard ($m0 reports) and none under a cluster barrier: not counted as a failure (docs/timing.md)")
 }
 {
   echo "# timing run: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
