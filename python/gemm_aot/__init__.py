@@ -20,6 +20,8 @@ torch is imported only when a torch tensor is passed. Every bad call raises a
 untouched.
 """
 
+import contextlib
+
 from . import _native
 from ._errors import DeviceError, GemmError, RefusedError, UnsupportedError
 from ._operands import from_dlpack, from_torch, is_torch, output_ld, storage
@@ -47,6 +49,9 @@ __all__ = [
 # an f32 scratch, then rounded into the output by torch's copy_ (round to nearest even,
 # the kernels' own store, so the bits are those of a kernel storing the narrow type).
 _F32_ONLY = set()
+
+# Reusable: entering it does nothing.
+_NO_GUARD = contextlib.nullcontext()
 
 
 def driver_present():
@@ -110,8 +115,8 @@ def _check_shapes(A, B, out_shape, bias_len, batch=None):
         _refuse(f"bias has {bias_len} elements where {B.cols} (n) are needed")
 
 
-def _native_call(A, B, C, ldc, bias, beta, policy, mode, stream, count=1, strides=(0, 0, 0)):
-    op, lda, ldb = _op(A, B)
+def _native_call(A, B, C, ldc, bias, beta, policy, mode, stream, count=1, strides=(0, 0, 0), op=None):
+    op, lda, ldb = op or _op(A, B)
     return _native.gemm(
         A.device[1], stream, op, A.rows, B.cols, A.cols, A.dtype, C.dtype,
         A.address, lda, B.address, ldb, C.address, ldc,
@@ -123,21 +128,25 @@ def _device_guard(torch, device):
     """Makes ``device`` current for the call when it is not: the native call binds the
     device's primary context to the thread, and torch's guard restores the thread's device
     (and context) after it."""
-    import contextlib
-
-    index = device.index if device.index is not None else torch.cuda.current_device()
-    if index == torch.cuda.current_device():
-        return contextlib.nullcontext()
-    return torch.cuda.device(index)
+    current = torch.cuda.current_device()
+    if device.index is None or device.index == current:
+        return _NO_GUARD
+    return torch.cuda.device(device.index)
 
 
 def _current_stream(torch, device):
     """torch's current stream on ``device`` as a raw ``CUstream`` (the cheap accessor where
     this torch has it)."""
-    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    raw = _RAW_STREAM.get("f", False)
+    if raw is False:
+        raw = _RAW_STREAM["f"] = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     if raw is not None:
         return raw(device.index if device.index is not None else torch.cuda.current_device())
     return torch.cuda.current_stream(device).cuda_stream
+
+
+# Looked up once: torch's raw current-stream accessor (None where this torch lacks it).
+_RAW_STREAM = {}
 
 
 def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
@@ -159,10 +168,12 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
     B, sb = matrices(b, "b")
     if batched and a.shape[0] != b.shape[0]:
         _refuse(f"a has {a.shape[0]} matrices and b {b.shape[0]}: bmm needs as many of each")
-    if _op(A, B) is None:
+    op = _op(A, B)
+    if op is None:
         # Both transposes: no kernel reads that; a row-major copy of a (documented).
         a = a.contiguous()
         A, sa = matrices(a, "a")
+        op = _op(A, B)
     count = a.shape[0] if batched else 1
     m, n = A.rows, B.cols
     shape = (count, m, n) if batched else (m, n)
@@ -192,11 +203,11 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
         return out
     with _device_guard(torch, a.device):
         stream = _current_stream(torch, a.device)
-        key = (A.device, policy, mode, _op(A, B)[0], A.dtype, O.dtype)
+        key = (A.device, policy, mode, op[0], A.dtype, O.dtype)
         if key not in _F32_ONLY:
             try:
                 _native_call(A, B, O, ldc, None if bias is None else bias.data_ptr(), beta,
-                             policy, mode, stream, count, (sa, sb, so))
+                             policy, mode, stream, count, (sa, sb, so), op)
                 return out
             except UnsupportedError as e:
                 if e.kind != "no_route" or O.dtype == "f32":
@@ -208,7 +219,7 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
         # Held until the launch is enqueued (the caching allocator orders reuse on this stream).
         wide_bias = None if bias is None else bias.float()
         _native_call(A, B, W, output_ld(W, "out"), None if wide_bias is None else wide_bias.data_ptr(),
-                     beta, policy, mode, stream, count, (sa, sb, sw))
+                     beta, policy, mode, stream, count, (sa, sb, sw), op)
         out.copy_(wide)
     return out
 
