@@ -166,6 +166,12 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
         _refuse("a and b must both be torch tensors, or both DLPack producers")
     A, sa = matrices(a, "a")
     B, sb = matrices(b, "b")
+    if policy is None and A.dtype != "f32":
+        # Tensor cores for 16-bit inputs, named: left to the runtime's default, an op whose
+        # 16-bit output the tier does not route (tn) would run the exact policy's half
+        # fallback, another contract; named, it comes back unrouted and is computed into f32
+        # by the tensor-core kernel and rounded once below (the bits of every other layout).
+        policy = "tensor-core"
     if batched and a.shape[0] != b.shape[0]:
         _refuse(f"a has {a.shape[0]} matrices and b {b.shape[0]}: bmm needs as many of each")
     op = _op(A, B)

@@ -17,8 +17,20 @@ _DLPACK_CUDA = 2
 _DLPACK_DEVICES = {1: "CPU memory", 3: "pinned host memory", 13: "CUDA managed memory"}
 
 
+# Per type: whether it is a torch tensor (looked up once a type: a call's host cost counts).
+_IS_TORCH = {}
+
+
 def is_torch(x):
-    return type(x).__module__.split(".")[0] == "torch" and hasattr(x, "data_ptr")
+    t = type(x)
+    known = _IS_TORCH.get(t)
+    if known is None:
+        known = _IS_TORCH[t] = t.__module__.split(".")[0] == "torch" and hasattr(x, "data_ptr")
+    return known
+
+
+# torch dtype object -> dtype word (None: not served), filled as dtypes are met.
+_BY_TORCH_DTYPE = {}
 
 
 def _refuse(message):
@@ -28,17 +40,18 @@ def _refuse(message):
 def from_torch(t, name):
     """A torch tensor as a Matrix (1-D tensors are one row). Refuses a tensor not on a CUDA
     device and a dtype without kernels."""
-    if t.device.type != "cuda":
+    if not t.is_cuda:
         _refuse(f"{name} is a {t.device.type.upper()} tensor: gemm_aot needs CUDA tensors")
-    dtype = _TORCH_DTYPES.get(str(t.dtype))
+    dtype = _BY_TORCH_DTYPE.get(t.dtype, False)
+    if dtype is False:
+        dtype = _BY_TORCH_DTYPE[t.dtype] = _TORCH_DTYPES.get(str(t.dtype))
     if dtype is None:
         raise UnsupportedError(
             "no_route",
             f"{name} has dtype {t.dtype}, which gemm_aot does not serve "
             "(torch.bfloat16, torch.float16, torch.float32)",
         )
-    shape, stride = tuple(t.shape), tuple(t.stride())
-    return _matrix(t.data_ptr(), shape, stride, dtype, ("cuda", t.device.index or 0), name, t)
+    return _matrix(t.data_ptr(), tuple(t.shape), t.stride(), dtype, ("cuda", t.get_device()), name, t)
 
 
 def from_dlpack(x, name):

@@ -2,7 +2,8 @@
 with random weights (no download), bf16, eager attention, an odd vocabulary (50257), GQA.
 Under gemm_aot's batch-invariant mode:
 
-- a prompt's logits are bitwise identical alone and inside a batch of 8 and of 33;
+- a prompt's logits are bitwise identical alone and inside a batch of 8 and of 33, and so
+  are a decode step's on the KV cache (alone and in a batch of 8);
 - greedy generation with the KV cache gives the same tokens alone and batched;
 - a forward captured in a torch CUDA graph replays to the same bits;
 - a training step through ``linear`` gives a sample the same gradients alone and in a batch
@@ -37,11 +38,13 @@ def bits_equal(x, y):
 def build(kind):
     common = dict(
         vocab_size=50257,
-        hidden_size=512,
-        intermediate_size=1408,
-        num_hidden_layers=3,
-        num_attention_heads=8,
-        num_key_value_heads=2,
+        # Widths where a one-row GEMM has few output tiles for the SMs (cuBLAS then splits
+        # K), so torch's default shows its differences at decode.
+        hidden_size=2048,
+        intermediate_size=8192,
+        num_hidden_layers=2,
+        num_attention_heads=16,
+        num_key_value_heads=4,
         max_position_embeddings=256,
         attn_implementation="eager",
     )
@@ -68,6 +71,13 @@ def comparisons(model):
         alone = model(others[:1]).logits[0]
         for b in (8, 33):
             out[f"logits alone = in a batch of {b}"] = bits_equal(alone, model(others[:b]).logits[0])
+        # One decode step on a KV cache (one row a sequence): its logits alone and in a batch.
+        step = others[:8, :1].clone()
+        cache1 = model(others[:1], use_cache=True).past_key_values
+        cache8 = model(others[:8], use_cache=True).past_key_values
+        one_step = model(step[:1], past_key_values=cache1, use_cache=True).logits[0, -1]
+        eight_step = model(step, past_key_values=cache8, use_cache=True).logits[0, -1]
+        out["decode-step logits alone = in a batch of 8"] = bits_equal(one_step, eight_step)
         gen = dict(max_new_tokens=12, do_sample=False, use_cache=True, pad_token_id=0)
         one = model.generate(others[:1], **gen)[0]
         many = model.generate(others[:8], **gen)[0]
@@ -103,9 +113,9 @@ def training(seed):
     """Gradients of sample 0 alone and in a batch of 16 (its loss only), through linear."""
     torch.manual_seed(seed)
     layers = torch.nn.Sequential(
-        torch.nn.Linear(512, 1408), torch.nn.SiLU(), torch.nn.Linear(1408, 512)
+        torch.nn.Linear(2048, 8192), torch.nn.SiLU(), torch.nn.Linear(8192, 2048)
     ).to(device="cuda", dtype=torch.bfloat16)
-    x_all = torch.randn(16, 512, device="cuda", dtype=torch.bfloat16)
+    x_all = torch.randn(16, 2048, device="cuda", dtype=torch.bfloat16)
 
     def grads(x):
         layers.zero_grad()

@@ -132,6 +132,8 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         // The unaligned kernel (plain loads).
         Case::new(TC, Op::Nn, F16, (33, 65, 47)).pad(3),
         Case::new(TC, Op::Nn, BF16_F32, (300, 1024, 512)).a_offset(1),
+        // Those two are now repacked for the TMA kernels; k = 0 still takes the plain loads.
+        Case::new(TC, Op::Nt, BF16_F32, (7, 64, 0)).bias(),
         // The chunked contract (tc-k16-c512) off the tuned shapes, so the tier's region routes
         // pick: the decode splits of 8 and 4, the wgmma splits of 4 and 8, the chunked mid64,
         // mid and mid2.
