@@ -167,6 +167,7 @@ mod ops;
 mod package;
 mod prepared;
 mod raw;
+mod raw_batch;
 pub mod reference;
 mod registry;
 mod repack;

@@ -192,7 +192,7 @@ pub struct BatchFailure {
 
 /// Refuses a batch where one entry's output overlaps another's output, or any entry's
 /// input (sorted sweeps: O(n log n) in the entries).
-fn check_batch_overlaps(extents: &[RawExtents]) -> Result<(), BatchFailure> {
+pub(crate) fn check_batch_overlaps(extents: &[RawExtents]) -> Result<(), BatchFailure> {
     let mut outputs: Vec<(u64, u64, usize)> = extents
         .iter()
         .enumerate()
@@ -309,56 +309,7 @@ impl Context {
         }
     }
 
-    /// Runs `calls` in order on this stream. Before the first is launched, every one is
-    /// checked without the device ([`RawGemm::check`]), no entry's output overlaps another
-    /// entry's output or any entry's inputs (entries run in order, so such a batch would read
-    /// what it wrote), and every extent stays inside the allocation the driver reports for
-    /// it; calls of one shape share their route, so the first entry's routing refusal comes
-    /// before any launch. Returns the last launch (`None` for no calls).
-    pub fn gemm_raw_batch(&self, calls: &[RawGemm]) -> Result<Option<Launch>, BatchFailure> {
-        let mut extents = Vec::with_capacity(calls.len());
-        for (entry, call) in calls.iter().enumerate() {
-            extents.push(
-                call.check()
-                    .map_err(|error| BatchFailure { entry, error })?,
-            );
-        }
-        if calls.len() > 1 {
-            check_batch_overlaps(&extents)?;
-        } else {
-            // One call: gemm_raw checks it against the driver's allocations itself.
-            return match calls.first() {
-                Some(call) => self
-                    .gemm_raw(call)
-                    .map(Some)
-                    .map_err(|error| BatchFailure { entry: 0, error }),
-                None => Ok(None),
-            };
-        }
-        self.cuda().bind_to_thread().map_err(|e| BatchFailure {
-            entry: 0,
-            error: e.into(),
-        })?;
-        for (entry, e) in extents.iter().enumerate() {
-            for (start, end) in [e.a, e.b, e.bias, e.c].into_iter().flatten() {
-                crate::external::check_span(
-                    (start, end - start),
-                    crate::external::driver_allocation(start),
-                )
-                .map_err(|error| BatchFailure { entry, error })?;
-            }
-        }
-        let mut last = None;
-        for (entry, call) in calls.iter().enumerate() {
-            last = Some(
-                self.gemm_raw(call)
-                    .map_err(|error| BatchFailure { entry, error })?,
-            );
-        }
-        Ok(last)
-    }
-
-    fn gemm_raw_typed<A: Element, C: Element>(
+    pub(crate) fn gemm_raw_typed<A: Element, C: Element>(
         &self,
         call: &RawGemm,
         extents: RawExtents,
