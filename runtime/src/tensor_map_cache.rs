@@ -71,10 +71,10 @@ fn encode(address: u64, key: &TensorMapKey) -> Result<TensorMapBytes, GemmError>
     Ok(TensorMap(bytes))
 }
 
-/// Maps kept before the cache drops those of dead allocations.
-const CACHE_SOFT_LIMIT: usize = 1024;
-/// Maps kept at most (the cache is cleared past it).
-const CACHE_HARD_LIMIT: usize = 8192;
+/// Maps kept at most: at the limit the cache drops those of dead allocations, and when more
+/// than half of it is still live (a batch of many views into live spans) it is cleared, so
+/// the scan runs at most once every `CACHE_LIMIT / 2` insertions.
+const CACHE_LIMIT: usize = 1024;
 
 /// A device's encoded maps, by key, with the span each belongs to (shared by its streams).
 #[derive(Default)]
@@ -124,9 +124,9 @@ impl TensorMapCache {
         }
         let map = encode(address, &key)?;
         let mut cache = self.lock();
-        if cache.len() >= CACHE_SOFT_LIMIT {
+        if cache.len() >= CACHE_LIMIT {
             cache.retain(|_, (s, _)| registry.check(s).is_ok());
-            if cache.len() >= CACHE_HARD_LIMIT {
+            if cache.len() >= CACHE_LIMIT / 2 {
                 cache.clear();
             }
         }
