@@ -103,9 +103,10 @@ for step in $steps; do
       [ -d "$root/$dev/fronts" ] || tar xJf "$root/$dev/fronts.tar.xz" -C "$root/$dev"
       (
         set -x
-        python3 -m pip install --quiet --no-deps --no-index --target "$out/site" "$root"/$dev/fronts/gemm_aot-*.whl
+        site=$(mktemp -d)/site  # outside $OUT: the installed package is no result
+        python3 -m pip install --quiet --no-deps --no-index --target "$site" "$root"/$dev/fronts/gemm_aot-*.whl
         echo "pip rc=$?"
-        export PYTHONPATH="$out/site" GEMM_AOT_REQUIRE_CUDA=1
+        export PYTHONPATH="$site" GEMM_AOT_REQUIRE_CUDA=1
         (cd "$root/python/tests" && python3 -m unittest -v test_gpu test_real_client)
         echo "python tests rc=$?"
         python3 "$root/bench/python/front.py" --out "$out/python_front.json"
