@@ -288,6 +288,25 @@ impl Registered<'_> {
     }
 }
 
+/// `$ctx.$f::<A, C>(args)` for the storage types of the element types `$ab` (A and B) and
+/// `$c` (C): the one place raw calls turn types as values into types.
+macro_rules! by_element_types {
+    ($ab:expr, $c:expr, $ctx:ident . $f:ident ( $($arg:expr),* )) => {
+        match ($ab, $c) {
+            (Dtype::Bf16, Dtype::F32) => $ctx.$f::<bf16, f32>($($arg),*),
+            (Dtype::Bf16, Dtype::Bf16) => $ctx.$f::<bf16, bf16>($($arg),*),
+            (Dtype::Bf16, Dtype::F16) => $ctx.$f::<bf16, f16>($($arg),*),
+            (Dtype::F16, Dtype::F32) => $ctx.$f::<f16, f32>($($arg),*),
+            (Dtype::F16, Dtype::F16) => $ctx.$f::<f16, f16>($($arg),*),
+            (Dtype::F16, Dtype::Bf16) => $ctx.$f::<f16, bf16>($($arg),*),
+            (Dtype::F32, Dtype::F32) => $ctx.$f::<f32, f32>($($arg),*),
+            (Dtype::F32, Dtype::Bf16) => $ctx.$f::<f32, bf16>($($arg),*),
+            (Dtype::F32, Dtype::F16) => $ctx.$f::<f32, f16>($($arg),*),
+        }
+    };
+}
+pub(crate) use by_element_types;
+
 impl Context {
     /// Runs a [`RawGemm`]: checked without the device first ([`RawGemm::check`]), then its
     /// extents are registered as external spans for the duration of the call (the driver's
@@ -296,17 +315,7 @@ impl Context {
     /// element types no kernel serves is refused as [`GemmError::NoRoute`] by the routes.
     pub fn gemm_raw(&self, call: &RawGemm) -> Result<Launch, GemmError> {
         let extents = call.check()?;
-        match (call.ab, call.c_dtype) {
-            (Dtype::Bf16, Dtype::F32) => self.gemm_raw_typed::<bf16, f32>(call, extents),
-            (Dtype::Bf16, Dtype::Bf16) => self.gemm_raw_typed::<bf16, bf16>(call, extents),
-            (Dtype::Bf16, Dtype::F16) => self.gemm_raw_typed::<bf16, f16>(call, extents),
-            (Dtype::F16, Dtype::F32) => self.gemm_raw_typed::<f16, f32>(call, extents),
-            (Dtype::F16, Dtype::F16) => self.gemm_raw_typed::<f16, f16>(call, extents),
-            (Dtype::F16, Dtype::Bf16) => self.gemm_raw_typed::<f16, bf16>(call, extents),
-            (Dtype::F32, Dtype::F32) => self.gemm_raw_typed::<f32, f32>(call, extents),
-            (Dtype::F32, Dtype::Bf16) => self.gemm_raw_typed::<f32, bf16>(call, extents),
-            (Dtype::F32, Dtype::F16) => self.gemm_raw_typed::<f32, f16>(call, extents),
-        }
+        by_element_types!(call.ab, call.c_dtype, self.gemm_raw_typed(call, extents))
     }
 
     pub(crate) fn gemm_raw_typed<A: Element, C: Element>(

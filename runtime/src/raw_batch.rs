@@ -6,7 +6,9 @@
 
 use crate::context::Context;
 use crate::element::Element;
-use crate::raw::{check_batch_overlaps, BatchFailure, RawExtents, RawGemm, Registered};
+use crate::raw::{
+    by_element_types, check_batch_overlaps, BatchFailure, RawExtents, RawGemm, Registered,
+};
 use crate::request::{GemmRequest, Launch};
 use crate::table::Dtype;
 use half::{bf16, f16};
@@ -119,17 +121,11 @@ impl Context {
         extents: &[RawExtents],
         unions: Unions,
     ) -> Option<Result<Option<Launch>, BatchFailure>> {
-        match (calls[0].ab, calls[0].c_dtype) {
-            (Dtype::Bf16, Dtype::F32) => self.batch_typed::<bf16, f32>(calls, extents, unions),
-            (Dtype::Bf16, Dtype::Bf16) => self.batch_typed::<bf16, bf16>(calls, extents, unions),
-            (Dtype::Bf16, Dtype::F16) => self.batch_typed::<bf16, f16>(calls, extents, unions),
-            (Dtype::F16, Dtype::F32) => self.batch_typed::<f16, f32>(calls, extents, unions),
-            (Dtype::F16, Dtype::F16) => self.batch_typed::<f16, f16>(calls, extents, unions),
-            (Dtype::F16, Dtype::Bf16) => self.batch_typed::<f16, bf16>(calls, extents, unions),
-            (Dtype::F32, Dtype::F32) => self.batch_typed::<f32, f32>(calls, extents, unions),
-            (Dtype::F32, Dtype::Bf16) => self.batch_typed::<f32, bf16>(calls, extents, unions),
-            (Dtype::F32, Dtype::F16) => self.batch_typed::<f32, f16>(calls, extents, unions),
-        }
+        by_element_types!(
+            calls[0].ab,
+            calls[0].c_dtype,
+            self.batch_typed(calls, extents, unions)
+        )
     }
 
     fn batch_typed<A: Element, C: Element>(
