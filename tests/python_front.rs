@@ -2,8 +2,9 @@
 //! environment (maturin from PyPI, the kernels compiled or taken from the cache as for the
 //! runtime), then `python/tests/test_no_gpu.py` against the installed wheel: import, version,
 //! every refusal reachable without a device, the error when no driver is present. numpy,
-//! from PyPI, supplies DLPack producers. The GPU tests (`python/tests/test_gpu.py`) run on
-//! the GPU machine against a wheel built here.
+//! from PyPI, supplies DLPack producers. Then `python/tests/test_policy_no_gpu.py`, in its own
+//! process: how `mm` picks the policy and output path, over a stand-in torch. The GPU tests
+//! (`python/tests/test_gpu.py`) run on the GPU machine against a wheel built here.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -86,6 +87,16 @@ fn the_wheel_installs_and_refuses_without_a_device() {
             .args(["-m", "unittest", "-v", "test_no_gpu"])
             .env("PYTHONPATH", &tests)
             .env("GEMM_AOT_EXPECTED_VERSION", env!("CARGO_PKG_VERSION")),
+    );
+    println!("{text}");
+    assert!(text.contains("OK"), "{text}");
+    // Its own process: it puts a stand-in torch first on the path.
+    let text = run(
+        "python/tests/test_policy_no_gpu.py",
+        Command::new(&py)
+            .current_dir(&work)
+            .args(["-m", "unittest", "-v", "test_policy_no_gpu"])
+            .env("PYTHONPATH", &tests),
     );
     println!("{text}");
     assert!(text.contains("OK"), "{text}");

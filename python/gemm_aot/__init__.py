@@ -50,6 +50,10 @@ __all__ = [
 # the kernels' own store, so the bits are those of a kernel storing the narrow type).
 _F32_ONLY = set()
 
+# (device, mode, op, ab) whose tier has no tensor-core route at all: 16-bit inputs there run
+# the tier's default policy.
+_NO_TENSOR_CORE = set()
+
 # Reusable: entering it does nothing.
 _NO_GUARD = contextlib.nullcontext()
 
@@ -166,12 +170,6 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
         _refuse("a and b must both be torch tensors, or both DLPack producers")
     A, sa = matrices(a, "a")
     B, sb = matrices(b, "b")
-    if policy is None and A.dtype != "f32":
-        # Tensor cores for 16-bit inputs, named: left to the runtime's default, an op whose
-        # 16-bit output the tier does not route (tn) would run the exact policy's half
-        # fallback, another contract; named, it comes back unrouted and is computed into f32
-        # by the tensor-core kernel and rounded once below (the bits of every other layout).
-        policy = "tensor-core"
     if batched and a.shape[0] != b.shape[0]:
         _refuse(f"a has {a.shape[0]} matrices and b {b.shape[0]}: bmm needs as many of each")
     op = _op(A, B)
@@ -180,6 +178,14 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
         a = a.contiguous()
         A, sa = matrices(a, "a")
         op = _op(A, B)
+    # Tensor cores for 16-bit inputs, named: left to the runtime's default, an op whose 16-bit
+    # output the tier does not route (tn) would run the exact policy's half fallback, another
+    # contract; named, it comes back unrouted and is computed into f32 by the tensor-core
+    # kernel and rounded once (the bits of every other layout). A tier without tensor-core
+    # routes for the op and type (sm89, ...) gets its default policy, remembered per key.
+    implicit = policy is None and A.dtype != "f32" and (A.device, mode, op[0], A.dtype) not in _NO_TENSOR_CORE
+    if implicit:
+        policy = "tensor-core"
     count = a.shape[0] if batched else 1
     m, n = A.rows, B.cols
     shape = (count, m, n) if batched else (m, n)
@@ -207,26 +213,35 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
         _refuse(f"out is on {O.device} and the inputs on {A.device}")
     if count == 0 or m == 0 or n == 0:
         return out
+    bias_ptr = None if bias is None else bias.data_ptr()
     with _device_guard(torch, a.device):
         stream = _current_stream(torch, a.device)
         key = (A.device, policy, mode, op[0], A.dtype, O.dtype)
-        if key not in _F32_ONLY:
-            try:
-                _native_call(A, B, O, ldc, None if bias is None else bias.data_ptr(), beta,
-                             policy, mode, stream, count, (sa, sb, so), op)
-                return out
-            except UnsupportedError as e:
-                if e.kind != "no_route" or O.dtype == "f32":
-                    raise
-                _F32_ONLY.add(key)
-        # The tier serves this op and input dtype with an f32 output only.
-        wide = out.float() if beta != 0 else torch.empty(shape, dtype=torch.float32, device=a.device)
-        W, sw = matrices(wide, "out")
-        # Held until the launch is enqueued (the caching allocator orders reuse on this stream).
-        wide_bias = None if bias is None else bias.float()
-        _native_call(A, B, W, output_ld(W, "out"), None if wide_bias is None else wide_bias.data_ptr(),
-                     beta, policy, mode, stream, count, (sa, sb, sw), op)
-        out.copy_(wide)
+        try:
+            if key not in _F32_ONLY:
+                try:
+                    _native_call(A, B, O, ldc, bias_ptr, beta, policy, mode, stream, count,
+                                 (sa, sb, so), op)
+                    return out
+                except UnsupportedError as e:
+                    if e.kind != "no_route" or O.dtype == "f32":
+                        raise
+                    _F32_ONLY.add(key)
+            # The tier serves this op and input dtype with an f32 output only.
+            wide = out.float() if beta != 0 else torch.empty(shape, dtype=torch.float32, device=a.device)
+            W, sw = matrices(wide, "out")
+            # Held until the launch is enqueued (the caching allocator orders reuse on this stream).
+            wide_bias = None if bias is None else bias.float()
+            _native_call(A, B, W, output_ld(W, "out"), None if wide_bias is None else wide_bias.data_ptr(),
+                         beta, policy, mode, stream, count, (sa, sb, sw), op)
+            out.copy_(wide)
+            return out
+        except UnsupportedError as e:
+            if not implicit or e.kind != "no_route":
+                raise
+            _NO_TENSOR_CORE.add((A.device, mode, op[0], A.dtype))
+        # No tensor-core route for this op and input type: the tier's default policy.
+        _native_call(A, B, O, ldc, bias_ptr, beta, None, mode, stream, count, (sa, sb, so), op)
     return out
 
 
