@@ -182,7 +182,7 @@ def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
     # output the tier does not route (tn) would run the exact policy's half fallback, another
     # contract; named, it comes back unrouted and is computed into f32 by the tensor-core
     # kernel and rounded once (the bits of every other layout). A tier without tensor-core
-    # routes for the op and type (sm89, ...) gets its default policy, remembered per key.
+    # routes for the op and type gets its default policy, remembered per key.
     implicit = policy is None and A.dtype != "f32" and (A.device, mode, op[0], A.dtype) not in _NO_TENSOR_CORE
     if implicit:
         policy = "tensor-core"
@@ -270,8 +270,8 @@ def _dlpack_gemm(a, b, out, bias, beta, policy, mode, stream):
 def mm(a, b, *, out=None, bias=None, policy=None, mode=None, stream=0):
     """``a @ b (+ bias)``: ``a`` ``[m, k]``, ``b`` ``[k, n]``, the result ``[m, n]`` in
     ``a``'s dtype unless ``out`` (row-major, possibly float32 for 16-bit inputs) says
-    otherwise. ``policy``: ``None`` (tensor cores for 16-bit inputs, exact FMA for float32),
-    ``"exact"`` or ``"tensor-core"``. ``mode``: ``None``/``"deterministic"``, or
+    otherwise. ``policy``: ``None`` (tensor cores for 16-bit torch inputs, exact FMA for
+    float32; DLPack inputs take the runtime's default), ``"exact"`` or ``"tensor-core"``. ``mode``: ``None``/``"deterministic"``, or
     ``"cublas"`` to compare against cuBLAS (not batch-invariant). ``stream`` is used only
     for DLPack inputs (torch tensors run on torch's current stream). Returns ``out``."""
     if is_torch(a) or is_torch(b):

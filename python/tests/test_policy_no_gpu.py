@@ -5,7 +5,7 @@ which serves the routes a test names and refuses the rest with ``no_route``, as 
 - 16-bit inputs with ``policy=None`` run the tensor-core policy, named;
 - an op whose 16-bit output that policy does not route (sm90a's ``tn``) is computed into f32
   by the tensor-core kernel and rounded once into the output, and remembered;
-- a tier with no tensor-core route for the op (sm89) gets its default policy, remembered;
+- a tier with no tensor-core route for the op gets its default policy, remembered;
 - an explicit policy is never replaced; f32 inputs keep the default policy.
 
 Runs in its own process (tests/python_front.rs): the stand-in must not meet test_no_gpu.py."""

@@ -15,6 +15,9 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 /// The `__constant__` each unit of a timing-perturbation build reads its delays from
 /// (kernels-templates/common/timing_perturbation.cuh); 0 means no delays.
 const PERTURB_SEED_SYMBOL: &str = "gemm_aot_perturb_seed";
+/// The module the generator puts every conversion and row kernel in (codegen's
+/// `catalog::CONVERSIONS_MODULE`).
+const CONVERSIONS_MODULE: &str = "conversions";
 
 pub(crate) struct ModuleCache {
     /// The set the tier and every kernel id belong to.
@@ -63,8 +66,10 @@ impl ModuleCache {
         }
         let _loading = self.loading.lock().unwrap_or_else(|p| p.into_inner());
         self.perturb_seed.store(seed, Ordering::Relaxed);
-        for m in self.modules.iter().filter_map(OnceLock::get) {
-            write_seed(m, stream, seed)?;
+        for (m, info) in self.modules.iter().zip(self.tier.modules) {
+            if let Some(m) = m.get() {
+                write_seed(m, info.name, stream, seed)?;
+            }
         }
         Ok(())
     }
@@ -151,7 +156,7 @@ impl ModuleCache {
                     None => {
                         let m = self.load(cuda, index as usize, info.name, info.cubin)?;
                         if self.set.timing_perturbation() {
-                            write_seed(&m, stream, self.perturb_seed())?;
+                            write_seed(&m, info.name, stream, self.perturb_seed())?;
                         }
                         self.loads
                             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -187,14 +192,18 @@ impl ModuleCache {
 /// Writes a module's timing-perturbation seed (its `__constant__`), ordered on `stream`.
 fn write_seed(
     module: &Arc<CudaModule>,
+    name: &str,
     stream: &Arc<CudaStream>,
     seed: u32,
 ) -> Result<(), GemmError> {
-    // A module without the symbol has no perturbation sites (the conversions and row
-    // kernels: no asynchronous pipeline), so there is nothing to seed.
+    // The conversions module (conversions and row kernels: no asynchronous pipeline) has no
+    // perturbation sites, so nothing to seed; a GEMM module without the symbol is an error,
+    // or its kernels would run unperturbed unseen.
     let mut symbol = match module.get_global(PERTURB_SEED_SYMBOL, stream) {
         Ok(s) => s,
-        Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) => return Ok(()),
+        Err(DriverError(sys::CUresult::CUDA_ERROR_NOT_FOUND)) if name == CONVERSIONS_MODULE => {
+            return Ok(())
+        }
         Err(e) => return Err(e.into()),
     };
     let bytes = seed.to_ne_bytes();

@@ -134,6 +134,16 @@ impl Context {
         extents: &[RawExtents],
         u: Unions,
     ) -> Option<Result<Option<Launch>, BatchFailure>> {
+        // Only where the driver knows the allocation of each union's start (the union then
+        // lies inside it, which covers every entry); memory it does not know (host-registered)
+        // goes entry by entry, so each entry's own allocation is checked.
+        let known = [u.a, u.b, u.bias, u.c]
+            .into_iter()
+            .flatten()
+            .all(|(start, _)| crate::external::driver_allocation(start).is_some());
+        if !known {
+            return None;
+        }
         let mut reg = Registered {
             ctx: self,
             spans: Vec::with_capacity(4),

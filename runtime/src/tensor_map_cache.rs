@@ -74,7 +74,7 @@ fn encode(address: u64, key: &TensorMapKey) -> Result<TensorMapBytes, GemmError>
 /// Maps kept at most: at the limit the cache drops those of dead allocations, and when more
 /// than half of it is still live (a batch of many views into live spans) it is cleared, so
 /// the scan runs at most once every `CACHE_LIMIT / 2` insertions.
-const CACHE_LIMIT: usize = 1024;
+const CACHE_LIMIT: usize = 4096;
 
 /// A device's encoded maps, by key, with the span each belongs to (shared by its streams).
 #[derive(Default)]

@@ -47,7 +47,8 @@ san() {
       "$(bin gpu_sanitized)" --include-ignored --test-threads=1 --nocapture "$@") > "$log" 2>&1
   local rc=$?
   summary+=("sanitized under $tool: rc $rc; $(grep -E '^test result' "$log" | tail -1); $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tr '\n' ' ')")
-  if [ $rc != 0 ] && [ "$tool" = racecheck ] && racecheck_split_only "$log"; then rc=0; fi
+  # Excused only when the tool's own exit code (9: hazards) is the whole failure: every test passed.
+  if [ $rc = 9 ] && [ "$tool" = racecheck ] && grep -q '^test result: ok' "$log" && racecheck_split_only "$log"; then rc=0; fi
   [ $rc = 0 ] || fail=1
 }
 # racecheck does not model mbarrier release/acquire between the CTAs of a cluster: it reports
@@ -73,8 +74,10 @@ racecheck_split_only() {
   done
   m0=$(awk '/probe mode 0/{f=1} /probe mode 1/{f=0} f' "$out/racecheck_probe.log" | grep -cE 'Race reported|hazard detected')
   m1=$(awk '/probe mode 1/{f=1} /probe mode 2/{f=0} f' "$out/racecheck_probe.log" | grep -cE 'Race reported|hazard detected')
+  m2=$(awk '/probe mode 2/{f=1} f' "$out/racecheck_probe.log" | grep -cE 'Race reported|hazard detected')
   grep -q 'mode 0 .*: no error, 0 of 128 reads wrong' "$out/racecheck_probe.log" || return 1
-  [ "$m0" -gt 0 ] && [ "$m1" = 0 ] || return 1
+  # The blind spot (mode 0 reported), the clean barrier (mode 1 not), the real race (mode 2 reported).
+  [ "$m0" -gt 0 ] && [ "$m1" = 0 ] && [ "$m2" -gt 0 ] || return 1
   summary+=("racecheck: all $split hazard reports in K-split kernels; the probe shows racecheck reporting the same sync (correct reads) as a hazard ($m0 reports) and none under a cluster barrier: not counted as a failure (docs/timing.md)")
 }
 {
