@@ -91,8 +91,8 @@ pub struct KernelCatalog {
     pub modules: Vec<Vec<String>>,
 }
 
-/// The compile unit of a tier's conversion kernels.
-pub const CONVERSIONS_MODULE: &str = "conversions";
+/// The compile unit of a tier's conversion kernels (gemm-core's, which the runtime reads).
+pub use gemm_core::CONVERSIONS_MODULE;
 
 /// Conversion kernel names: `convert_<tier>_<conversion>_<from>_<to>`, e.g.
 /// `convert_sm90a_upcast_bf16_f32`.

@@ -239,8 +239,12 @@ impl Default for TensorMap {
     }
 }
 
+/// The compile unit (module) of a tier's conversion and row kernels; every other unit is a
+/// family's GEMM kernels.
+pub const CONVERSIONS_MODULE: &str = "conversions";
+
 /// One compile unit of a tier: a family's kernels, or the tier's conversion kernels
-/// (`conversions`), compiled to one cubin and loaded as one module.
+/// ([`CONVERSIONS_MODULE`]), compiled to one cubin and loaded as one module.
 #[derive(Debug)]
 pub struct ModuleInfo {
     /// The unit's name: its family, or `conversions`.

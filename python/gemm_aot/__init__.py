@@ -271,8 +271,9 @@ def mm(a, b, *, out=None, bias=None, policy=None, mode=None, stream=0):
     """``a @ b (+ bias)``: ``a`` ``[m, k]``, ``b`` ``[k, n]``, the result ``[m, n]`` in
     ``a``'s dtype unless ``out`` (row-major, possibly float32 for 16-bit inputs) says
     otherwise. ``policy``: ``None`` (tensor cores for 16-bit torch inputs, exact FMA for
-    float32; DLPack inputs take the runtime's default), ``"exact"`` or ``"tensor-core"``. ``mode``: ``None``/``"deterministic"``, or
-    ``"cublas"`` to compare against cuBLAS (not batch-invariant). ``stream`` is used only
+    float32; DLPack inputs take the runtime's default), ``"exact"`` or ``"tensor-core"``.
+    ``mode``: ``None``/``"deterministic"``, or ``"cublas"`` to compare against cuBLAS (not
+    batch-invariant). ``stream`` is used only
     for DLPack inputs (torch tensors run on torch's current stream). Returns ``out``."""
     if is_torch(a) or is_torch(b):
         return _torch_gemm(a, b, out, bias, 0.0, policy, mode, batched=False)

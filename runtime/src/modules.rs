@@ -7,7 +7,7 @@
 use crate::error::GemmError;
 use crate::table::{KernelRef, TierInfo};
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
-use gemm_core::{KernelSet, TierCode};
+use gemm_core::{KernelSet, TierCode, CONVERSIONS_MODULE};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -15,9 +15,6 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 /// The `__constant__` each unit of a timing-perturbation build reads its delays from
 /// (kernels-templates/common/timing_perturbation.cuh); 0 means no delays.
 const PERTURB_SEED_SYMBOL: &str = "gemm_aot_perturb_seed";
-/// The module the generator puts every conversion and row kernel in (codegen's
-/// `catalog::CONVERSIONS_MODULE`).
-const CONVERSIONS_MODULE: &str = "conversions";
 
 pub(crate) struct ModuleCache {
     /// The set the tier and every kernel id belong to.

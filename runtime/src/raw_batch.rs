@@ -15,7 +15,7 @@ use half::{bf16, f16};
 
 /// Each operand's union of extents over a batch: (start, end) bytes, `None` where no entry
 /// reads or writes it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Unions {
     pub a: Option<(u64, u64)>,
     pub b: Option<(u64, u64)>,
