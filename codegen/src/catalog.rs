@@ -41,6 +41,8 @@ pub struct CatalogKernel {
     pub operands: OperandPath,
     /// CTAs a cluster.
     pub cluster: (u32, u32, u32),
+    /// It takes a strided batch in one launch (its kind's `batch`).
+    pub batch: bool,
     /// `__launch_bounds__`'s blocks an SM, if any.
     pub min_blocks: Option<u32>,
     /// The tensor maps it reads, each carried by a tensor_map field of its ABI.
@@ -235,6 +237,7 @@ impl KernelCatalog {
                         grid: family.kind.grid,
                         operands: family.kind.operands,
                         cluster: (derived.cluster, 1, derived.split_k),
+                        batch: family.kind.batch,
                         min_blocks: derived.min_blocks,
                         tensor_maps,
                         derived,

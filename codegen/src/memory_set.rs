@@ -90,6 +90,7 @@ pub fn kernel_set(catalog: &KernelCatalog) -> &'static KernelSet {
                 grid: k.grid,
                 operands: k.operands,
                 cluster: k.cluster,
+                batch: k.batch,
                 max_k: k.derived.max_k,
                 tensor_maps: slice(
                     k.tensor_maps

@@ -51,6 +51,15 @@ pub struct ArgSources {
     pub ld_src: i32,
     /// `ld_dst`: leading dimension of dst.
     pub ld_dst: i32,
+    /// `a.batch_stride`: elements from one batch entry's A to the next (a batched kind's grid
+    /// z walks the entries); 0 for one GEMM.
+    pub a_batch_stride: i64,
+    /// `b.batch_stride`: likewise for B (0 also when every entry reads one B).
+    pub b_batch_stride: i64,
+    /// `c.batch_stride`: likewise for C.
+    pub c_batch_stride: i64,
+    /// `bias.batch_stride`: likewise for the bias.
+    pub bias_batch_stride: i64,
 }
 
 impl ArgSources {
@@ -92,6 +101,10 @@ impl ArgSources {
             "cols" => int(self.cols.into()),
             "ld_src" => int(self.ld_src.into()),
             "ld_dst" => int(self.ld_dst.into()),
+            "a.batch_stride" => int(self.a_batch_stride),
+            "b.batch_stride" => int(self.b_batch_stride),
+            "c.batch_stride" => int(self.c_batch_stride),
+            "bias.batch_stride" => int(self.bias_batch_stride),
             "beta" => self.beta.to_le_bytes().to_vec(),
             "a.tensor_map" => self.a_map.map_or(vec![0; 128], |m| m.0.to_vec()),
             "b.tensor_map" => self.b_map.map_or(vec![0; 128], |m| m.0.to_vec()),
@@ -124,6 +137,10 @@ impl ArgSources {
             cols: 0x1008,
             ld_src: 0x1009,
             ld_dst: 0x100a,
+            a_batch_stride: 0x2000_0000_100b,
+            b_batch_stride: 0x2000_0000_100c,
+            c_batch_stride: 0x2000_0000_100d,
+            bias_batch_stride: 0x2000_0000_100e,
         }
     }
 }

@@ -450,6 +450,7 @@ mod tests {
             grid,
             operands: OperandPath::Tma,
             cluster,
+            batch: false,
             max_k: None,
             tensor_maps: &[],
             block_threads: 128,

@@ -133,6 +133,10 @@ pub enum BindSource {
     Cols,
     LdSrc,
     LdDst,
+    ABatchStride,
+    BBatchStride,
+    CBatchStride,
+    BiasBatchStride,
 }
 
 /// The value type of a bind source (the type of its `ArgSources` field).
@@ -143,13 +147,15 @@ pub enum SourceType {
     /// `TensorMap`.
     TensorMap,
     I32,
+    /// A signed 64-bit value (a batch stride in elements).
+    I64,
     U32,
     F32,
 }
 
 impl BindSource {
     /// (spec word, source, `ArgSources` field) of every source; aliases after the canonical word.
-    pub const ALL: [(&'static str, BindSource, &'static str); 21] = [
+    pub const ALL: [(&'static str, BindSource, &'static str); 25] = [
         ("a.ptr", BindSource::APtr, "a"),
         ("b.ptr", BindSource::BPtr, "b"),
         ("bias.ptr", BindSource::BiasPtr, "bias"),
@@ -171,6 +177,22 @@ impl BindSource {
         ("cols", BindSource::Cols, "cols"),
         ("ld_src", BindSource::LdSrc, "ld_src"),
         ("ld_dst", BindSource::LdDst, "ld_dst"),
+        ("a.batch_stride", BindSource::ABatchStride, "a_batch_stride"),
+        ("b.batch_stride", BindSource::BBatchStride, "b_batch_stride"),
+        ("c.batch_stride", BindSource::CBatchStride, "c_batch_stride"),
+        (
+            "bias.batch_stride",
+            BindSource::BiasBatchStride,
+            "bias_batch_stride",
+        ),
+    ];
+
+    /// The batch strides a batched kind reads (grid z walks the entries).
+    pub const BATCH_STRIDES: [BindSource; 4] = [
+        BindSource::ABatchStride,
+        BindSource::BBatchStride,
+        BindSource::CBatchStride,
+        BindSource::BiasBatchStride,
     ];
 
     /// `a.ptr` or its short form `a` (likewise `b`, `bias`, `c`), and every other word as listed.
@@ -210,6 +232,7 @@ impl BindSource {
             APtr | BPtr | BiasPtr | CPtr | Src | Dst => SourceType::Pointer,
             ATensorMap | BTensorMap | CTensorMap => SourceType::TensorMap,
             M | N | K | Lda | Ldb | Ldc | Rows | Cols | LdSrc | LdDst => SourceType::I32,
+            ABatchStride | BBatchStride | CBatchStride | BiasBatchStride => SourceType::I64,
             Beta => SourceType::F32,
             Flags => SourceType::U32,
         }
@@ -234,6 +257,7 @@ impl BindSource {
             }
             SourceType::TensorMap => ty == FieldType::TensorMap,
             SourceType::I32 => matches!(ty, FieldType::I32 | FieldType::I64),
+            SourceType::I64 => ty == FieldType::I64,
             SourceType::U32 => matches!(ty, FieldType::U32 | FieldType::U64),
             SourceType::F32 => ty == FieldType::F32,
         }

@@ -1370,7 +1370,7 @@ fields = [
   { name = "c_map", type = "tensor_map", bind = "c.tensor_map" },
   { name = "a", type = "const_ptr" },
   { name = "c", type = "mut_ptr" },
-  { name = "m", type = "i32" },
+  { name = "m", type = "i32" }, { name = "a_batch_stride", type = "i64", bind = "a.batch_stride" }, { name = "b_batch_stride", type = "i64", bind = "b.batch_stride" }, { name = "c_batch_stride", type = "i64", bind = "c.batch_stride" }, { name = "bias_batch_stride", type = "i64", bind = "bias.batch_stride" },
 ]
 
 [family.wide]
@@ -1594,12 +1594,12 @@ fn mma_decode_tma_limits() {
 
 #[test]
 fn mma_gemm_limits() {
-    assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), "sm90a.toml:27: tile plain.p 48x64x32: template mma_gemm needs m % (16 * warps_m) == 0 (m = 48, warps_m = 2): each warp covers whole 16-row mma.sync fragments (mma/mma_gemm.toml:31)");
-    assert_one(tc_errors(false, "warps_n = 2\n", "warps_n = 16\n"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs n % (8 * warps_n) == 0 (n = 64, warps_n = 16): each warp covers whole 8-column mma.sync fragments (mma/mma_gemm.toml:35)");
+    assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), "sm90a.toml:27: tile plain.p 48x64x32: template mma_gemm needs m % (16 * warps_m) == 0 (m = 48, warps_m = 2): each warp covers whole 16-row mma.sync fragments (mma/mma_gemm.toml:32)");
+    assert_one(tc_errors(false, "warps_n = 2\n", "warps_n = 16\n"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs n % (8 * warps_n) == 0 (n = 64, warps_n = 16): each warp covers whole 8-column mma.sync fragments (mma/mma_gemm.toml:36)");
     // The instruction's shape first, at the key's line; the template's limits are not judged
     // for a tile the instruction cannot cover.
     assert_one(tc_errors(false, "k = 32\nstages = 2\n", "k = 24\nstages = 2\n"), "sm90a.toml:32: tile plain.p 64x64x24: k = 24 is not a multiple of 16 (instruction mma16816 is 16x8x16)");
-    assert_one(tc_errors(false, "stages = 2\nwarps_m", "stages = 3\nwarps_m"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs stages in [1, 2] (stages = 3): the template loads a step then computes it (1), or keeps the next step's loads in flight in registers (2) (mma/mma_gemm.toml:47)");
+    assert_one(tc_errors(false, "stages = 2\nwarps_m", "stages = 3\nwarps_m"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs stages in [1, 2] (stages = 3): the template loads a step then computes it (1), or keeps the next step's loads in flight in registers (2) (mma/mma_gemm.toml:48)");
 }
 
 #[test]
@@ -1658,7 +1658,7 @@ fn tc_templates_need_their_instruction_and_16_bit_operands() {
 fn abi_fields_bind_known_sources_of_their_type_once() {
     assert_one(
         tc_errors(true, "{ name = \"m\", type = \"i32\" }", "{ name = \"m\", type = \"i32\", bind = \"rows_of_c\" }"),
-        "families.toml:29: ABI struct TcGemmArgs: field `m` binds `rows_of_c`, which is not a source of launch arguments; give `bind` one of a.ptr, b.ptr, bias.ptr, c.ptr, a.tensor_map, b.tensor_map, c.tensor_map, m, n, k, lda, ldb, ldc, beta, flags, src, dst, rows, cols, ld_src, ld_dst",
+        "families.toml:29: ABI struct TcGemmArgs: field `m` binds `rows_of_c`, which is not a source of launch arguments; give `bind` one of a.ptr, b.ptr, bias.ptr, c.ptr, a.tensor_map, b.tensor_map, c.tensor_map, m, n, k, lda, ldb, ldc, beta, flags, src, dst, rows, cols, ld_src, ld_dst, a.batch_stride, b.batch_stride, c.batch_stride, bias.batch_stride",
     );
     assert_one(
         tc_errors(true, "{ name = \"m\", type = \"i32\" }", "{ name = \"m\", type = \"i32\", bind = \"a.tensor_map\" }"),
@@ -1670,7 +1670,7 @@ fn abi_fields_bind_known_sources_of_their_type_once() {
     );
     assert_one(
         tc_errors(true, "{ name = \"m\", type = \"i32\" }", "{ name = \"count\", type = \"i32\" }"),
-        "families.toml:29: ABI struct TcGemmArgs: field `count` has no `bind`, and its name `count` is not a source of launch arguments; give `bind` one of a.ptr, b.ptr, bias.ptr, c.ptr, a.tensor_map, b.tensor_map, c.tensor_map, m, n, k, lda, ldb, ldc, beta, flags, src, dst, rows, cols, ld_src, ld_dst",
+        "families.toml:29: ABI struct TcGemmArgs: field `count` has no `bind`, and its name `count` is not a source of launch arguments; give `bind` one of a.ptr, b.ptr, bias.ptr, c.ptr, a.tensor_map, b.tensor_map, c.tensor_map, m, n, k, lda, ldb, ldc, beta, flags, src, dst, rows, cols, ld_src, ld_dst, a.batch_stride, b.batch_stride, c.batch_stride, bias.batch_stride",
     );
 }
 
@@ -2131,4 +2131,16 @@ fn a_row_kernel_names_the_tree_of_its_block_and_writes_its_type_or_f32() {
         .replace("[conversion.softmax]", "[conversion.rowmean]")
         .replace(r#"row_op = "softmax""#, r#"row_op = "mean""#);
     load(&format!("{SHARED}{ROWS}{mean}"), TIER).expect("a mean of the same pairs validates");
+}
+
+#[test]
+fn a_batched_kind_needs_the_batch_strides() {
+    // mma_gemm is batched (grid z walks a strided batch): without a stride its entries would
+    // all read entry 0's operands.
+    let e = tc_errors(
+        true,
+        " { name = \"c_batch_stride\", type = \"i64\", bind = \"c.batch_stride\" },",
+        "",
+    );
+    assert_errors(e, &["families.toml:56: family other: template mma_other_gemm is batched (test/mma_other_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch", "families.toml:48: family plain: template mma_gemm is batched (mma/mma_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch"]);
 }

@@ -31,7 +31,7 @@ fields = [
   { name = "a", type = "const_ptr" },
   { name = "b", type = "const_ptr" },
   { name = "c", type = "mut_ptr" },
-  { name = "m", type = "i32" },
+  { name = "m", type = "i32" }, { name = "a_batch_stride", type = "i64", bind = "a.batch_stride" }, { name = "b_batch_stride", type = "i64", bind = "b.batch_stride" }, { name = "c_batch_stride", type = "i64", bind = "c.batch_stride" }, { name = "bias_batch_stride", type = "i64", bind = "bias.batch_stride" },
 ]
 
 [family.split]

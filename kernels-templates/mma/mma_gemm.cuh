@@ -15,6 +15,9 @@
 // (Cfg::kChunk > 0, tc-k16-c512) the accumulators restart from +0 every kChunk k and a second
 // set folds the chunks from +0 in ascending order, as those kernels do.
 //
+// Batched (manifest `batch`): grid z walks the entries of a strided batch; entry z's operands sit
+// its batch strides past entry 0's (tc/batch_entry.cuh), and it runs as the one GEMM would.
+//
 // Launch (from the manifest): kThreads threads, dynamic shared memory
 //   kSharedBytes = (M + N) * (K * sizeof(TAB) + 16).
 #pragma once
@@ -24,6 +27,7 @@
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/timing_perturbation.cuh"
+#include "tc/batch_entry.cuh"
 #include "tc/chunk_fold.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/tc_epilogue.cuh"
@@ -165,7 +169,8 @@ struct mma_gemm {
     }
 
     template <class Args>
-    __device__ static void run(const Args& p) {
+    __device__ static void run(const Args& args) {
+        const BatchEntry<Args> p = batch_entry<TAB, TC>(args);  // grid z's entry
         extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
         Raw* As = reinterpret_cast<Raw*>(tc_smem_raw);
         Raw* Bs = As + BM * kLd;

@@ -177,6 +177,7 @@ mod scratch;
 mod served;
 mod shipped;
 mod stream;
+mod strided;
 pub mod table;
 mod tensor_map_cache;
 mod timer;

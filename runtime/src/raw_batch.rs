@@ -10,6 +10,7 @@ use crate::raw::{
     by_element_types, check_batch_overlaps, BatchFailure, RawExtents, RawGemm, Registered,
 };
 use crate::request::{GemmRequest, Launch};
+use crate::strided::Strides;
 use crate::table::Dtype;
 use half::{bf16, f16};
 
@@ -51,6 +52,45 @@ pub(crate) fn unions(extents: &[RawExtents]) -> Option<Unions> {
     })
 }
 
+/// The element strides of a batch whose entries differ only in their pointers, each
+/// operand's entries a fixed whole number of elements apart (`elems`: bytes of an A and of a C
+/// element); `None` for any other batch.
+pub(crate) fn uniform_strides(calls: &[RawGemm], (ea, ec): (u64, u64)) -> Option<Strides> {
+    let first = calls.first()?;
+    let same = |c: &RawGemm| {
+        (c.op, c.m, c.n, c.k, c.ab, c.c_dtype)
+            == (first.op, first.m, first.n, first.k, first.ab, first.c_dtype)
+            && (c.a.ld, c.b.ld, c.c.ld) == (first.a.ld, first.b.ld, first.c.ld)
+            && c.beta.to_bits() == first.beta.to_bits()
+            && (c.policy, c.mode) == (first.policy, first.mode)
+            && c.bias.is_some() == first.bias.is_some()
+    };
+    if !calls.iter().all(same) {
+        return None;
+    }
+    // The stride of one pointer, in elements, when every entry keeps it.
+    let stride = |ptr: &dyn Fn(&RawGemm) -> u64, elem: u64| -> Option<i64> {
+        let step = match calls.get(1) {
+            Some(second) => ptr(second).wrapping_sub(ptr(first)) as i64,
+            None => 0,
+        };
+        if step % elem as i64 != 0 {
+            return None;
+        }
+        let kept = calls
+            .iter()
+            .enumerate()
+            .all(|(e, c)| ptr(c) == ptr(first).wrapping_add((e as i64).wrapping_mul(step) as u64));
+        kept.then_some(step / elem as i64)
+    };
+    Some(Strides {
+        a: stride(&|c| c.a.ptr, ea)?,
+        b: stride(&|c| c.b.ptr, ea)?,
+        c: stride(&|c| c.c.ptr, ec)?,
+        bias: stride(&|c| c.bias.unwrap_or(0), ec)?,
+    })
+}
+
 impl Context {
     /// Runs `calls` in order on this stream. Before the first is launched, every one is
     /// checked without the device ([`RawGemm::check`]), no entry's output overlaps another
@@ -60,8 +100,10 @@ impl Context {
     /// before any launch. Returns the last launch (`None` for no calls).
     ///
     /// When each operand's entries lie in one allocation (a strided batch), the operand is
-    /// registered once over all of them; the launches and their bits are those of
-    /// [`gemm_raw`](Self::gemm_raw) entry by entry.
+    /// registered once over all of them; where, moreover, the entries are one shape a fixed
+    /// distance apart and the route has a batched kernel, the batch is one launch (grid z over
+    /// the entries). The bits are those of [`gemm_raw`](Self::gemm_raw) entry by entry; the
+    /// returned launch is then the batched one.
     pub fn gemm_raw_batch(&self, calls: &[RawGemm]) -> Result<Option<Launch>, BatchFailure> {
         let mut extents = Vec::with_capacity(calls.len());
         for (entry, call) in calls.iter().enumerate() {
@@ -164,8 +206,7 @@ impl Context {
             _ => 0,
         };
         let (ea, ec) = (std::mem::size_of::<A>(), std::mem::size_of::<C>());
-        let mut last = None;
-        for (entry, (call, e)) in calls.iter().zip(extents).enumerate() {
+        let request = |call: &RawGemm, e: &RawExtents| {
             let bias = bias
                 .as_ref()
                 .map(|span| span.mat_at(at(e.bias, u.bias, ec), call.n));
@@ -180,7 +221,20 @@ impl Context {
             .with_beta(call.beta);
             req.policy = call.policy;
             req.mode = call.mode;
-            match self.gemm(req) {
+            req
+        };
+        // Entries a fixed distance apart: one launch of a batched kernel, where the route has
+        // one (the same contract, so the same bits as entry by entry).
+        if let Some(strides) = uniform_strides(calls, (ea as u64, ec as u64)) {
+            match self.gemm_strided(request(&calls[0], &extents[0]), calls.len(), strides) {
+                Ok(Some(launch)) => return Some(Ok(Some(launch))),
+                Ok(None) => {}
+                Err(error) => return Some(Err(BatchFailure { entry: 0, error })),
+            }
+        }
+        let mut last = None;
+        for (entry, (call, e)) in calls.iter().zip(extents).enumerate() {
+            match self.gemm(request(call, e)) {
                 Ok(l) => last = Some(l),
                 Err(error) => return Some(Err(BatchFailure { entry, error })),
             }
@@ -222,5 +276,66 @@ mod tests {
         odd.bias = Some((0x7000, 0x7010));
         assert_eq!(unions(&[ext(0x1000, 0x5000), odd]), None);
         assert_eq!(unions(&[]), None);
+    }
+
+    fn call() -> RawGemm {
+        use crate::raw::RawMatrix;
+        use crate::table::Op;
+        RawGemm {
+            op: Op::Nt,
+            m: 3,
+            n: 40,
+            k: 64,
+            ab: Dtype::Bf16,
+            c_dtype: Dtype::F32,
+            a: RawMatrix {
+                ptr: 0x10_0000,
+                ld: 64,
+            },
+            b: RawMatrix {
+                ptr: 0x20_0000,
+                ld: 64,
+            },
+            c: RawMatrix {
+                ptr: 0x30_0000,
+                ld: 40,
+            },
+            bias: Some(0x40_0000),
+            beta: 0.0,
+            policy: None,
+            mode: None,
+        }
+    }
+
+    #[test]
+    fn a_strided_batch_has_element_strides_and_others_have_none() {
+        let elems = (2, 4);
+        let calls = call().strided(5, (3 * 64, 0, 3 * 40)).unwrap();
+        let s = uniform_strides(&calls, elems).unwrap();
+        assert_eq!((s.a, s.b, s.c, s.bias), (3 * 64, 0, 3 * 40, 0));
+        // One entry, no distance: strides 0.
+        assert_eq!(
+            uniform_strides(&calls[..1], elems),
+            Some(Strides::default())
+        );
+        // Entries of another shape, another beta, or not a fixed distance apart.
+        let mut other = calls.clone();
+        other[3].m = 2;
+        assert_eq!(uniform_strides(&other, elems), None);
+        let mut other = calls.clone();
+        other[2].beta = 1.0;
+        assert_eq!(uniform_strides(&other, elems), None);
+        let mut other = calls.clone();
+        other[4].c.ptr += 4;
+        assert_eq!(uniform_strides(&other, elems), None);
+        // A distance that is no whole number of elements.
+        let mut odd = call();
+        odd.c.ptr += 2;
+        let other = [call(), odd];
+        assert_eq!(uniform_strides(&other, elems), None);
+        // Entries walking down in memory: a negative stride.
+        let down: Vec<RawGemm> = calls.iter().rev().copied().collect();
+        assert_eq!(uniform_strides(&down, elems).unwrap().a, -3 * 64);
+        assert_eq!(uniform_strides(&[], elems), None);
     }
 }

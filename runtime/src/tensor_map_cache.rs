@@ -1,10 +1,12 @@
 //! Tensor maps (TMA descriptors) of one device: a 2-D operand as stored (`[rows, cols]`,
 //! row-major, `ld` elements apart), encoded with `cuTensorMapEncodeTiled` for one box and
-//! swizzle, out of bounds filled with zeros, L2 promotion 256 B, and cached by
-//! [`TensorMapKey`] (allocation id, generation, byte offset, shape, ld, dtype, box, swizzle).
-//! Allocation ids are never reused, so a map of a freed or replaced allocation is never found
-//! again. A launch record's digest hashes the key, never the map's bytes (which hold the
-//! address): see [`argument_digest_with_maps`](crate::argument_digest_with_maps). TMA's rules
+//! swizzle, out of bounds filled with zeros, L2 promotion 256 B. A map's bytes are a function
+//! of its address and geometry alone (shape, ld, dtype, box, swizzle), so the cache is keyed
+//! by exactly those: a raw call, whose pointers are registered afresh on every call, finds the
+//! map its previous call encoded, as a registered buffer's views do. Callers get the map with
+//! its [`TensorMapKey`] (allocation id, generation, byte offset, geometry): a launch record's
+//! digest hashes that key, never the map's bytes (which hold the address): see
+//! [`argument_digest_with_maps`](crate::argument_digest_with_maps). TMA's rules
 //! themselves are gemm-core's ([`check_tma`]), shared with the planner.
 
 use crate::error::GemmError;
@@ -76,7 +78,9 @@ fn encode(address: u64, key: &TensorMapKey) -> Result<TensorMapBytes, GemmError>
 /// the scan runs at most once every `CACHE_LIMIT / 2` insertions.
 const CACHE_LIMIT: usize = 4096;
 
-/// A device's encoded maps, by key, with the span each belongs to (shared by its streams).
+/// A device's encoded maps, by address and geometry (a [`TensorMapKey`] with allocation and
+/// generation 0 and the address as its offset), with the span that encoded each (shared by
+/// the device's streams).
 #[derive(Default)]
 pub(crate) struct TensorMapCache {
     maps: Mutex<HashMap<TensorMapKey, (Span, TensorMapBytes)>>,
@@ -119,7 +123,14 @@ impl TensorMapCache {
         };
         let address = span.base.saturating_add(offset);
         check_tma(address, &key).map_err(|problem| GemmError::Tma { operand, problem })?;
-        if let Some((_, map)) = self.lock().get(&key) {
+        // What the encoding reads: the address and the geometry, not the registration.
+        let lookup = TensorMapKey {
+            allocation: 0,
+            generation: 0,
+            offset: address,
+            ..key
+        };
+        if let Some((_, map)) = self.lock().get(&lookup) {
             return Ok((key, *map));
         }
         let map = encode(address, &key)?;
@@ -130,7 +141,7 @@ impl TensorMapCache {
                 cache.clear();
             }
         }
-        cache.insert(key, (span, map));
+        cache.insert(lookup, (span, map));
         Ok((key, map))
     }
 }

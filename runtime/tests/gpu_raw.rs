@@ -55,6 +55,15 @@ fn raw_calls_give_the_bits_of_registered_calls_on_any_stream() {
             out.span().base(),
         );
         ctx.gemm_raw(&call).unwrap();
+        // Registered afresh on every call, the raw pointers still find the maps their first
+        // call encoded (cached by address and geometry).
+        let maps = ctx.cached_tensor_maps();
+        ctx.gemm_raw(&call).unwrap();
+        assert_eq!(
+            ctx.cached_tensor_maps(),
+            maps,
+            "{op}: a repeated raw call encoded its tensor maps again"
+        );
         let got: Vec<f32> = ctx.download(&out).unwrap();
         assert!(
             got.iter()
@@ -160,4 +169,136 @@ fn a_strided_batch_gives_each_entry_its_bits_and_refusals_enqueue_nothing() {
         "a refused batch wrote its output"
     );
     eprintln!("strided batch of {count}: each entry's bits; overlapping outputs refused before any launch");
+}
+
+/// One strided batch case: the layout, each entry's shape, entries, bias and beta, the output
+/// type (bf16 or f32), and A's leading dimension beyond k (an odd one exercises any alignment).
+struct BatchCase {
+    op: Op,
+    shape: (usize, usize, usize),
+    count: usize,
+    bias: bool,
+    beta: f32,
+    lda_pad: usize,
+}
+
+fn batched_case<C: Element>(ctx: &Context, rng: &mut Rng, case: &BatchCase) {
+    let BatchCase {
+        op,
+        shape: (m, n, k),
+        count,
+        ..
+    } = *case;
+    let lda = k + case.lda_pad;
+    let ldb = if op == Op::Nt { k } else { n };
+    let (sa, sb, sc) = (m * lda, n * k, m * n);
+    let x = ctx.upload(&rng.vec::<bf16>(count * sa)).unwrap();
+    let w = ctx.upload(&rng.vec::<bf16>(count * sb)).unwrap();
+    let bias = ctx.upload(&rng.vec::<C>(n)).unwrap();
+    let start = rng.vec::<C>(count * sc);
+    let out = ctx.upload(&start).unwrap();
+    let call = RawGemm {
+        op,
+        m,
+        n,
+        k,
+        ab: Dtype::Bf16,
+        c_dtype: C::DTYPE,
+        a: RawMatrix {
+            ptr: x.span().base(),
+            ld: lda,
+        },
+        b: RawMatrix {
+            ptr: w.span().base(),
+            ld: ldb,
+        },
+        c: RawMatrix {
+            ptr: out.span().base(),
+            ld: n,
+        },
+        bias: case.bias.then(|| bias.span().base()),
+        beta: case.beta,
+        policy: Some(Policy::TensorCore),
+        mode: None,
+    };
+    let calls = call
+        .strided(count, (sa as u64, sb as u64, sc as u64))
+        .unwrap();
+    let launch = ctx.gemm_raw_batch(&calls).unwrap().unwrap();
+    let kernel = ctx.kernels().kernel(launch.kernel.unwrap()).unwrap();
+    assert!(kernel.batch, "{} is not batched", kernel.name);
+    assert_eq!(
+        launch.grid.2 as usize,
+        count.min(65_535),
+        "one launch (or one a 65535 entries) for the batch"
+    );
+    let all: Vec<C> = ctx.download(&out).unwrap();
+    // Each entry against its own call (the route's own kernel): first, last, and where a
+    // second launch starts.
+    let mut entries = vec![0, count / 2, count - 1];
+    if count > 65_535 {
+        entries.extend([65_534, 65_535]);
+    }
+    for i in entries {
+        let one = ctx.upload(&start[i * sc..(i + 1) * sc]).unwrap();
+        let l = ctx
+            .gemm_raw(&RawGemm {
+                c: RawMatrix {
+                    ptr: one.span().base(),
+                    ld: n,
+                },
+                ..calls[i]
+            })
+            .unwrap();
+        let one: Vec<C> = ctx.download(&one).unwrap();
+        let entry = &all[i * sc..(i + 1) * sc];
+        let same = one
+            .iter()
+            .zip(entry)
+            .filter(|(a, b)| bits(**a) == bits(**b))
+            .count();
+        assert_eq!(
+            same,
+            sc,
+            "{op} {m}x{n}x{k} x{count}: entry {i} differs from its own call (kernel {} vs {})",
+            kernel.name,
+            l.kernel
+                .and_then(|id| ctx.kernels().kernel(id))
+                .map_or("-", |k| k.name)
+        );
+    }
+    eprintln!(
+        "{op} {m}x{n}x{k} x{count} bias {} beta {} lda {lda} -> {}: one launch, grid {:?}, every checked entry its own call's bits",
+        case.bias, case.beta, kernel.name, launch.grid
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn a_strided_batch_is_one_launch_with_each_entrys_own_bits() {
+    let ctx = device_context();
+    let mut rng = Rng::fresh("gpu_raw_batched");
+    let case = |op, shape, count, bias, beta, lda_pad| BatchCase {
+        op,
+        shape,
+        count,
+        bias,
+        beta,
+        lda_pad,
+    };
+    // Attention's products (decode and prefill), a K split's region (narrow n, deep k: the
+    // chunked contract), an odd leading dimension, bias and beta, and more entries than one
+    // grid's z.
+    for c in [
+        case(Op::Nt, (1, 37, 128), 64, false, 0.0, 0),
+        case(Op::Nn, (1, 128, 37), 64, false, 0.0, 0),
+        case(Op::Nt, (128, 128, 128), 48, false, 0.0, 0),
+        case(Op::Nn, (16, 128, 4096), 8, false, 0.0, 0),
+        case(Op::Nn, (40, 96, 200), 9, true, 0.5, 3),
+        case(Op::Tn, (24, 64, 80), 7, false, 0.0, 0),
+        case(Op::Nn, (1, 8, 16), 70_000, false, 0.0, 0),
+    ] {
+        batched_case::<bf16>(&ctx, &mut rng, &c);
+        batched_case::<f32>(&ctx, &mut rng, &c);
+    }
 }

@@ -291,6 +291,7 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
     let module = lit(k.module as u64);
     let min_blocks = lit(k.min_blocks.unwrap_or(0));
     let (cx, cy, cz) = (lit(k.cluster.0), lit(k.cluster.1), lit(k.cluster.2));
+    let batch = k.batch;
     let max_k = match k.derived.max_k {
         Some(v) => {
             let v = lit(v);
@@ -323,6 +324,7 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
             grid: #grid,
             operands: #operands,
             cluster: (#cx, #cy, #cz),
+            batch: #batch,
             max_k: #max_k,
             tensor_maps: &[#(#maps),*],
             block_threads: #threads,

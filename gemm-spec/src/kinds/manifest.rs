@@ -92,6 +92,10 @@ pub struct Kind {
     pub arch_specific: Option<String>,
     pub grid: GridKind,
     pub operands: OperandPath,
+    /// It takes a strided batch in one launch: grid z walks the entries, each entry's operands
+    /// at the ABI's batch strides (`a.batch_stride`, ...). Needs a grid of tiles and no K
+    /// split (z is the batch's).
+    pub batch: bool,
     /// One line for people, `{name}` replaced by the value of a name.
     pub describe: String,
     pub params: Vec<Param>,
@@ -186,6 +190,8 @@ struct RawKind {
     arch_specific: Option<String>,
     grid: Option<String>,
     operands: Option<String>,
+    #[serde(default)]
+    batch: bool,
     #[serde(default)]
     describe: String,
 }
@@ -572,6 +578,27 @@ impl Kind {
                 );
             }
         }
+        if rk.batch {
+            // z is the batch's: a persistent grid has no z per entry, a K split owns z.
+            if grid != GridKind::Tiles {
+                bad(
+                    k_at.clone(),
+                    "says batch = true but its grid is persistent: a batched kind's grid z walks the entries, so its grid must be `tiles`".into(),
+                );
+            }
+            if lets.iter().any(|l| l.name == keys::SPLIT_K) {
+                bad(
+                    k_at.clone(),
+                    "says batch = true and derives `split_k`: both would take the grid's z".into(),
+                );
+            }
+            if role != Role::Gemm {
+                bad(
+                    k_at.clone(),
+                    "says batch = true, which only a GEMM kind can be".into(),
+                );
+            }
+        }
         if let Some(n) = placeholders(&rk.describe)
             .into_iter()
             .find(|n| !known.contains(n))
@@ -597,6 +624,7 @@ impl Kind {
             arch_specific: rk.arch_specific,
             grid,
             operands,
+            batch: rk.batch,
             describe: rk.describe,
             params,
             limits,
@@ -652,6 +680,27 @@ why = "at most 4 (here {stages})"
         assert_eq!(k.grid, GridKind::Tiles);
         assert_eq!(k.operands, OperandPath::Loads);
         assert_eq!(k.limits[0].location.line, 14, "the `[[limit]]` line");
+    }
+
+    #[test]
+    fn a_batched_kind_needs_grid_z_to_itself() {
+        let batched = MINIMAL.replace("ops = [\"nn\"]", "ops = [\"nn\"]\nbatch = true");
+        assert!(Kind::parse("x/t.toml", "x/t.cuh", &batched).unwrap().batch);
+        assert!(!Kind::parse("x/t.toml", "x/t.cuh", MINIMAL).unwrap().batch);
+        let persistent = batched.replace("batch = true", "batch = true\ngrid = \"persistent\"");
+        let e = Kind::parse("x/t.toml", "x/t.cuh", &persistent).unwrap_err();
+        assert!(
+            e[0].to_string().contains("its grid is persistent"),
+            "{}",
+            e[0]
+        );
+        let split = format!("{batched}[[let]]\nname = \"split_k\"\nvalue = \"2\"\n");
+        let e = Kind::parse("x/t.toml", "x/t.cuh", &split).unwrap_err();
+        assert!(
+            e[0].to_string().contains("both would take the grid's z"),
+            "{}",
+            e[0]
+        );
     }
 
     #[test]

@@ -104,6 +104,7 @@ pub(super) fn resolve_abi(
                         SourceType::Pointer => "device-address",
                         SourceType::TensorMap => "tensor_map",
                         SourceType::I32 => "i32",
+                        SourceType::I64 => "i64",
                         SourceType::U32 => "u32",
                         SourceType::F32 => "f32",
                     }

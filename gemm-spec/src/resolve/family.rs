@@ -131,6 +131,31 @@ pub(super) fn resolve_family(
                 }
             }
         }
+        if let (true, Some(abi)) = (k.batch, specs.abis.get(&raw.abi)) {
+            // A batched kernel offsets every operand by its batch stride at grid z: a stride
+            // the struct does not carry would leave every entry on entry 0's operands.
+            let missing: Vec<String> = BindSource::BATCH_STRIDES
+                .iter()
+                .filter(|s| {
+                    !abi.fields
+                        .iter()
+                        .any(|f| f.ty == FieldType::I64 && f.bind == **s)
+                })
+                .map(|s| s.to_string())
+                .collect();
+            if !missing.is_empty() {
+                mismatch(
+                    sink,
+                    &at,
+                    format!(
+                        "is batched ({}: batch = true), but ABI struct {} has no i64 field bound to {}: add them, or use a kind without batch",
+                        k.manifest,
+                        abi.name,
+                        missing.join(", ")
+                    ),
+                );
+            }
+        }
         if let (Some(why), Some(inst)) = (&k.arch_specific, instruction) {
             if !inst.arch_specific {
                 mismatch(

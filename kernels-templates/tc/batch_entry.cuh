@@ -1,0 +1,39 @@
+// One entry of a strided batch, for kinds whose manifest says `batch = true`: grid z is the
+// entry, and each operand of entry z starts its batch stride (elements, the ABI's
+// a_batch_stride, ...) times z past entry 0's. A kernel of such a kind reads its operands
+// through this view, so an entry runs exactly the code (and gives exactly the bits) of one
+// GEMM on those pointers; a single GEMM is the batch of one (z = 0, strides 0). The fields are
+// those the plain-load kernels read, under the names of the ABI struct.
+#pragma once
+#include <cstdint>
+
+template <class Args>
+struct BatchEntry {
+    static constexpr auto kFlagBias = Args::kFlagBias;
+    const void* a;
+    const void* b;
+    const void* bias;
+    void* c;
+    int m, n, k, lda, ldb, ldc;
+    float beta;
+    unsigned int flags;
+};
+
+template <typename TAB, typename TC, class Args>
+__device__ __forceinline__ BatchEntry<Args> batch_entry(const Args& p) {
+    const long long z = blockIdx.z;
+    BatchEntry<Args> e;
+    e.a = static_cast<const TAB*>(p.a) + z * p.a_batch_stride;
+    e.b = static_cast<const TAB*>(p.b) + z * p.b_batch_stride;
+    e.bias = p.bias ? static_cast<const void*>(static_cast<const TC*>(p.bias) + z * p.bias_batch_stride) : nullptr;
+    e.c = static_cast<TC*>(p.c) + z * p.c_batch_stride;
+    e.m = p.m;
+    e.n = p.n;
+    e.k = p.k;
+    e.lda = p.lda;
+    e.ldb = p.ldb;
+    e.ldc = p.ldc;
+    e.beta = p.beta;
+    e.flags = p.flags;
+    return e;
+}
