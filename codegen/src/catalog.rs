@@ -41,7 +41,8 @@ pub struct CatalogKernel {
     pub operands: OperandPath,
     /// CTAs a cluster.
     pub cluster: (u32, u32, u32),
-    /// It takes a strided batch in one launch (its kind's `batch`).
+    /// It runs strided batches in one launch: its tier lists it among its `batch_kernels`
+    /// (validation checked that its kind is batched).
     pub batch: bool,
     /// `__launch_bounds__`'s blocks an SM, if any.
     pub min_blocks: Option<u32>,
@@ -237,7 +238,11 @@ impl KernelCatalog {
                         grid: family.kind.grid,
                         operands: family.kind.operands,
                         cluster: (derived.cluster, 1, derived.split_k),
-                        batch: family.kind.batch,
+                        batch: family.kind.batch
+                            && tier
+                                .batch_kernels
+                                .iter()
+                                .any(|(f, t)| *f == family.name && *t == tile.name),
                         min_blocks: derived.min_blocks,
                         tensor_maps,
                         derived,

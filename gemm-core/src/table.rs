@@ -420,8 +420,9 @@ pub struct KernelInfo {
     /// CTAs a cluster (x, y, z); `(1, 1, 1)` for no cluster. A cluster along z splits K
     /// between its CTAs (they fold their chunks through distributed shared memory).
     pub cluster: (u32, u32, u32),
-    /// It takes a strided batch in one launch: grid z walks the entries, each at its operands'
-    /// batch strides (its kind's `batch`); such a kernel has no K split.
+    /// It runs strided batches in one launch: grid z walks the entries, each at its operands'
+    /// batch strides. Its tier names it among its `batch_kernels` (its kind is batched, with
+    /// no K split); strided batches of routes of its contract, op and dtype run on it.
     pub batch: bool,
     /// The largest K the kernel takes (a K split holds each chunk's partial sums in shared
     /// memory); `None`: any. Routes to it bound k by it (validation checks).

@@ -65,6 +65,12 @@ pub enum SpecErrorKind {
         key: String,
         problem: String,
     },
+    #[error("tier {tier}: batch kernel `{kernel}` {problem}")]
+    BatchKernel {
+        tier: String,
+        kernel: String,
+        problem: String,
+    },
     #[error("route {rule}: unaligned kernel `{kernel}` {problem}")]
     RouteUnaligned {
         rule: u32,

@@ -501,6 +501,9 @@ pub struct Tier {
     /// Its routes files, as named relative to the spec folder (a build's own as it named
     /// them), in merge order: those a build added, then those the tier lists.
     pub routes_files: Vec<String>,
+    /// Kernels (family, tile) that run a strided batch in one launch where a route's own
+    /// kernel is not batched: a batch takes the one of its route's contract, op and dtype.
+    pub batch_kernels: Vec<(String, String)>,
     /// The spec file this tier came from, relative to the spec folder.
     pub file: String,
     pub location: Location,

@@ -175,6 +175,9 @@ pub struct RawTier {
     /// file, whose routes come before the tier's own. Never taken from a base: routes tuned
     /// on one device are that tier's.
     pub routes_files: Option<Vec<Spanned<String>>>,
+    /// Kernels (`family.tile`) that run strided batches in one launch, for routes whose
+    /// kernels are not batched themselves (docs/specs.md, "Batch kernels").
+    pub batch_kernels: Option<Vec<String>>,
 }
 
 /// A routes file (`routes_files` of a tier, or one a build adds): `[[route]]` tables and

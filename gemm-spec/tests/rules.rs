@@ -2144,3 +2144,32 @@ fn a_batched_kind_needs_the_batch_strides() {
     );
     assert_errors(e, &["families.toml:56: family other: template mma_other_gemm is batched (test/mma_other_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch", "families.toml:48: family plain: template mma_gemm is batched (mma/mma_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch"]);
 }
+
+#[test]
+fn batch_kernels_name_tiles_of_batched_kinds() {
+    let tier = |list: &str| {
+        let t = TC_TIER.replacen(
+            "families = [\"wide\", \"dec\", \"plain\", \"other\"]",
+            &format!(
+                "families = [\"wide\", \"dec\", \"plain\", \"other\"]\nbatch_kernels = {list}"
+            ),
+            1,
+        );
+        load(TC_SHARED, &t)
+    };
+    // A tile of a batched kind (mma_gemm): valid, and reached (no warning about it).
+    let v = tier("[\"plain.p\"]").unwrap_or_else(|e| panic!("{e:?}"));
+    let t = v.specs.tier("sm90a").unwrap();
+    assert_eq!(t.batch_kernels, [("plain".to_string(), "p".to_string())]);
+    assert_errors(
+        tier("[\"wide.w\"]").unwrap_err(),
+        &["sm90a.toml:1: tier sm90a: batch kernel `wide.w` is a wgmma_tma_gemm kernel, which runs one GEMM a launch (wgmma/wgmma_tma_gemm.toml has no `batch = true`): name a kernel of a batched kind (e.g. mma_async_gemm)"],
+    );
+    assert_errors(
+        tier("[\"plain.q\", \"plain\"]").unwrap_err(),
+        &[
+            "sm90a.toml:1: tier sm90a: batch kernel `plain.q` names no tile of the tier; its tiles: dec.d, wide.w, plain.p, other.o",
+            "sm90a.toml:1: tier sm90a: batch kernel `plain` is not `family.tile`",
+        ],
+    );
+}

@@ -26,6 +26,9 @@
 // same layout (a choice from addresses and leading dimensions, uniform over the grid, never from
 // m), which changes the speed, never a bit.
 //
+// A batch kernel (manifest `batch`, listed by its tier, Cfg::kBatch): grid z walks the entries of a strided batch, each at its batch
+// strides (tc/batch_entry.cuh); the alignment choice above is then each entry's own.
+//
 // Launch (from the manifest): kThreads = 32 * WARPS_M * WARPS_N threads, dynamic shared memory
 //   kSharedBytes = STAGES * (M * K + K * N) * sizeof(TAB).
 #pragma once
@@ -35,6 +38,7 @@
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/timing_perturbation.cuh"
+#include "tc/batch_entry.cuh"
 #include "tc/cp_async.cuh"
 #include "tc/chunk_fold.cuh"
 #include "tc/mma_sync.cuh"
@@ -205,8 +209,16 @@ struct mma_async_gemm {
                 mma_m16n8k8_tf32(acc[i][j], af[i][0], af[i][1], af[i][2], af[i][3], bf[j][0], bf[j][1]);
     }
 
+    // A batch kernel (Cfg::kBatch) runs grid z's entry of a strided batch; any other kernel
+    // reads its arguments as they are (no registers spent on an entry it does not have).
     template <class Args>
-    __device__ static void run(const Args& p) {
+    __device__ static void run(const Args& args) {
+        if constexpr (Cfg::kBatch) run_entry(batch_entry<TAB, TC>(args));
+        else run_entry(args);
+    }
+
+    template <class Args>
+    __device__ static void run_entry(const Args& p) {
         extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
         const uint32_t s0 = (uint32_t)__cvta_generic_to_shared(tc_smem_raw);
         const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;

@@ -15,7 +15,7 @@
 // (Cfg::kChunk > 0, tc-k16-c512) the accumulators restart from +0 every kChunk k and a second
 // set folds the chunks from +0 in ascending order, as those kernels do.
 //
-// Batched (manifest `batch`): grid z walks the entries of a strided batch; entry z's operands sit
+// A batch kernel (manifest `batch`, listed by its tier, Cfg::kBatch): grid z walks the entries of a strided batch; entry z's operands sit
 // its batch strides past entry 0's (tc/batch_entry.cuh), and it runs as the one GEMM would.
 //
 // Launch (from the manifest): kThreads threads, dynamic shared memory
@@ -168,9 +168,16 @@ struct mma_gemm {
         }
     }
 
+    // A batch kernel (Cfg::kBatch) runs grid z's entry of a strided batch; any other kernel
+    // reads its arguments as they are (no registers spent on an entry it does not have).
     template <class Args>
     __device__ static void run(const Args& args) {
-        const BatchEntry<Args> p = batch_entry<TAB, TC>(args);  // grid z's entry
+        if constexpr (Cfg::kBatch) run_entry(batch_entry<TAB, TC>(args));
+        else run_entry(args);
+    }
+
+    template <class Args>
+    __device__ static void run_entry(const Args& p) {
         extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
         Raw* As = reinterpret_cast<Raw*>(tc_smem_raw);
         Raw* Bs = As + BM * kLd;

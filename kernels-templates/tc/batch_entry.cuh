@@ -3,7 +3,8 @@
 // a_batch_stride, ...) times z past entry 0's. A kernel of such a kind reads its operands
 // through this view, so an entry runs exactly the code (and gives exactly the bits) of one
 // GEMM on those pointers; a single GEMM is the batch of one (z = 0, strides 0). The fields are
-// those the plain-load kernels read, under the names of the ABI struct.
+// those the plain-load and cp.async kernels read, under the names of the ABI struct; all but
+// the pointers refer to the launch's own arguments, so they cost no registers of their own.
 #pragma once
 #include <cstdint>
 
@@ -14,26 +15,24 @@ struct BatchEntry {
     const void* b;
     const void* bias;
     void* c;
-    int m, n, k, lda, ldb, ldc;
-    float beta;
-    unsigned int flags;
+    const int& m;
+    const int& n;
+    const int& k;
+    const int& lda;
+    const int& ldb;
+    const int& ldc;
+    const float& beta;
+    const unsigned int& flags;
 };
 
 template <typename TAB, typename TC, class Args>
 __device__ __forceinline__ BatchEntry<Args> batch_entry(const Args& p) {
     const long long z = blockIdx.z;
-    BatchEntry<Args> e;
-    e.a = static_cast<const TAB*>(p.a) + z * p.a_batch_stride;
-    e.b = static_cast<const TAB*>(p.b) + z * p.b_batch_stride;
-    e.bias = p.bias ? static_cast<const void*>(static_cast<const TC*>(p.bias) + z * p.bias_batch_stride) : nullptr;
-    e.c = static_cast<TC*>(p.c) + z * p.c_batch_stride;
-    e.m = p.m;
-    e.n = p.n;
-    e.k = p.k;
-    e.lda = p.lda;
-    e.ldb = p.ldb;
-    e.ldc = p.ldc;
-    e.beta = p.beta;
-    e.flags = p.flags;
-    return e;
+    return BatchEntry<Args>{
+        static_cast<const TAB*>(p.a) + z * p.a_batch_stride,
+        static_cast<const TAB*>(p.b) + z * p.b_batch_stride,
+        p.bias ? static_cast<const void*>(static_cast<const TC*>(p.bias) + z * p.bias_batch_stride) : nullptr,
+        static_cast<TC*>(p.c) + z * p.c_batch_stride,
+        p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.beta, p.flags,
+    };
 }

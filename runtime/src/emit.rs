@@ -28,6 +28,25 @@ pub(crate) struct RequestFacts {
     pub policy_from_context: bool,
 }
 
+impl RequestFacts {
+    /// The facts of `req` at its checked shape, routed under `policy`.
+    pub(crate) fn of<A: crate::element::Element, C: crate::element::Element>(
+        req: &crate::request::GemmRequest<'_, A, C>,
+        shape: (u64, u64, u64),
+        policy: Policy,
+        policy_from_context: bool,
+    ) -> RequestFacts {
+        RequestFacts {
+            op: req.op,
+            logical: (A::DTYPE, C::DTYPE),
+            shape,
+            leading_dims: (req.a.ld as u64, req.b.ld as u64, req.c.ld as u64),
+            policy,
+            policy_from_context,
+        }
+    }
+}
+
 /// A launch as an observer sees it: its record, the spans its pointers (and tensor maps)
 /// point into, and whether its policy came from the context.
 pub(crate) struct Described {

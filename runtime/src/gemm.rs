@@ -67,14 +67,7 @@ impl Context {
         if m == 0 || n == 0 {
             return Ok(Launch::none(policy, mode));
         }
-        let facts = RequestFacts {
-            op: req.op,
-            logical: (A::DTYPE, C::DTYPE),
-            shape: (m, n, k),
-            leading_dims: (req.a.ld as u64, req.b.ld as u64, req.c.ld as u64),
-            policy,
-            policy_from_context,
-        };
+        let facts = RequestFacts::of(&req, (m, n, k), policy, policy_from_context);
         let launch_info = |p: PlanSummary| Launch {
             kernel: Some(p.kernel),
             rule: routed.hit.rule,

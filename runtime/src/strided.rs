@@ -15,6 +15,7 @@ use crate::observer::NoObserver;
 use crate::request::{checked_operands, dim, GemmRequest, Launch};
 use crate::stream::Mode;
 use crate::table::{ArgSources, Dtype, DtypeTriple, KernelInfo};
+use gemm_core::KernelSet;
 use gemm_core::Routed;
 
 /// Each operand's distance from one entry to the next, in elements (0: every entry reads the
@@ -35,19 +36,28 @@ pub(crate) const SMALL_ENTRY_WORK: u64 = 1 << 28;
 /// Entries one launch takes: the grid's z limit.
 const MAX_Z: usize = 65_535;
 
-/// The batched kernel that runs a batch on `routed`: the route's own kernel when it is
-/// batched, else its unaligned kernel (same contract) when that is, for entries small enough
-/// that one launch beats a launch an entry. Kernels that read tensor maps are never taken
-/// (their maps describe one entry).
-pub(crate) fn batched_kernel(routed: &Routed, work: u64) -> Option<&'static KernelInfo> {
+/// The batched kernel that runs a batch on `routed`: the route's own kernel when it is a batch
+/// kernel; else, for entries small enough that one launch beats a launch an entry, the tier's
+/// batch kernel (its `batch_kernels`) of the route's contract, op and dtype. Kernels that read
+/// tensor maps are never taken (their maps describe one entry).
+pub(crate) fn batched_kernel(
+    set: &KernelSet,
+    routed: &Routed,
+    work: u64,
+) -> Option<&'static KernelInfo> {
     let usable = |k: &&'static KernelInfo| k.batch && k.tensor_maps.is_empty();
     if let Some(k) = Some(routed.kernel).filter(usable) {
         return Some(k);
     }
-    routed
-        .unaligned
-        .filter(usable)
-        .filter(|_| work <= SMALL_ENTRY_WORK)
+    if work > SMALL_ENTRY_WORK {
+        return None;
+    }
+    let of = routed.kernel;
+    set.kernels().iter().find(|k| {
+        usable(k)
+            && k.tier == of.tier
+            && (k.contract, k.op, k.dtype) == (of.contract, of.op, of.dtype)
+    })
 }
 
 impl Context {
@@ -84,21 +94,14 @@ impl Context {
         if m == 0 || n == 0 {
             return Ok(Some(Launch::none(policy, mode)));
         }
-        let Some(kernel) = batched_kernel(&routed, m * n * k) else {
+        let Some(kernel) = batched_kernel(self.kernels(), &routed, m * n * k) else {
             return Ok(None);
         };
         let abi = self
             .kernels()
             .abi(kernel.abi)
             .ok_or(GemmError::UnknownAbi { abi: kernel.abi })?;
-        let facts = RequestFacts {
-            op: first.op,
-            logical: (A::DTYPE, C::DTYPE),
-            shape: (m, n, k),
-            leading_dims: (first.a.ld as u64, first.b.ld as u64, first.c.ld as u64),
-            policy,
-            policy_from_context,
-        };
+        let facts = RequestFacts::of(&first, (m, n, k), policy, policy_from_context);
         let (ea, ec) = (size_of::<A>() as i64, size_of::<C>() as i64);
         let address = |p: Option<crate::request::Placed>| p.map_or(0, |p| p.address);
         let (x, y, _) = launch_grid(self, kernel, m, n)?;
@@ -135,7 +138,7 @@ impl Context {
             };
             let plan = GemmPlan {
                 kernel,
-                unaligned: !std::ptr::eq(kernel, routed.kernel),
+                unaligned: false,
                 geometry: Geometry {
                     grid: (x, y, z as u32),
                     block: (kernel.block_threads, 1, 1),
@@ -161,7 +164,7 @@ impl Context {
             policy,
             mode,
             cluster: kernel.cluster,
-            unaligned: !std::ptr::eq(kernel, routed.kernel),
+            unaligned: false,
             repacked: None,
         }))
     }

@@ -189,9 +189,11 @@ fn batched_case<C: Element>(ctx: &Context, rng: &mut Rng, case: &BatchCase) {
         count,
         ..
     } = *case;
-    let lda = k + case.lda_pad;
+    // A as stored: [m, k] (nn, nt) or [k, m] (tn), rows lda_pad elements longer.
+    let (a_rows, a_cols) = if op == Op::Tn { (k, m) } else { (m, k) };
+    let lda = a_cols + case.lda_pad;
     let ldb = if op == Op::Nt { k } else { n };
-    let (sa, sb, sc) = (m * lda, n * k, m * n);
+    let (sa, sb, sc) = (a_rows * lda, n * k, m * n);
     let x = ctx.upload(&rng.vec::<bf16>(count * sa)).unwrap();
     let w = ctx.upload(&rng.vec::<bf16>(count * sb)).unwrap();
     let bias = ctx.upload(&rng.vec::<C>(n)).unwrap();
@@ -226,7 +228,7 @@ fn batched_case<C: Element>(ctx: &Context, rng: &mut Rng, case: &BatchCase) {
         .unwrap();
     let launch = ctx.gemm_raw_batch(&calls).unwrap().unwrap();
     let kernel = ctx.kernels().kernel(launch.kernel.unwrap()).unwrap();
-    assert!(kernel.batch, "{} is not batched", kernel.name);
+    assert!(kernel.batch, "{} is no batch kernel", kernel.name);
     assert_eq!(
         launch.grid.2 as usize,
         count.min(65_535),
@@ -298,7 +300,10 @@ fn a_strided_batch_is_one_launch_with_each_entrys_own_bits() {
         case(Op::Tn, (24, 64, 80), 7, false, 0.0, 0),
         case(Op::Nn, (1, 8, 16), 70_000, false, 0.0, 0),
     ] {
-        batched_case::<bf16>(&ctx, &mut rng, &c);
+        // The tensor-core routes write a 16-bit C for nn and nt; tn writes f32.
+        if c.op != Op::Tn {
+            batched_case::<bf16>(&ctx, &mut rng, &c);
+        }
         batched_case::<f32>(&ctx, &mut rng, &c);
     }
 }

@@ -107,6 +107,14 @@ fn config_struct(specs: &SpecSet, family: &Family, k: &CatalogKernel) -> String 
             &format!("contract {}: K chunk (0: none)", c.name),
         );
     }
+    if specs.families.get(&k.family).is_some_and(|f| f.kind.batch) {
+        constant(
+            &mut out,
+            "kBatch",
+            k.batch.into(),
+            "1: a batch kernel of its tier (grid z walks a strided batch); 0: one GEMM a launch",
+        );
+    }
     if let Some(t) = specs.tier(&k.tier) {
         constant(
             &mut out,

@@ -47,6 +47,10 @@ fn merge_keys(base: &RawTier, ours: &RawTier) -> RawTier {
         registers_per_block: ours.registers_per_block.or(base.registers_per_block),
         families: ours.families.clone().or_else(|| base.families.clone()),
         routes_files: ours.routes_files.clone(),
+        batch_kernels: ours
+            .batch_kernels
+            .clone()
+            .or_else(|| base.batch_kernels.clone()),
     }
 }
 
@@ -353,6 +357,7 @@ pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -
         tiles: Vec::new(),
         routes: Vec::new(),
         routes_files: src.routes_files.clone(),
+        batch_kernels: Vec::new(),
         file: src.file.clone(),
         location: at.clone(),
     };
@@ -426,6 +431,46 @@ pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -
                     sink.broken.insert(("tile", format!("{}.{}", t.family, n)));
                 }
             }
+        }
+    }
+    for word in raw.batch_kernels.iter().flatten() {
+        let broken = word
+            .split_once('.')
+            .is_some_and(|(f, t)| sink.is_broken("tile", &format!("{f}.{t}")));
+        let mut bad = |problem: String| {
+            sink.push(
+                at.clone(),
+                SpecErrorKind::BatchKernel {
+                    tier: name.clone(),
+                    kernel: word.clone(),
+                    problem,
+                },
+            )
+        };
+        let Some((family, tile)) = word.split_once('.') else {
+            bad("is not `family.tile`".into());
+            continue;
+        };
+        if tier.tile(family, tile).is_none() {
+            if !broken {
+                let tiles: Vec<String> = tier
+                    .tiles
+                    .iter()
+                    .map(|t| format!("{}.{}", t.family, t.name))
+                    .collect();
+                bad(format!(
+                    "names no tile of the tier; its tiles: {}",
+                    tiles.join(", ")
+                ));
+            }
+            continue;
+        }
+        match specs.families.get(family).map(|f| &f.kind) {
+            Some(kind) if !kind.batch => bad(format!(
+                "is a {} kernel, which runs one GEMM a launch ({} has no `batch = true`): name a kernel of a batched kind (e.g. mma_async_gemm)",
+                kind.template, kind.manifest
+            )),
+            _ => tier.batch_kernels.push((family.to_string(), tile.to_string())),
         }
     }
     // Routes files first: the first match lets their routes override the tier's own where
