@@ -1,0 +1,14 @@
+#!/bin/bash
+# Issue 17's NT rows: the bench of NT at m = 1024 and 4096 over the shape list's (n, k) with
+# the shipped routes, then `gemm-aot tune --op nt` over the list (the NN routes kept).
+cd "$(dirname "$0")/.."
+R=$OUT/r; mkdir -p $R
+S=$R/summary.txt
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/card.txt
+t0=$(date +%s)
+st() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s" >> $S; }
+bash .device/d9/unpack; B=.device/d9/bin
+timeout 170 $B/gemm-aot-bench --policy tensor-core --op nt --m 1024,4096 --dtype bf16 --nk 6144x4096,1024x4096,4096x4096,14336x4096,28672x4096,4096x14336,128256x4096,10240x8192,1024x8192,8192x8192,28672x8192,8192x28672,128256x8192,4608x3584,512x3584,3584x3584,18944x3584,3584x18944,152064x3584,29568x8192,8192x29568,152064x8192,32000x4096,8192x3584,2048x3584,3584x4096,14336x3584,3584x14336,256000x3584,4096x2304,1024x2304,2304x2048,9216x2304,2304x9216,9216x3072,3072x3072,16384x3072,3072x8192,32064x3072,2304x768,768x768,3072x768,768x3072,50257x768,768x50257,4800x1600,1600x1600,6400x1600,1600x6400,50257x1600 --commit 75c02cb --out $R > $R/bench_nt_before.log 2>&1; st bench_nt_before $?
+cp specs/sm90a.tuned.toml $R/sm90a.tuned.toml
+timeout 340 $B/gemm-aot-tune --tier sm90a --shapes bench/shapes/models.toml --op nt --out $R/sm90a.tuned.toml --json $R/tune_nt.json > $R/tune_nt.log 2>&1; st tune_nt $?
+cat $S
