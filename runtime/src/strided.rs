@@ -94,7 +94,11 @@ impl Context {
         if m == 0 || n == 0 {
             return Ok(Some(Launch::none(policy, mode)));
         }
-        let Some(kernel) = batched_kernel(self.kernels(), &routed, m * n * k) else {
+        let Some(kernel) = batched_kernel(
+            self.kernels(),
+            &routed,
+            m.saturating_mul(n).saturating_mul(k),
+        ) else {
             return Ok(None);
         };
         let abi = self
@@ -111,7 +115,8 @@ impl Context {
             let z = (count - start).min(MAX_Z);
             // Entry `start`'s addresses (every entry was checked to lie in its span).
             let moved = |base: u64, stride: i64, elem: i64| {
-                (base as i64).wrapping_add(start as i64 * stride * elem) as u64
+                (base as i64).wrapping_add((start as i64).wrapping_mul(stride).wrapping_mul(elem))
+                    as u64
             };
             let bias = address(operands.bias);
             let sources = ArgSources {
