@@ -483,6 +483,7 @@ fn report_json(
                 "module": catalog.tier_modules(&k.tier).get(k.module),
                 "grid": k.grid.as_str(),
                 "cluster": [k.cluster.0, k.cluster.1, k.cluster.2],
+                "batch": k.batch,
                 "tensor_maps": k.tensor_maps.iter().map(|m| serde_json::json!({
                     "field": m.field, "operand": m.operand.to_string(), "optional": m.optional,
                     "box_inner": m.box_inner, "box_outer": m.box_outer, "swizzle_bytes": m.swizzle_bytes,

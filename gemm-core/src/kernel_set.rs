@@ -459,6 +459,31 @@ impl KernelSet {
                 )));
             }
         }
+        // A batch kernel's launch sends entry z of a batch to grid z: it needs a grid of tiles,
+        // no K split along z, no tensor maps (they describe one entry) and the four strides in
+        // its argument struct, or every z would compute entry 0.
+        for k in p.kernels.iter().filter(|k| k.batch) {
+            let strides = self.abi(k.abi).is_some_and(|abi| {
+                [
+                    "a.batch_stride",
+                    "b.batch_stride",
+                    "c.batch_stride",
+                    "bias.batch_stride",
+                ]
+                .iter()
+                .all(|s| abi.fields.iter().any(|f| f.bind == *s && f.size == 8))
+            });
+            if k.grid != crate::table::GridKind::Tiles
+                || k.cluster.2 > 1
+                || !k.tensor_maps.is_empty()
+                || !strides
+            {
+                return Err(out(format!(
+                    "batch kernel {} (a grid of tiles without a K split or tensor maps, and an argument struct with the four batch strides)",
+                    k.name
+                )));
+            }
+        }
         for (i, x) in p.ptx.iter().enumerate() {
             if p.ptx[..i].iter().any(|y| y.tier_index == x.tier_index) {
                 return Err(KernelSetError::Ptx {

@@ -2157,10 +2157,35 @@ fn batch_kernels_name_tiles_of_batched_kinds() {
         );
         load(TC_SHARED, &t)
     };
-    // A tile of a batched kind (mma_gemm): valid, and reached (no warning about it).
+    // A tile of a batched kind (mma_gemm): valid.
     let v = tier("[\"plain.p\"]").unwrap_or_else(|e| panic!("{e:?}"));
     let t = v.specs.tier("sm90a").unwrap();
     assert_eq!(t.batch_kernels, [("plain".to_string(), "p".to_string())]);
+    // A tile no route reaches is reached as a batch kernel: no warning about it once listed.
+    let extra = "\n[[tile]]\nfamily = \"plain\"\nname = \"b\"\nm = 64\nn = 64\nk = 32\nwarps_m = 2\nwarps_n = 2\n";
+    let unlisted =
+        load(TC_SHARED, &format!("{TC_TIER}{extra}")).unwrap_or_else(|e| panic!("{e:?}"));
+    let warned = |v: &Validated| v.warnings.iter().any(|w| w.to_string().contains("plain.b"));
+    assert!(warned(&unlisted), "{:?}", unlisted.warnings);
+    let listed = TC_TIER.replacen(
+        "families = [\"wide\", \"dec\", \"plain\", \"other\"]",
+        "families = [\"wide\", \"dec\", \"plain\", \"other\"]\nbatch_kernels = [\"plain.b\"]",
+        1,
+    );
+    let listed = load(TC_SHARED, &format!("{listed}{extra}")).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(!warned(&listed), "{:?}", listed.warnings);
+    // Two of one contract, op and dtype.
+    let two = TC_TIER.replacen(
+        "families = [\"wide\", \"dec\", \"plain\", \"other\"]",
+        "families = [\"wide\", \"dec\", \"plain\", \"other\"]\nbatch_kernels = [\"plain.p\", \"plain.b\"]",
+        1,
+    );
+    let e = load(TC_SHARED, &format!("{two}{extra}")).unwrap_err();
+    assert!(
+        e.iter().any(|e| e
+            .contains("`plain.b` serves contract tc-k16 for nn bf16.bf16.f32 as `plain.p` does")),
+        "{e:?}"
+    );
     assert_errors(
         tier("[\"wide.w\"]").unwrap_err(),
         &["sm90a.toml:1: tier sm90a: batch kernel `wide.w` is a wgmma_tma_gemm kernel, which runs one GEMM a launch (wgmma/wgmma_tma_gemm.toml has no `batch = true`): name a kernel of a batched kind (e.g. mma_async_gemm)"],

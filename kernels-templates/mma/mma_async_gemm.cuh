@@ -21,8 +21,9 @@
 // (bits & 0xffffe000) in the register the mma reads. Same bits as mma_gemm's TF32 path.
 //
 // Alignment: cp.async needs 16-byte aligned chunks, i.e. A and B 16-byte aligned and
-// lda * 2, ldb * 2 multiples of 16. The runtime sends other operands to the route's `unaligned`
-// kernel; should such operands arrive here anyway, the kernel copies element by element into the
+// lda * 2, ldb * 2 multiples of 16. The runtime sends other single calls to the route's
+// `unaligned` kernel; a batch kernel takes every entry of a strided batch, aligned or not, and for
+// such operands (a batch entry's, or any that arrive here) the kernel copies element by element into the
 // same layout (a choice from addresses and leading dimensions, uniform over the grid, never from
 // m), which changes the speed, never a bit.
 //

@@ -598,6 +598,12 @@ impl Kind {
                     "says batch = true, which only a GEMM kind can be".into(),
                 );
             }
+            if !tensor_maps.is_empty() || operands == OperandPath::Tma {
+                bad(
+                    k_at.clone(),
+                    "says batch = true but reads tensor maps: a map describes one entry's operand, so a batch's entries could not be reached through it".into(),
+                );
+            }
         }
         if let Some(n) = placeholders(&rk.describe)
             .into_iter()
@@ -693,6 +699,13 @@ why = "at most 4 (here {stages})"
             e[0].to_string().contains("its grid is persistent"),
             "{}",
             e[0]
+        );
+        let tma = batched.replace("batch = true", "batch = true\noperands = \"tma\"");
+        let e = Kind::parse("x/t.toml", "x/t.cuh", &tma).unwrap_err();
+        assert!(
+            e.iter()
+                .any(|e| e.to_string().contains("reads tensor maps")),
+            "{e:?}"
         );
         let split = format!("{batched}[[let]]\nname = \"split_k\"\nvalue = \"2\"\n");
         let e = Kind::parse("x/t.toml", "x/t.cuh", &split).unwrap_err();

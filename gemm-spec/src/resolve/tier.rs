@@ -473,6 +473,31 @@ pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -
             _ => tier.batch_kernels.push((family.to_string(), tile.to_string())),
         }
     }
+    // Two batch kernels of one contract, op and dtype: a batch would take the first alone.
+    for (i, (fa, ta)) in tier.batch_kernels.iter().enumerate() {
+        for (fb, tb) in &tier.batch_kernels[i + 1..] {
+            let (Some(a), Some(b)) = (specs.families.get(fa), specs.families.get(fb)) else {
+                continue;
+            };
+            if let Some((op, dtype)) = a
+                .variants
+                .iter()
+                .find(|v| a.contract == b.contract && b.variants.contains(v))
+            {
+                sink.push(
+                    at.clone(),
+                    SpecErrorKind::BatchKernel {
+                        tier: name.clone(),
+                        kernel: format!("{fb}.{tb}"),
+                        problem: format!(
+                            "serves contract {} for {op} {dtype} as `{fa}.{ta}` does: a batch takes one kernel a contract, op and dtype; list one",
+                            a.contract
+                        ),
+                    },
+                );
+            }
+        }
+    }
     // Routes files first: the first match lets their routes override the tier's own where
     // their conditions hold. Numbered by position in the merged table.
     for (i, (r, r_at)) in src.file_routes.iter().chain(&src.routes).enumerate() {

@@ -1,0 +1,14 @@
+#!/bin/bash
+# Issue 17's TN rows: TN at m = 1024 and 4096 over the shape list's (n, k), then
+# `gemm-aot tune --op tn` into the tier's own routes file (its NN and NT sections kept).
+cd "$(dirname "$0")/.."
+R=$OUT/r; mkdir -p $R
+S=$R/summary.txt
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $R/card.txt
+t0=$(date +%s)
+st() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s" >> $S; }
+bash .device/d11/unpack; B=.device/d11/bin
+timeout 60 $B/gemm-aot-bench --policy tensor-core --op tn --m 1024,4096 --dtype bf16 --nk 6144x4096,1024x4096,4096x4096,14336x4096,28672x4096,4096x14336,128256x4096,10240x8192,1024x8192,8192x8192,28672x8192,8192x28672,128256x8192,4608x3584,512x3584,3584x3584,18944x3584,3584x18944,152064x3584,29568x8192,8192x29568,152064x8192,32000x4096,8192x3584,2048x3584,3584x4096,14336x3584,3584x14336,256000x3584,4096x2304,1024x2304,2304x2048,9216x2304,2304x9216,9216x3072,3072x3072,16384x3072,3072x8192,32064x3072,2304x768,768x768,3072x768,768x3072,50257x768,768x50257,4800x1600,1600x1600,6400x1600,1600x6400,50257x1600 --commit ca0022d --out $R > $R/bench_tn_before.log 2>&1; st bench_tn_before $?
+cp specs/sm90a.tuned.toml $R/sm90a.tuned.before.toml
+timeout 300 $B/gemm-aot-tune --tier sm90a --shapes bench/shapes/models.toml --op tn --out specs/sm90a.tuned.toml --json $R/tune_tn.json > $R/tune_tn.log 2>&1; cp specs/sm90a.tuned.toml $R/sm90a.tuned.toml; st tune_tn $?
+cat $S
