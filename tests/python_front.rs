@@ -2,8 +2,10 @@
 //! environment (maturin from PyPI, the kernels compiled or taken from the cache as for the
 //! runtime), then `python/tests/test_no_gpu.py` against the installed wheel: import, version,
 //! every refusal reachable without a device, the error when no driver is present. numpy,
-//! from PyPI, supplies DLPack producers. Then `python/tests/test_policy_no_gpu.py`, in its own
-//! process: how `mm` picks the policy and output path, over a stand-in torch. The GPU tests
+//! from PyPI, supplies DLPack producers. Then, each in its own process over a stand-in torch,
+//! `python/tests/test_policy_no_gpu.py` (how `mm` picks the policy and output path) and
+//! `python/tests/test_fast_path_no_gpu.py` (the native fast path makes the Python path's call
+//! or declines it). The GPU tests
 //! (`python/tests/test_gpu.py`) run on the GPU machine against a wheel built here.
 
 use std::path::{Path, PathBuf};
@@ -96,6 +98,16 @@ fn the_wheel_installs_and_refuses_without_a_device() {
         Command::new(&py)
             .current_dir(&work)
             .args(["-m", "unittest", "-v", "test_policy_no_gpu"])
+            .env("PYTHONPATH", &tests),
+    );
+    println!("{text}");
+    assert!(text.contains("OK"), "{text}");
+    // Its own process too: it registers the stand-in's dtypes with the native fast path.
+    let text = run(
+        "python/tests/test_fast_path_no_gpu.py",
+        Command::new(&py)
+            .current_dir(&work)
+            .args(["-m", "unittest", "-v", "test_fast_path_no_gpu"])
             .env("PYTHONPATH", &tests),
     );
     println!("{text}");

@@ -26,29 +26,50 @@ import gemm_aot.torch as mode
 
 
 def host_cost(calls=2000, rounds=7):
+    """Microseconds a call from Python, for gemm_aot's calls and torch's own: mm (the native
+    fast path, and the Python path a named policy takes), softmax, and F.linear with torch's
+    default and under the mode (a decode step's every projection)."""
     a = torch.randn(1, 64, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(1, 64, device="cuda", dtype=torch.bfloat16)
+    w, bias = b.t().contiguous(), torch.randn(64, device="cuda", dtype=torch.bfloat16)
+    x = torch.randn(1, 1, 64, device="cuda", dtype=torch.bfloat16)
+    linear = torch.nn.functional.linear
+    cases = (
+        ("gemm_aot.mm", False, lambda: gemm_aot.mm(a, b, out=out)),
+        ("gemm_aot.mm, Python path", False, lambda: gemm_aot.mm(a, b, out=out, policy="tensor-core")),
+        ("torch.mm", False, lambda: torch.mm(a, b, out=out)),
+        ("gemm_aot.softmax", False, lambda: gemm_aot.softmax(out)),
+        ("torch.softmax", False, lambda: torch.softmax(out, -1)),
+        ("torch F.linear", False, lambda: linear(x, w, bias)),
+        ("F.linear under the mode", True, lambda: linear(x, w, bias)),
+    )
     result = {}
-    for name, fn in (
-        ("gemm_aot.mm", lambda: gemm_aot.mm(a, b, out=out)),
-        ("torch.mm", lambda: torch.mm(a, b, out=out)),
-    ):
-        for _ in range(200):
-            fn()
-        torch.cuda.synchronize()
-        per_call = []
-        for _ in range(rounds):
-            spent = 0.0
-            for _ in range(calls // 200):
-                t0 = time.perf_counter()
-                for _ in range(200):
-                    fn()
-                spent += time.perf_counter() - t0
-                torch.cuda.synchronize()
-            per_call.append(spent / calls * 1e6)
-        result[name] = {"us_per_call_median": statistics.median(per_call), "rounds": per_call}
+    for name, in_mode, fn in cases:
+        mode.set_batch_invariant_mode(in_mode)
+        try:
+            result[name] = _per_call(fn, calls, rounds)
+        finally:
+            mode.set_batch_invariant_mode(False)
     return result
+
+
+def _per_call(fn, calls, rounds):
+    """Median over rounds of the wall time a call, the stream drained every 200 calls."""
+    for _ in range(200):
+        fn()
+    torch.cuda.synchronize()
+    per_call = []
+    for _ in range(rounds):
+        spent = 0.0
+        for _ in range(calls // 200):
+            t0 = time.perf_counter()
+            for _ in range(200):
+                fn()
+            spent += time.perf_counter() - t0
+            torch.cuda.synchronize()
+        per_call.append(spent / calls * 1e6)
+    return {"us_per_call_median": statistics.median(per_call), "rounds": per_call}
 
 
 def llama(layers):
@@ -143,6 +164,11 @@ def table(result):
     lines.append(
         f"| host cost of one call (1x64x64) | torch.mm {host['torch.mm']['us_per_call_median']:.2f} us | "
         f"gemm_aot.mm {host['gemm_aot.mm']['us_per_call_median']:.2f} us | | <= 5 us |"
+    )
+    lines.append(
+        f"| F.linear from Python (1x64 by 64x64, bias) | {host['torch F.linear']['us_per_call_median']:.2f} us | "
+        f"{host['F.linear under the mode']['us_per_call_median']:.2f} us | "
+        f"{host['F.linear under the mode']['us_per_call_median'] / host['torch F.linear']['us_per_call_median']:.2f}x | |"
     )
     return "\n".join(lines)
 

@@ -27,7 +27,7 @@ import warnings
 
 import torch
 
-from . import _torch_gemm, addmm as _addmm_fn
+from . import _fast_on, _native, _torch_gemm, addmm as _addmm_fn
 from ._rows import row_op
 from ._errors import GemmError, UnsupportedError
 
@@ -60,7 +60,16 @@ def _mm(a, b):
         return _fallback("mm", e, lambda: torch.ops.aten.mm.out(a, b, out=out))
 
 
+# The native fast path (linear's addmm with its bias is a decode step's every projection).
+_fast = _fast_on()
+
+
 def _addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    if _fast and beta == 1 and alpha == 1:
+        # A 1-D input of n elements is the bias; anything else is declined (None).
+        done = _native.torch_mm(mat1, mat2, None, input)
+        if done is not None:
+            return done
     try:
         return _addmm_fn(input, mat1, mat2, beta=beta, alpha=alpha)
     except GemmError as e:

@@ -1,13 +1,16 @@
 //! `gemm_aot._native`: the Python package's native module. It holds one runtime context per
 //! CUDA device and one borrowed-stream context per (device, stream) a call names, and runs
 //! GEMMs over raw device addresses ([`gemm_runtime::RawGemm`]): the Python layer
-//! (`gemm_aot/__init__.py`) turns torch tensors and DLPack capsules into those. Every
+//! (`gemm_aot/__init__.py`) turns torch tensors and DLPack capsules into those, except for
+//! the common torch call, which [`torch_fast`] reads and launches itself. Every
 //! refusal the runtime can make without a device comes before the device is opened; errors
 //! reach Python as `gemm_aot.GemmError` subclasses carrying the runtime's `kind`.
 
 mod contexts;
 mod dlpack;
 mod errors;
+mod rows_fast;
+mod torch_fast;
 
 use gemm_runtime::{Dtype, Mode, Op, Policy, RawGemm, RawMatrix, RawRows, RowOp};
 use pyo3::prelude::*;
@@ -201,5 +204,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(gemm, m)?)?;
     m.add_function(wrap_pyfunction!(rows, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::dlpack_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_fast::torch_register, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_fast::torch_mm, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_fast::torch_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(rows_fast::torch_rows, m)?)?;
     Ok(())
 }

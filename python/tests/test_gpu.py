@@ -173,6 +173,48 @@ class Rows(unittest.TestCase):
 
 
 @unittest.skipUnless(CUDA, "needs torch with a CUDA device")
+class FastPath(unittest.TestCase):
+    """The native fast path (python/src/torch_fast.rs, rows_fast.rs) serves the common call;
+    an explicit policy (GEMMs) or a positive dim (rows) takes the Python path. Both give the
+    same bits, and what the fast path declines is refused as before."""
+
+    def test_gemms_take_it_with_the_python_paths_bits(self):
+        self.assertTrue(gemm_aot._fast_on())
+        x, w = rand(33, 1024, seed=40), rand(1536, 1024, seed=41)
+        layouts = {
+            "nn": (x, w.t().contiguous()),
+            "nt": (x, w.t()),
+            "tn": (x.t().contiguous().t(), w.t().contiguous()),
+            "row slice": (rand(64, 1024, seed=42)[5:38], w.t()),
+        }
+        for name, (a, b) in layouts.items():
+            for od in (torch.bfloat16, torch.float32):
+                fast = gemm_aot.mm(a, b, out=torch.full((33, 1536), float("nan"), device="cuda", dtype=od))
+                slow = gemm_aot.mm(a, b, out=torch.full((33, 1536), float("nan"), device="cuda", dtype=od),
+                                   policy="tensor-core")
+                self.assertTrue(same_bits(fast, slow), f"{name} {od}")
+        bias = rand(1536, seed=43)
+        self.assertTrue(same_bits(gemm_aot.mm(x, w.t(), bias=bias),
+                                  gemm_aot.mm(x, w.t(), bias=bias, policy="tensor-core")))
+        a, b = rand(6, 40, 64, seed=44), rand(6, 80, 64, seed=45).transpose(1, 2)
+        self.assertTrue(same_bits(gemm_aot.bmm(a, b), gemm_aot.bmm(a, b, policy="tensor-core")))
+
+    def test_rows_take_it_with_the_python_paths_bits(self):
+        x = rand(2, 3, 5, 64, dtype=torch.float32, seed=46) * 3
+        for view in (x, x[1:2], x[:, :, 2:3], x[0, 1:2]):
+            for name, fn in (("softmax", gemm_aot.softmax), ("log_softmax", gemm_aot.log_softmax)):
+                self.assertTrue(same_bits(fn(view), fn(view, dim=view.dim() - 1)), f"{name} {tuple(view.shape)}")
+            self.assertTrue(same_bits(gemm_aot.mean(view, -1, keepdim=True),
+                                      gemm_aot.mean(view, view.dim() - 1, keepdim=True)))
+            self.assertTrue(same_bits(gemm_aot.softmax(view.bfloat16(), dtype=torch.float32),
+                                      gemm_aot.softmax(view.bfloat16(), dim=view.dim() - 1, dtype=torch.float32)))
+        # Leading dimensions that do not collapse: declined, then refused by the Python path.
+        for view in (x.transpose(0, 1), x[:, :, 1:4], x[:, 1]):
+            with self.assertRaises(gemm_aot.RefusedError):
+                gemm_aot.softmax(view)
+
+
+@unittest.skipUnless(CUDA, "needs torch with a CUDA device")
 class Mode(unittest.TestCase):
     def setUp(self):
         import gemm_aot.torch as mode

@@ -3,11 +3,13 @@
 //! kind of sm90a (TMA decode, persistent wgmma, the wgmma kernel in clusters of 2, the K splits
 //! and chunked kernels of tc-k16-c512, cp.async TF32,
 //! the plain-load unaligned kernels, the exact cp.async decode and tiled kernels), the sm80 tier
-//! from its PTX (cp.async tensor-core kernels), an invariance sweep, and a packaged decode step
-//! replayed from a CUDA graph. A kernel whose result depends on one side of its pipeline being
+//! from its PTX (cp.async tensor-core kernels), an invariance sweep, the strided-batch kernels
+//! (one launch a bmm), and a packaged decode step replayed from a CUDA graph. A kernel whose result depends on one side of its pipeline being
 //! faster differs here.
 
-use gemm_runtime::{Context, GemmError, KernelInfo, Op, Policy, TierChoice};
+use gemm_runtime::{
+    bf16, Context, Dtype, GemmError, KernelInfo, Op, Policy, RawGemm, RawMatrix, TierChoice,
+};
 use gemm_timing_tests::case::dtypes::{BF16, BF16_F32, F16, F16_F32, F32};
 use gemm_timing_tests::case::{first_difference, run, Case, Data, Output, Rng, Uploaded};
 use gemm_timing_tests::step::{kernel_names, StepBuffers, StepHost};
@@ -317,4 +319,114 @@ fn perturbed_decode_step_replays_the_plain_bits() {
         "decode step: eager and {} replays under seeds {seeds:x?} equal the plain eager bits",
         seeds.len()
     );
+}
+
+/// One strided batch on `ctx` (bf16 inputs, f32 C, C starting as NaN): the output's bits and the
+/// launched kernel's name.
+fn strided_batch(
+    ctx: &Context,
+    (op, (m, n, k), count): (Op, (usize, usize, usize), usize),
+    rng_label: &str,
+) -> (Vec<u32>, String) {
+    let mut rng = Rng::for_label(rng_label);
+    let mut vals =
+        |len: usize| -> Vec<bf16> { (0..len).map(|_| bf16::from_f32(rng.value())).collect() };
+    let (a_rows, a_cols) = if op == Op::Tn { (k, m) } else { (m, k) };
+    let ldb = if op == Op::Nt { k } else { n };
+    let (sa, sb, sc) = (a_rows * a_cols, n * k, m * n);
+    let a = ctx.upload(&vals(count * sa)).unwrap();
+    let b = ctx.upload(&vals(count * sb)).unwrap();
+    let c = ctx.upload(&vec![f32::NAN; count * sc]).unwrap();
+    let call = RawGemm {
+        op,
+        m,
+        n,
+        k,
+        ab: Dtype::Bf16,
+        c_dtype: Dtype::F32,
+        a: RawMatrix {
+            ptr: a.span().base(),
+            ld: a_cols,
+        },
+        b: RawMatrix {
+            ptr: b.span().base(),
+            ld: ldb,
+        },
+        c: RawMatrix {
+            ptr: c.span().base(),
+            ld: n,
+        },
+        bias: None,
+        beta: 0.0,
+        policy: Some(TC),
+        mode: None,
+    };
+    let calls = call
+        .strided(count, (sa as u64, sb as u64, sc as u64))
+        .unwrap();
+    let launch = ctx.gemm_raw_batch(&calls).unwrap().unwrap();
+    let kernel = launch
+        .kernel
+        .and_then(|id| ctx.kernels().kernel(id))
+        .unwrap();
+    assert!(
+        kernel.batch,
+        "{op} {m}x{n}x{k} x{count}: {} is no batch kernel",
+        kernel.name
+    );
+    let bits = ctx
+        .download(&c)
+        .unwrap()
+        .iter()
+        .map(|v| v.to_bits())
+        .collect();
+    (bits, kernel.name.to_string())
+}
+
+/// The batch kernels (attention's products as a bmm: a grid z over the entries) under
+/// perturbation give the plain batch kernels' bits, every entry.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn perturbed_batch_kernels_give_the_plain_bits() {
+    let (plain, perturbed) = contexts(TierChoice::Auto);
+    if perturbed.tier().name != "sm90a" {
+        eprintln!(
+            "skipped: the device runs tier {}, this test is sm90a's (its batch_kernels)",
+            perturbed.tier().name
+        );
+        return;
+    }
+    let cases = [
+        (Op::Nt, (1, 37, 128), 64),
+        (Op::Nn, (1, 128, 37), 64),
+        (Op::Nt, (128, 128, 128), 32),
+        (Op::Nn, (16, 128, 4096), 8),
+        (Op::Tn, (24, 64, 80), 7),
+    ];
+    let seeds = perturbation_seeds();
+    let mut failures = Vec::new();
+    for case in cases {
+        let label = format!("batch {case:?}");
+        let (want, kernel) = strided_batch(&plain, case, &label);
+        for &seed in &seeds {
+            perturbed.set_timing_perturbation_seed(seed).unwrap();
+            let (got, pk) = strided_batch(&perturbed, case, &label);
+            assert_eq!(
+                pk, kernel,
+                "{label}: the perturbed build launched another kernel"
+            );
+            if let Some(i) = got.iter().zip(&want).position(|(g, w)| g != w) {
+                failures.push(format!(
+                    "seed {seed:#x}: {label} ({kernel}): element {i} differs"
+                ));
+            }
+        }
+        eprintln!(
+            "{label}: {kernel}, {} seeds, {} elements each",
+            seeds.len(),
+            want.len()
+        );
+    }
+    perturbed.set_timing_perturbation_seed(0).unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

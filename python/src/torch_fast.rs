@@ -1,0 +1,395 @@
+//! The common torch call, read and launched on the native side: `mm`, `linear`, `bmm` and
+//! the mode's overrides with no explicit policy or mode, no beta, tensors on the current
+//! device. Python's per-call work (named tuples, a dozen checks, several frames) was half a
+//! call's host cost; here a tensor is five attribute reads.
+//!
+//! Anything else — a refusal to word, a copy to make, an f32-only op, another device — is
+//! declined (`None`) *before anything is allocated or enqueued*, and the Python path
+//! (`gemm_aot/__init__.py`) takes the call as before, with its messages. The runtime call is
+//! the one the Python path makes, so the bits are the same.
+
+use gemm_runtime::{Dtype, Mode, Op, Policy, RawGemm, RawMatrix};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyTuple;
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+/// What the fast path needs of torch, registered once by the Python layer (`torch` is never
+/// imported from here).
+pub(crate) struct TorchRefs {
+    bf16: Py<PyAny>,
+    f16: Py<PyAny>,
+    f32: Py<PyAny>,
+    /// `torch._C._cuda_getCurrentRawStream(device) -> int`.
+    raw_stream: Py<PyAny>,
+    /// `torch._C._cuda_getDevice() -> int`.
+    current_device: Py<PyAny>,
+}
+
+pub(crate) static TORCH: PyOnceLock<TorchRefs> = PyOnceLock::new();
+
+/// (device, op, ab, c) the tier does not route with the tensor-core policy: the Python path
+/// owns those calls (f32 scratch, or the tier's default policy), so they are declined at once.
+type Declined = Mutex<HashSet<(usize, Op, Dtype, Dtype)>>;
+
+fn declined() -> &'static Declined {
+    static DECLINED: std::sync::OnceLock<Declined> = std::sync::OnceLock::new();
+    DECLINED.get_or_init(Default::default)
+}
+
+/// Registers torch's dtypes and stream accessors; returns whether the fast path is on (a
+/// second registration keeps the first).
+#[pyfunction]
+pub fn torch_register(
+    py: Python<'_>,
+    bf16: Py<PyAny>,
+    f16: Py<PyAny>,
+    f32: Py<PyAny>,
+    raw_stream: Py<PyAny>,
+    current_device: Py<PyAny>,
+) -> bool {
+    TORCH.get_or_init(py, || TorchRefs {
+        bf16,
+        f16,
+        f32,
+        raw_stream,
+        current_device,
+    });
+    true
+}
+
+/// Dimensions a View holds (attention's scores, softmax's input, have 4).
+const MAX_DIMS: usize = 4;
+
+/// One tensor as read: address, shape and strides, dtype, device.
+pub(crate) struct View {
+    pub ptr: u64,
+    pub nd: usize,
+    pub shape: [usize; MAX_DIMS],
+    pub stride: [usize; MAX_DIMS],
+    pub dtype: Dtype,
+    pub device: usize,
+}
+
+pub(crate) fn dtype_of(refs: &TorchRefs, d: &Bound<'_, PyAny>) -> Option<Dtype> {
+    if d.is(&refs.bf16) {
+        Some(Dtype::Bf16)
+    } else if d.is(&refs.f16) {
+        Some(Dtype::F16)
+    } else if d.is(&refs.f32) {
+        Some(Dtype::F32)
+    } else {
+        None
+    }
+}
+
+fn ints<const N: usize>(t: &Bound<'_, PyAny>, nd: usize) -> Option<[usize; N]> {
+    let t = t.cast::<PyTuple>().ok()?;
+    if t.len() != nd || nd > N {
+        return None;
+    }
+    let mut out = [0usize; N];
+    for (i, v) in t.iter().enumerate() {
+        // A negative stride fails to extract: declined, the Python path words it.
+        out[i] = v.extract::<usize>().ok()?;
+    }
+    Some(out)
+}
+
+/// `t` as a View, `None` when it is not a CUDA tensor of a served dtype with at most
+/// [`MAX_DIMS`] dimensions and non-negative strides.
+pub(crate) fn view(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> Option<View> {
+    let py = t.py();
+    let dtype = dtype_of(refs, &t.getattr(intern!(py, "dtype")).ok()?)?;
+    let device: i64 = t
+        .call_method0(intern!(py, "get_device"))
+        .ok()?
+        .extract()
+        .ok()?;
+    let shape = t.getattr(intern!(py, "shape")).ok()?;
+    let nd = shape.len().ok()?;
+    let shape = ints::<MAX_DIMS>(&shape, nd)?;
+    let stride = ints::<MAX_DIMS>(&t.call_method0(intern!(py, "stride")).ok()?, nd)?;
+    let ptr = t
+        .call_method0(intern!(py, "data_ptr"))
+        .ok()?
+        .extract()
+        .ok()?;
+    Some(View {
+        ptr,
+        nd,
+        shape,
+        stride,
+        dtype,
+        device: usize::try_from(device).ok()?,
+    })
+}
+
+/// One matrix of a view (the last two dimensions): rows, cols, row stride, col stride, and
+/// the batch stride (0 for a 2-D view).
+#[derive(Clone, Copy)]
+struct Mat {
+    ptr: u64,
+    rows: usize,
+    cols: usize,
+    rs: usize,
+    cs: usize,
+    batch: usize,
+}
+
+impl View {
+    fn mat(&self, batched: bool) -> Option<Mat> {
+        let s = |i: usize| (self.shape[i], self.stride[i]);
+        let ((rows, rs), (cols, cs), batch) = match (self.nd, batched) {
+            (2, false) => (s(0), s(1), 0),
+            (3, true) => (s(1), s(2), self.stride[0]),
+            _ => return None,
+        };
+        Some(Mat {
+            ptr: self.ptr,
+            rows,
+            cols,
+            rs,
+            cs,
+            batch,
+        })
+    }
+}
+
+/// How a matrix is stored, as `gemm_aot._operands.storage` says: `(transposed, ld)`;
+/// `None` when no dimension is contiguous.
+fn storage(m: &Mat) -> Option<(bool, usize)> {
+    if m.cs == 1 || m.cols == 1 {
+        Some((false, if m.rows > 1 { m.rs } else { m.cols }))
+    } else if m.rs == 1 || m.rows == 1 {
+        Some((true, if m.cols > 1 { m.cs } else { m.rows }))
+    } else {
+        None
+    }
+}
+
+/// The call a torch `mm`/`bmm` with these operands makes, before its output exists.
+struct Plan {
+    call: RawGemm,
+    count: usize,
+    /// Batch strides of a, b (elements); c's is fixed once the output is known.
+    strides: (u64, u64),
+    device: usize,
+    /// The output as given (its batch stride), or `None`: allocate `[count,] m, n`.
+    out: Option<(u64, usize, usize)>,
+    a_shape: usize,
+}
+
+fn plan(
+    refs: &TorchRefs,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, PyAny>>,
+    bias: Option<&Bound<'_, PyAny>>,
+    batched: bool,
+) -> Option<Plan> {
+    let (va, vb) = (view(refs, a)?, view(refs, b)?);
+    let (ma, mb) = (va.mat(batched)?, vb.mat(batched)?);
+    let count = if batched { va.shape[0] } else { 1 };
+    if (batched && vb.shape[0] != count) || va.dtype != vb.dtype || va.device != vb.device {
+        return None;
+    }
+    let (m, n, k) = (ma.rows, mb.cols, ma.cols);
+    if mb.rows != k || count == 0 || m == 0 || n == 0 {
+        return None;
+    }
+    let ((ta, lda), (tb, ldb)) = (storage(&ma)?, storage(&mb)?);
+    let op = match (ta, tb) {
+        (false, false) => Op::Nn,
+        (false, true) => Op::Nt,
+        (true, false) => Op::Tn,
+        (true, true) => return None,
+    };
+    let (c_dtype, c_out) = match out {
+        Some(o) => {
+            let vo = view(refs, o)?;
+            let mo = vo.mat(batched)?;
+            if (batched && vo.shape[0] != count) || (mo.rows, mo.cols) != (m, n) {
+                return None;
+            }
+            let (to, ldc) = storage(&mo)?;
+            if (to && n > 1) || vo.device != va.device {
+                return None;
+            }
+            (vo.dtype, Some((mo.ptr, ldc, mo.batch)))
+        }
+        None => (va.dtype, None),
+    };
+    let bias_ptr = match bias {
+        Some(t) => {
+            let vb = view(refs, t)?;
+            let unit = vb.nd == 1 && vb.shape[0] == n && (vb.stride[0] == 1 || n == 1);
+            if !unit || vb.dtype != c_dtype || vb.device != va.device {
+                return None;
+            }
+            Some(vb.ptr)
+        }
+        None => None,
+    };
+    // 16-bit inputs run the tensor-core policy, named, as the Python path does; f32 inputs the
+    // tier's default. A key the tier declined is the Python path's.
+    let policy = (va.dtype != Dtype::F32).then_some(Policy::TensorCore);
+    if policy.is_some()
+        && declined()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(&(va.device, op, va.dtype, c_dtype))
+    {
+        return None;
+    }
+    let (c_ptr, ldc) = c_out.map_or((0, n), |(p, ld, _)| (p, ld));
+    Some(Plan {
+        call: RawGemm {
+            op,
+            m,
+            n,
+            k,
+            ab: va.dtype,
+            c_dtype,
+            a: RawMatrix {
+                ptr: ma.ptr,
+                ld: lda,
+            },
+            b: RawMatrix {
+                ptr: mb.ptr,
+                ld: ldb,
+            },
+            c: RawMatrix {
+                ptr: c_ptr,
+                ld: ldc,
+            },
+            bias: bias_ptr,
+            beta: 0.0,
+            policy,
+            mode: Some(Mode::Deterministic),
+        },
+        count,
+        strides: (ma.batch as u64, mb.batch as u64),
+        device: va.device,
+        out: c_out,
+        a_shape: va.nd,
+    })
+}
+
+/// Whether `device` is torch's current device (else the Python path makes it current around
+/// the call).
+pub(crate) fn is_current(refs: &TorchRefs, py: Python<'_>, device: usize) -> bool {
+    let current = refs
+        .current_device
+        .bind(py)
+        .call0()
+        .and_then(|d| d.extract::<usize>());
+    current.is_ok_and(|d| d == device)
+}
+
+/// torch's current stream on `device`, as a raw `CUstream`.
+pub(crate) fn current_stream(refs: &TorchRefs, py: Python<'_>, device: usize) -> PyResult<usize> {
+    refs.raw_stream.bind(py).call1((device,))?.extract()
+}
+
+/// `mm`/`bmm` of torch tensors (`out` and `bias` optional), launched on torch's current
+/// stream; returns the output, or `None` when the call is not the common case (nothing
+/// allocated, nothing enqueued: the Python path takes it).
+#[pyfunction]
+#[pyo3(signature = (a, b, out=None, bias=None, batched=false))]
+pub fn torch_mm<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
+    bias: Option<&Bound<'py, PyAny>>,
+    batched: bool,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let Some(refs) = TORCH.get(py) else {
+        return Ok(None);
+    };
+    let Some(mut p) = plan(refs, a, b, out, bias, batched) else {
+        return Ok(None);
+    };
+    if !is_current(refs, py, p.device) {
+        return Ok(None);
+    }
+    // Every check the runtime makes without a device, before the output is allocated.
+    let (m, n) = (p.call.m, p.call.n);
+    let out = match out {
+        Some(o) => o.clone(),
+        None => {
+            let shape = if p.a_shape == 3 {
+                PyTuple::new(py, [p.count, m, n])?
+            } else {
+                PyTuple::new(py, [m, n])?
+            };
+            let o = a.call_method1(intern!(py, "new_empty"), (shape,))?;
+            p.call.c.ptr = o.call_method0(intern!(py, "data_ptr"))?.extract()?;
+            p.out = Some((p.call.c.ptr, n, m * n));
+            o
+        }
+    };
+    let stride_c = p.out.map_or(0, |(_, _, s)| s as u64);
+    let calls = p
+        .call
+        .strided(p.count, (p.strides.0, p.strides.1, stride_c))
+        .map_err(|e| crate::errors::to_py(py, &e))?;
+    let entry = |i: usize| (p.count > 1).then_some(i);
+    for (i, call) in calls.iter().enumerate() {
+        call.check()
+            .map_err(|e| crate::errors::in_batch(py, &e, entry(i)))?;
+    }
+    let stream = current_stream(refs, py, p.device)?;
+    let ctx =
+        crate::contexts::on_stream(p.device, stream).map_err(|e| crate::errors::to_py(py, &e))?;
+    match py.detach(|| ctx.gemm_raw_batch(&calls)) {
+        Ok(_) => Ok(Some(out)),
+        // Refused before anything was enqueued: the Python path serves this key from now on.
+        Err(f) if f.error.kind() == "no_route" => {
+            declined()
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert((p.device, p.call.op, p.call.ab, p.call.c_dtype));
+            Ok(None)
+        }
+        Err(f) => Err(crate::errors::in_batch(py, &f.error, entry(f.entry))),
+    }
+}
+
+/// The call the fast path would make for these operands, without launching (`None`: it
+/// declines): `(op, m, n, k, ab, c, lda, ldb, ldc, count, (stride_a, stride_b), policy)`.
+/// For the CPU tests, which compare it with the Python path's.
+#[pyfunction]
+#[pyo3(signature = (a, b, out=None, bias=None, batched=false))]
+#[allow(clippy::type_complexity)]
+pub fn torch_plan<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
+    bias: Option<&Bound<'py, PyAny>>,
+    batched: bool,
+) -> Option<(
+    &'static str,
+    [usize; 4],
+    (&'static str, &'static str),
+    [usize; 3],
+    usize,
+    (u64, u64),
+    Option<&'static str>,
+)> {
+    let p = plan(TORCH.get(py)?, a, b, out, bias, batched)?;
+    let c = &p.call;
+    Some((
+        c.op.as_str(),
+        [c.m, c.n, c.k, usize::from(c.bias.is_some())],
+        (c.ab.as_str(), c.c_dtype.as_str()),
+        [c.a.ld, c.b.ld, c.c.ld],
+        p.count,
+        p.strides,
+        c.policy.map(|p| p.as_str()),
+    ))
+}
