@@ -1,11 +1,18 @@
 //! `--launch-overhead`: host time to enqueue one small GEMM, three ways, on the same buffers:
 //! the plain call (`gemm`, the disabled observer), the same call with a recording observer,
 //! and a bare cudarc launch of the same kernel with a prebuilt argument struct (no
-//! validation, no dispatch, no observer: the floor). Each is timed over batches of launches
-//! (the stream drained between batches, untimed), and the median per launch reported.
+//! validation, no dispatch, no observer: the floor). Then the fronts' path (the Python and C
+//! calls): a 1x64x64 bf16 tensor-core GEMM through `gemm` on registered buffers, through
+//! `gemm_raw` on the same memory as raw addresses, and through `gemm_raw_batch` of one call,
+//! with the pieces a raw call adds: its device-free check and one driver bounds query an
+//! operand. Each is timed over batches of launches (the stream drained between batches,
+//! untimed), and the median per launch reported.
 
 use crate::sample::median;
-use gemm_runtime::{ArgSources, Context, DeviceBuffer, GemmRequest, Recorder};
+use gemm_runtime::{
+    bf16, ArgSources, Context, DeviceBuffer, Dtype, GemmRequest, Op, Policy, RawGemm, RawMatrix,
+    Recorder,
+};
 use std::time::Instant;
 
 const BATCH: usize = 400;
@@ -134,10 +141,99 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
         "  gemm_observed(Recorder) {recorded:>7.2} us  (+{:.2} us over NoObserver)",
         recorded - plain
     );
+    let raw = raw_path(ctx)?;
     Ok(serde_json::json!({
         "commit": commit,
         "shape": [m, n, k], "kernel": kernel.name, "batch": BATCH, "batches": BATCHES,
         "bare_driver_us": bare, "gemm_no_observer_us": plain, "gemm_recorder_us": recorded,
+        "raw_path": raw,
         "method": "host time to enqueue, median over batches; stream drained between batches (untimed)",
+    }))
+}
+
+/// The fronts' path: what a raw call costs on top of `gemm`, and its pieces.
+fn raw_path(ctx: &Context) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    const RAW: (usize, usize, usize) = (1, 64, 64);
+    let (m, n, k) = RAW;
+    let x = ctx.upload(&vec![bf16::from_f32(0.5); m * k])?;
+    let w = ctx.upload(&vec![bf16::from_f32(0.25); k * n])?;
+    let mut y = ctx.alloc::<bf16>(m * n)?;
+    let registered = |y: &mut DeviceBuffer<bf16>| {
+        let mut req = GemmRequest::linear(x.mat(k), w.mat(n), None, y.mat_mut(n), (m, n, k));
+        req.policy = Some(Policy::TensorCore);
+        ctx.gemm(req)
+    };
+    let launch = registered(&mut y)?;
+    let kernel = launch
+        .kernel
+        .and_then(gemm_runtime::kernel)
+        .map_or("-", |k| k.name);
+    let call = RawGemm {
+        op: Op::Nn,
+        m,
+        n,
+        k,
+        ab: Dtype::Bf16,
+        c_dtype: Dtype::Bf16,
+        a: RawMatrix {
+            ptr: x.span().base(),
+            ld: k,
+        },
+        b: RawMatrix {
+            ptr: w.span().base(),
+            ld: n,
+        },
+        c: RawMatrix {
+            ptr: y.span().base(),
+            ld: n,
+        },
+        bias: None,
+        beta: 0.0,
+        policy: Some(Policy::TensorCore),
+        mode: None,
+    };
+    let gemm = per_launch(ctx, || {
+        registered(&mut y)?;
+        Ok(())
+    })?;
+    let raw = per_launch(ctx, || {
+        ctx.gemm_raw(&call)?;
+        Ok(())
+    })?;
+    let batch = per_launch(ctx, || {
+        ctx.gemm_raw_batch(std::slice::from_ref(&call))
+            .map_err(|f| f.error)?;
+        Ok(())
+    })?;
+    // The pieces, each over as many repetitions (nothing launched).
+    let check = per_launch(ctx, || {
+        std::hint::black_box(call.check()?);
+        Ok(())
+    })?;
+    let bounds = per_launch(ctx, || {
+        for ptr in [call.a.ptr, call.b.ptr, call.c.ptr] {
+            let (mut base, mut size) = (0, 0);
+            // SAFETY: both out-pointers are valid; the driver only reads `ptr` as an address.
+            unsafe { cudarc::driver::sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) }
+                .result()?;
+            std::hint::black_box((base, size));
+        }
+        Ok(())
+    })?;
+    println!("the fronts' path, {m}x{n}x{k} bf16 tensor-core ({kernel}):");
+    println!("  gemm (registered)       {gemm:>7.2} us");
+    println!(
+        "  gemm_raw                {raw:>7.2} us  (+{:.2} us: raw addresses)",
+        raw - gemm
+    );
+    println!(
+        "  gemm_raw_batch of one   {batch:>7.2} us  (+{:.2} us over gemm_raw)",
+        batch - raw
+    );
+    println!("  of which: check         {check:>7.2} us");
+    println!("  of which: 3 bounds queries {bounds:>4.2} us (cuMemGetAddressRange)");
+    Ok(serde_json::json!({
+        "shape": [m, n, k], "kernel": kernel, "gemm_us": gemm, "gemm_raw_us": raw,
+        "gemm_raw_batch_us": batch, "check_us": check, "bounds_queries_us": bounds,
     }))
 }

@@ -1,6 +1,7 @@
 // Kind `wgmma_tma_gemm` (wide) of the tensor-core policy, contracts tc-k16 and tc-k16-c512 (docs/tensor-core.md §1, §9).
 //
-// A CTA computes Cfg::M = 64 * CONSUMERS rows x Cfg::N columns of C. Warpgroup 0 is the producer
+// A CTA computes Cfg::M = 64 * CONSUMERS rows x Cfg::N columns of C a tile (with PINGPONG, 64 rows:
+// see below). Warpgroup 0 is the producer
 // (one thread issues TMA loads of A and B into a STAGES-deep ring of 128B-swizzled stages, K = 64
 // each, full/empty mbarriers); warpgroups 1..CONSUMERS each own 64 rows and issue wgmma
 // m64nNk16, accumulators in registers, K-major operands as they are, MN-major operands (A of tn,
@@ -22,6 +23,13 @@
 //    producer takes no part and keeps loading the next tile.
 //    K is at most kMaxK = SPLIT_K * SLOTS * kChunk (routes are bounded by it; more traps).
 // (docs/tensor-core.md §9.)
+//
+// PINGPONG (two consumers, tc-k16 without a split): a tile is 64 rows, and the consumers take
+// the CTA's tiles in turn (its j-th tile is consumer j % 2's), each a whole tile with the same
+// m64nNk16 chain as above, so one consumer's epilogue overlaps the other's main loop. The
+// producer loads every tile's stages in order into the one ring; a consumer skips the other's
+// stages (tile j's first stage is stage j * nk of the ring's sequence) and each stage is
+// released by the one consumer that read it.
 //
 // Persistent grid: CTA (cluster) `id` walks tiles id, id + count, ... in TcTileOrder. Clusters of
 // CLUSTER_M CTAs along M share the B tile through TMA multicast: B box i is loaded by rank
@@ -89,6 +97,8 @@ struct wgmma_tma_gemm {
     static constexpr int BM = Cfg::M, BN = Cfg::N, BK = Cfg::K;
     static constexpr int kStages = Cfg::STAGES, kConsumers = Cfg::CONSUMERS;
     static constexpr int kClusterM = Cfg::CLUSTER_M;
+    static constexpr bool kPingPong = Cfg::PINGPONG != 0;  // consumers on alternate 64-row tiles
+    static constexpr int kTileConsumers = kPingPong ? 1 : kConsumers;  // consumers reading a stage
     static constexpr bool kAKMajor = OperandLayout<OP>::kAContiguousK;  // nn, nt: A stored [m, k]
     static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;  // nt: B stored [n, k]
 
@@ -113,7 +123,7 @@ struct wgmma_tma_gemm {
 
     // Tensor-map boxes of A and B (elements of the operand as stored, inner = contiguous):
     // 64 x 64 boxes of 128-byte swizzled rows.
-    static constexpr int kABoxes = kAKMajor ? 1 : kConsumers;  // TMA boxes of A per stage
+    static constexpr int kABoxes = kAKMajor ? 1 : BM / 64;  // TMA boxes of A per stage
     static constexpr int kBBoxes = kBKMajor ? 1 : BN / 64;     // TMA boxes of B per stage
     static constexpr int kBoxBytes = 64 * 64 * (int)sizeof(TAB);  // one 64 x 64 box (8 KiB)
 
@@ -136,7 +146,8 @@ struct wgmma_tma_gemm {
                       Cfg::kBBoxInner == 64 && Cfg::kBBoxOuter == (kBKMajor ? BN : 64) && Cfg::kSwizzleB == 128 &&
                       kCBoxInner * (int)sizeof(TC) == 128 && kCBoxOuter == 64 && kSwizzleC == 128 &&
                       BN % kCBoxInner == 0 && kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0 &&
-                      kChunk % BK == 0,
+                      kChunk % BK == 0 && BM == 64 * kTileConsumers &&
+                      (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)),
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
 
     template <class Args>
@@ -161,7 +172,7 @@ struct wgmma_tma_gemm {
         if (threadIdx.x == 0) {
             for (int s = 0; s < kStages; ++s) {
                 mbar_init(full(s), 1);
-                mbar_init(empty(s), 4 * kConsumers * kClusterM);  // every consumer warp of the cluster
+                mbar_init(empty(s), 4 * kTileConsumers * kClusterM);  // every reading consumer warp of the cluster
             }
             for (int c = 0; c < kConsumers; ++c) mbar_init(cbar0 + 8u * c, 1);
             if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a tile
@@ -227,7 +238,8 @@ struct wgmma_tma_gemm {
             }
         } else {
             if constexpr (kConsumers == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
-            const int cw = wg - 1;  // rows cw * 64 .. + 63 of the tile
+            const int cw = wg - 1;  // rows cw * 64 .. + 63 of the tile (PINGPONG: every tile j with j % 2 == cw)
+            const int rows0 = kPingPong ? 0 : cw * 64;  // this consumer's first row in a tile
             const int warp = tid / 32, lane = tid % 32;
             const bool aligned = tc_pairs_aligned<TC>(p);
             const bool tma_c = tc_c_tensor_map<TC>(p);
@@ -240,13 +252,20 @@ struct wgmma_tma_gemm {
             uint32_t rph = 0, fph = 0;  // split: phases of ready_bar and free_bar
             int s = 0;
             uint32_t ph = 0;
-            for (int t = cid; t < ntiles; t += ncl) {
+            for (int t = cid, j = 0; t < ntiles; t += ncl, ++j) {
+                if constexpr (kPingPong) {
+                    if ((j & 1) != cw) continue;  // the other consumer's tile
+                    // Its stages follow the CTA's earlier tiles' (nk each) in the ring's sequence.
+                    const long long g = (long long)j * nk;
+                    s = (int)(g % kStages);
+                    ph = (uint32_t)((g / kStages) & 1);
+                }
                 int tm, tn;
                 order.tile(t, tm, tn);
                 const int m0 = (tm * kClusterM + (int)rank) * BM, n0 = tn * BN;
                 if (c_load && tid == 0) {  // round 0's old C, overlapping the main loop
                     bulk_wait_group_read0();  // the previous tile's stores have read the buffer
-                    load_c_round(p, cbuf, cbar, m0 + cw * 64, n0, 0);
+                    load_c_round(p, cbuf, cbar, m0 + rows0, n0, 0);
                 }
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
@@ -267,8 +286,8 @@ struct wgmma_tma_gemm {
                         wgmma_fence();
 #pragma unroll
                         for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps: the contract's chain
-                            const uint64_t da = kAKMajor ? wgmma_desc_sw128(a + cw * (64 * 128) + kk * 32, 16, 1024)
-                                                         : wgmma_desc_sw128(a + cw * kBoxBytes + kk * 2048, kBoxBytes, 1024);
+                            const uint64_t da = kAKMajor ? wgmma_desc_sw128(a + rows0 * 128 + kk * 32, 16, 1024)
+                                                         : wgmma_desc_sw128(a + (rows0 / 64) * kBoxBytes + kk * 2048, kBoxBytes, 1024);
                             const uint64_t db = kBKMajor ? wgmma_desc_sw128(b + kk * 32, 16, 1024)
                                                          : wgmma_desc_sw128(b + kk * 2048, kBoxBytes, 1024);
                             wgmma_k16<TAB, BN, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db);
@@ -337,22 +356,22 @@ struct wgmma_tma_gemm {
                 }
                 GEMM_PERTURB(kPerturbEpilogue, t);
                 if (c_load) {
-                    store_tile_tma<true>(p, d, cbuf, m0 + cw * 64, n0, cw, tid, cbar, cph);
+                    store_tile_tma<true>(p, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
                     continue;
                 }
                 if (tma_c) {
-                    store_tile_tma<false>(p, d, cbuf, m0 + cw * 64, n0, cw, tid, cbar, cph);
+                    store_tile_tma<false>(p, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
                     continue;
                 }
                 // d[4j + 2h + e] is (row0 + 8h, col0 + 8j + e).
-                const int row0 = m0 + cw * 64 + warp * 16 + lane / 4;
+                const int row0 = m0 + rows0 + warp * 16 + lane / 4;
                 const int col0 = n0 + 2 * (lane % 4);
                 const bool vec = aligned && n0 + BN <= p.n;
                 if (row0 < p.m) {
 #pragma unroll
-                    for (int j = 0; j < BN / 8; ++j) {
-                        tc_store_pair<TC>(p, row0, col0 + 8 * j, d[4 * j], d[4 * j + 1], vec);
-                        tc_store_pair<TC>(p, row0 + 8, col0 + 8 * j, d[4 * j + 2], d[4 * j + 3], vec);
+                    for (int jc = 0; jc < BN / 8; ++jc) {
+                        tc_store_pair<TC>(p, row0, col0 + 8 * jc, d[4 * jc], d[4 * jc + 1], vec);
+                        tc_store_pair<TC>(p, row0 + 8, col0 + 8 * jc, d[4 * jc + 2], d[4 * jc + 3], vec);
                     }
                 }
             }

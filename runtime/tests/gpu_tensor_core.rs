@@ -783,3 +783,98 @@ fn the_default_policy_is_tensor_core_for_half_inputs_only() {
         by_default.iter().map(|v| bits(*v)).collect::<Vec<_>>()
     );
 }
+
+/// Every kernel of the tier that a route of the contract could name at these shapes (what
+/// `gemm-aot tune` chooses among: the wgmma tiles, ping-pong among them, the decode and
+/// cp.async kernels, clusters and K splits of the chunked contract) gives the routed kernel's
+/// bits, with bias, and with beta for tn. A candidate the shape does not fit (a K split's
+/// bounded K, a cluster the grid cannot take) is skipped, as the tuner skips it.
+fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
+    let ctx = context();
+    let dtype = DtypeTriple::new(Dtype::Bf16, C::DTYPE, Dtype::F32);
+    let beta = if op == Op::Tn { 1.0 } else { 0.0 };
+    for (m, n, k) in [
+        (1000usize, 2304usize, 768usize),
+        (300, 4096, 1024),
+        (77, 1000, 136),
+        (520, 768, 8192),
+    ] {
+        let Some(route) = tc_route(&ctx, op, dtype, (m as u64, n as u64, k as u64)) else {
+            continue;
+        };
+        let contract = kernel(route.kernel).unwrap().contract;
+        let mut rng = Rng::fresh(&format!("candidates {op} {dtype} {m}x{n}x{k}"));
+        let (a_len, lda) = (m * k, if op == Op::Tn { m } else { k });
+        let (b_len, ldb) = (k * n, if op == Op::Nt { k } else { n });
+        let a = ctx.upload(&rng.vec::<bf16>(a_len)).unwrap();
+        let b = ctx.upload(&rng.vec::<bf16>(b_len)).unwrap();
+        let bias = ctx.upload(&rng.vec::<C>(n)).unwrap();
+        let c0: Vec<C> = rng.vec(m * n);
+        let run = |on: Option<KernelId>| -> Option<(Vec<u32>, &'static str)> {
+            let mut c = ctx.upload(&c0).unwrap();
+            let req = GemmRequest::new(op, (m, n, k), a.mat(lda), b.mat(ldb), c.mat_mut(n))
+                .with_bias(Some(bias.mat(n)))
+                .with_beta(beta)
+                .with_policy(TC);
+            let launch = match on {
+                None => ctx.gemm(req).unwrap(),
+                Some(id) => match ctx.gemm_on_kernel(req, id) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        eprintln!("  {} skipped: {e}", name(Some(id)));
+                        return None;
+                    }
+                },
+            };
+            let bits = ctx.download(&c).unwrap().into_iter().map(bits).collect();
+            Some((bits, name(launch.kernel)))
+        };
+        let (want, routed) = run(None).unwrap();
+        let mut compared = Vec::new();
+        for k_info in ctx.kernels().tier_kernels(ctx.tier().id) {
+            let candidate = k_info.contract == contract
+                && k_info.op == op
+                && k_info.dtype == dtype
+                && !k_info.batch
+                && k_info.operands != OperandPath::Loads;
+            if !candidate {
+                continue;
+            }
+            if let Some((got, ran)) = run(Some(k_info.id)) {
+                let diff = got.iter().zip(&want).position(|(g, w)| g != w);
+                assert!(
+                    diff.is_none(),
+                    "{op} {m}x{n}x{k}: {ran} differs from the routed {routed} at element {}",
+                    diff.unwrap_or(0)
+                );
+                compared.push(ran);
+            }
+        }
+        assert!(
+            compared.len() > 1,
+            "{op} {m}x{n}x{k}: only {compared:?} ran"
+        );
+        eprintln!(
+            "{op} {dtype} {m}x{n}x{k} ({contract}, routed {routed}): {} candidates give its bits: {compared:?}",
+            compared.len()
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_every_candidate_gives_the_routed_bits_nn_bf16() {
+    every_candidate_gives_the_routed_bits::<bf16>(Op::Nn);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_every_candidate_gives_the_routed_bits_nt_bf16() {
+    every_candidate_gives_the_routed_bits::<bf16>(Op::Nt);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_every_candidate_gives_the_routed_bits_tn_f32() {
+    every_candidate_gives_the_routed_bits::<f32>(Op::Tn);
+}
