@@ -29,7 +29,10 @@
 // m64nNk16 chain as above, so one consumer's epilogue overlaps the other's main loop. The
 // producer loads every tile's stages in order into the one ring; a consumer skips the other's
 // stages (tile j's first stage is stage j * nk of the ring's sequence) and each stage is
-// released by the one consumer that read it.
+// released by the one consumer that read it. A consumer starts tile j's main loop only once the
+// other has finished tile j - 1's (an mbarrier a consumer, one phase a tile): the main loops
+// take turns, and a stage's full barrier is never waited on more than one phase ahead (its
+// parity would not tell the phases apart).
 //
 // Persistent grid: CTA (cluster) `id` walks tiles id, id + count, ... in TcTileOrder. Clusters of
 // CLUSTER_M CTAs along M share the B tile through TMA multicast: B box i is loaded by rank
@@ -73,7 +76,9 @@
 //                             + kPartialBytes                         (split: SLOTS * M * N * 4 + 2 mbarriers)
 //                             + 2 * STAGES * 8                        (full + empty mbarriers)
 //                             + 1024                                  (alignment slack: 128B
-//                               swizzle atoms must start at 1024-byte boundaries).
+//                               swizzle atoms must start at 1024-byte boundaries)
+//                             + kOrderBytes                           (PINGPONG: 2 mbarriers, after
+//                               the C-load ones).
 // The C-load mbarriers (8 bytes per consumer, beta != 0 with the TMA-store epilogue) follow the
 // stage barriers inside the slack: dynamic shared memory is at least 16-byte aligned, so the
 // 1024-byte rounding of the base uses at most 1008 of the slack and 16 bytes remain.
@@ -107,6 +112,7 @@ struct wgmma_tma_gemm {
     static constexpr int kBBytes = BK * BN * (int)sizeof(TAB);  // one stage of B
     static constexpr int kStageBytes = kABytes + kBBytes;
     static constexpr int kBarrierBytes = 2 * kStages * 8;
+    static constexpr int kOrderBytes = kPingPong ? 16 : 0;  // PINGPONG: "main loop done", per consumer
 
     // The TMA-store epilogue's box of C (elements of C as stored, inner = contiguous n): one
     // 128-byte swizzled row (64 bf16 / f16 or 32 f32) x one consumer warpgroup's 64 rows.
@@ -137,7 +143,7 @@ struct wgmma_tma_gemm {
     // The layout against the numbers the generator delivers from the manifest
     // (wgmma/wgmma_tma_gemm.toml): the carve of shared memory below, the boxes the loads and
     // stores assume, the C-load mbarriers inside the alignment slack, the tier's cap.
-    static_assert(kSharedBytes == kStages * kStageBytes + kCBytes + kPartialBytes + kBarrierBytes + 1024 &&
+    static_assert(kSharedBytes == kStages * kStageBytes + kCBytes + kPartialBytes + kBarrierBytes + 1024 + kOrderBytes &&
                       kPartialBytes == (kSplit > 1 ? kSlots * BM * BN * 4 + 16 : 0) &&
                       (kSplit == 1 || (kChunk > 0 && kClusterM == 1 && (BN / 8) % kSplit == 0)) &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kThreads == 128 * (1 + kConsumers) &&
@@ -164,6 +170,8 @@ struct wgmma_tma_gemm {
         auto full = [&](int s) { return bar0 + 8u * s; };
         auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
         const uint32_t cbar0 = bar0 + kBarrierBytes;         // C-load barrier of consumer cw: cbar0 + 8 cw
+        // PINGPONG: consumer cw's "main loop of my tile done" barrier, past the slack's C barriers.
+        const uint32_t obar0 = cbar0 + 16;
 
         const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
         const uint32_t rank = kClusterM > 1 ? cluster_ctarank() : 0u;
@@ -175,6 +183,9 @@ struct wgmma_tma_gemm {
                 mbar_init(empty(s), 4 * kTileConsumers * kClusterM);  // every reading consumer warp of the cluster
             }
             for (int c = 0; c < kConsumers; ++c) mbar_init(cbar0 + 8u * c, 1);
+            if constexpr (kPingPong) {
+                for (int c = 0; c < 2; ++c) mbar_init(obar0 + 8u * c, 4);  // every warp of the consumer
+            }
             if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a tile
                 mbar_init(ready_bar, kSplit * 4 * kConsumers);
                 mbar_init(free_bar, kSplit * 4 * kConsumers);
@@ -259,6 +270,8 @@ struct wgmma_tma_gemm {
                     const long long g = (long long)j * nk;
                     s = (int)(g % kStages);
                     ph = (uint32_t)((g / kStages) & 1);
+                    // The other consumer has finished tile j - 1's main loop (its (j - 1) / 2-th tile).
+                    if (j > 0) mbar_wait(obar0 + 8u * (1 - cw), (uint32_t)(((j - 1) / 2) & 1));
                 }
                 int tm, tn;
                 order.tile(t, tm, tn);
@@ -305,6 +318,9 @@ struct wgmma_tma_gemm {
                     wgmma_wait<0>();
                     GEMM_PERTURB(kPerturbConsumerRelease, kb_end);
                     if (prev >= 0) release(empty(prev), lane);
+                    if constexpr (kPingPong) {
+                        if (lane == 0) mbar_arrive(obar0 + 8u * cw);  // the other may start its tile
+                    }
 #pragma unroll
                     for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
                     if constexpr (kChunk > 0 && kSplit == 1) {
