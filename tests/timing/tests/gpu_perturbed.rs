@@ -1,6 +1,6 @@
 //! The kernels of a timing-perturbation build ([`PERTURBED`]: seeded delays at every pipeline
 //! step) give the shipped build's bits, under every seed of [`perturbation_seeds`]: every kernel
-//! kind of sm90a (TMA decode, persistent wgmma, the wgmma kernel in clusters of 2, the K splits
+//! kind of sm90a (TMA decode, persistent wgmma, ping-pong wgmma, the wgmma kernel in clusters of 2, the K splits
 //! and chunked kernels of tc-k16-c512, cp.async TF32,
 //! the plain-load unaligned kernels, the exact cp.async decode and tiled kernels), the sm80 tier
 //! from its PTX (cp.async tensor-core kernels), an invariance sweep, the strided-batch kernels
@@ -131,6 +131,12 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         Case::new(TC, Op::Nt, F16_F32, (777, 2048, 520))
             .bias()
             .beta(-0.5),
+        // Ping-pong (consumers on alternate tiles), where the tuned routes name it: pp256 at
+        // mid m over a wide n, pp128 at large m over GPT-2's short reductions (nt), pp256c2 at
+        // the odd vocabulary (B repacked).
+        Case::new(TC, Op::Nn, BF16, (40, 18944, 3584)),
+        Case::new(TC, Op::Nt, BF16, (1100, 2304, 768)).bias(),
+        Case::new(TC, Op::Nn, BF16, (1030, 50257, 768)),
         // The unaligned kernel (plain loads).
         Case::new(TC, Op::Nn, F16, (33, 65, 47)).pad(3),
         Case::new(TC, Op::Nn, BF16_F32, (300, 1024, 512)).a_offset(1),
@@ -168,6 +174,9 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         "tcwide.mid ",
         "tcwide.mid2",
         "tcwide.wide (cluster 2)",
+        "tcwide.pp256 ",
+        "tcwide.pp128 ",
+        "tcwide.pp256c2 (cluster 2)",
         "tcmma.any",
         "tcdecsplit.dec64s8 (K split 8)",
         "tcdecsplit.dec64s4 (K split 4)",
