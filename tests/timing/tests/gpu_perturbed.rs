@@ -115,8 +115,10 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         return;
     }
     let cases = [
-        // TMA decode: the reported step's two GEMMs (dec64: 296 CTAs, 56 k-blocks; dec32).
+        // TMA decode: the reported step's two GEMMs (the first now routed to pp256 by the
+        // tuned routes; dec32), and dec64 off the shape list (n >= 8192: 141 CTAs, 32 k-blocks).
         Case::new(TC, Op::Nn, BF16, (5, 18944, 3584)),
+        Case::new(TC, Op::Nn, BF16, (5, 9000, 2048)),
         Case::new(TC, Op::Nn, BF16, (5, 3584, 18944)),
         Case::new(TC, Op::Nt, F16, (16, 264, 200)).beta(0.5),
         Case::new(TC, Op::Tn, BF16_F32, (9, 1000, 136)).bias(),
