@@ -408,6 +408,9 @@ pub struct Tile {
     /// (parameter, value) in the kind's order; a parameter the tile left out has its default
     /// (a default below the parameter's least value, such as `min_blocks = 0`, means none).
     pub params: Vec<(String, u32)>,
+    /// A candidate for `gemm-aot tune` (key `tuning_candidate`): compiled whether or not a
+    /// route names it, without the unreached-kernel warning.
+    pub tuning_candidate: bool,
     pub location: Location,
 }
 

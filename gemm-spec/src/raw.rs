@@ -201,6 +201,9 @@ pub struct RawTile {
     pub m: Option<u32>,
     pub n: Option<u32>,
     pub k: Option<u32>,
+    /// Compiled for `gemm-aot tune` to choose among: no warning when no route names it.
+    #[serde(default)]
+    pub tuning_candidate: bool,
     /// Every other key: the parameters of the family's kind (its manifest's `[[param]]`s).
     #[serde(flatten)]
     pub params: BTreeMap<String, toml::Value>,

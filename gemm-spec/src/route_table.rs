@@ -153,7 +153,7 @@ pub(crate) fn check(
                 .batch_kernels
                 .iter()
                 .any(|(f, t)| *f == tile.family && *t == tile.name);
-            if !used_kernels.contains(&key) && !for_batches {
+            if !used_kernels.contains(&key) && !for_batches && !tile.tuning_candidate {
                 warnings.push(SpecWarning {
                     location: tile.location.clone(),
                     message: format!(

@@ -161,6 +161,23 @@ fn base_spec_is_valid_and_warns_about_unreached_kernels() {
 }
 
 #[test]
+fn a_tuning_candidate_is_compiled_without_the_unreached_warning() {
+    let tier = TIER.replacen(
+        "name = \"wide\"\n",
+        "name = \"wide\"\ntuning_candidate = true\n",
+        1,
+    );
+    assert_ne!(tier, TIER, "fixture lacks the wide tile");
+    let v = load(SHARED, &tier).expect("spec validates");
+    assert!(v.warnings.is_empty(), "{:?}", v.warnings);
+    let t = v.specs.tier("sm90a").unwrap();
+    assert!(t
+        .tiles
+        .iter()
+        .any(|x| x.name == "wide" && x.tuning_candidate));
+}
+
+#[test]
 fn unknown_keys_are_rejected_with_their_line() {
     let e = errors_with(false, "thread_n = 2\n", "thread_n = 2\nwarps = 4\n");
     assert_eq!(e.len(), 1);
@@ -1526,7 +1543,7 @@ fn tc_base_spec_is_valid() {
 fn a_key_of_another_kind_is_an_error_naming_the_kinds_keys() {
     assert_one(
         tc_errors(false, "consumers = 2\n", "consumers = 2\nthread_m = 4\n"),
-        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, split_k, slots",
+        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, split_k, slots",
     );
     assert_one(
         tc_errors(false, "stages = 8\n", "stages = 8\nwarps_m = 1\n"),
@@ -1559,7 +1576,7 @@ fn tile_values_must_be_whole_numbers_and_a_known_scheduler() {
     // The grid is the template's (persistent, its manifest says): no tile key chooses it.
     assert_one(
         tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nscheduler = \"tiles\"\n"),
-        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, split_k, slots",
+        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, split_k, slots",
     );
 }
 
@@ -1574,14 +1591,14 @@ fn zero_tc_parameters_are_errors() {
 fn wgmma_tma_gemm_limits() {
     assert_one(
         tc_errors(false, "m = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\n", "m = 192\nn = 256\nk = 64\nstages = 4\nconsumers = 3\n"),
-        "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers in [1, 2] (consumers = 3): one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three) (wgmma/wgmma_tma_gemm.toml:44)",
+        "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers in [1, 2] (consumers = 3): one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three) (wgmma/wgmma_tma_gemm.toml:50)",
     );
-    assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs m == 64 * consumers (m = 192, consumers = 2): each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16 (wgmma/wgmma_tma_gemm.toml:48)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x96x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 96): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:52)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 320\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x320x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 320): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:52)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x256x128: template wgmma_tma_gemm needs k == 64 (k = 128): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (wgmma/wgmma_tma_gemm.toml:56)");
-    assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs stages >= 2 && stages <= 8 (stages = 1): the TMA ring needs a stage loading while another is consumed, and the barrier phases support at most 8 (wgmma/wgmma_tma_gemm.toml:60)");
-    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs cluster_m in [1, 2] (cluster_m = 4): B is multicast to clusters of one or two CTAs along M (wgmma/wgmma_tma_gemm.toml:68)");
+    assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs m == (pingpong == 1 ? 64 : 64 * consumers) (m = 192, pingpong = 0, consumers = 2): each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16 (with pingpong, each takes whole 64-row tiles in turn) (wgmma/wgmma_tma_gemm.toml:54)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x96x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 96): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:62)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 320\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x320x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 320): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:62)");
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x256x128: template wgmma_tma_gemm needs k == 64 (k = 128): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (wgmma/wgmma_tma_gemm.toml:66)");
+    assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs stages >= 2 && stages <= 8 (stages = 1): the TMA ring needs a stage loading while another is consumed, and the barrier phases support at most 8 (wgmma/wgmma_tma_gemm.toml:70)");
+    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs cluster_m in [1, 2] (cluster_m = 4): B is multicast to clusters of one or two CTAs along M (wgmma/wgmma_tma_gemm.toml:78)");
 }
 
 #[test]
@@ -1620,7 +1637,7 @@ fn the_wide_tma_family_needs_a_c_map_for_its_tma_store() {
     );
     assert_eq!(
         errors,
-        ["families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C (wgmma/wgmma_tma_gemm.toml:135); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map"]
+        ["families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C (wgmma/wgmma_tma_gemm.toml:145); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map"]
     );
 }
 
@@ -1631,7 +1648,7 @@ fn a_tma_family_needs_tensor_map_fields() {
         "  { name = \"b_map\", type = \"tensor_map\", bind = \"b.tensor_map\" },\n",
         "",
     );
-    assert_errors(e, &["families.toml:39: family dec: template mma_decode_tma reads a tensor map of B (mma/mma_decode_tma.toml:95); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B (wgmma/wgmma_tma_gemm.toml:128); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map"]);
+    assert_errors(e, &["families.toml:39: family dec: template mma_decode_tma reads a tensor map of B (mma/mma_decode_tma.toml:95); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B (wgmma/wgmma_tma_gemm.toml:138); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map"]);
 }
 
 #[test]

@@ -175,6 +175,7 @@ pub(super) fn tier_source(
                 params: BTreeMap::new(),
                 key_lines: BTreeMap::new(),
                 at: t_at.clone(),
+                tuning_candidate: false,
             },
         };
         if raw.replaces.is_some() {
@@ -185,6 +186,7 @@ pub(super) fn tier_source(
         }
         src.name = raw.name.clone();
         src.at = t_at.clone();
+        src.tuning_candidate = raw.tuning_candidate;
         for (i, v) in [raw.m, raw.n, raw.k].into_iter().enumerate() {
             if v.is_some() {
                 src.dims[i] = v;

@@ -24,6 +24,8 @@ pub(super) struct TileSource {
     pub key_lines: BTreeMap<String, Location>,
     /// The `[[tile]]` that defines (or last changed) it.
     pub at: Location,
+    /// `tuning_candidate`, as the last `[[tile]]` writing it says.
+    pub tuning_candidate: bool,
 }
 
 impl TileSource {
@@ -193,6 +195,7 @@ pub(super) fn resolve_tile(
         n: dims[1],
         k: dims[2],
         params,
+        tuning_candidate: src.tuning_candidate,
         location: at.clone(),
     };
     let tile_err = |sink: &mut Sink, problem: String| {
