@@ -80,16 +80,34 @@ def counting_gemm(*args, **kw):
 def counting_rows(*args, **kw):
     calls.append(("rows", args[2], args[3], args[4]))
     return orig_rows(*args, **kw)
+# The native fast path (python/src/torch_fast.rs, rows_fast.rs): one launch a call (a batch
+# goes to the tier's batch kernel); a declined call (None) is counted by the Python path's.
+orig_fast_mm, orig_fast_rows = _native.torch_mm, _native.torch_rows
+def counting_fast_mm(a, b, out=None, bias=None, batched=False):
+    r = orig_fast_mm(a, b, out, bias, batched)
+    if r is not None:
+        count = a.shape[0] if batched else 1
+        op = "tn" if a.stride(-2) == 1 and a.shape[-1] > 1 else "nt" if b.stride(-2) == 1 and b.shape[-1] > 1 else "nn"
+        calls.append(("gemm (fast)", op, a.shape[-2], b.shape[-1], a.shape[-1], count, -(-count // 65535)))
+    return r
+def counting_fast_rows(op, x, dtype=None, keepdim=False):
+    r = orig_fast_rows(op, x, dtype, keepdim)
+    if r is not None:
+        calls.append(("rows (fast)", op, str(x.dtype), str(r.dtype)))
+    return r
 _native.gemm, _native.rows = counting_gemm, counting_rows
+_native.torch_mm, _native.torch_rows = counting_fast_mm, counting_fast_rows
 ids = torch.randint(0, 128256, (1, 64), device="cuda")
 with torch.no_grad(), mode.batch_invariant():
     cache = model(ids, use_cache=True).past_key_values
     calls.clear()
     model(ids[:, :1], past_key_values=cache, use_cache=True)
 _native.gemm, _native.rows = orig_gemm, orig_rows
+_native.torch_mm, _native.torch_rows = orig_fast_mm, orig_fast_rows
 from collections import Counter
+gemms = [c for c in calls if c[0].startswith("gemm")]
 print("decode step: %d native calls, %d GEMM entries, %d GEMM launches" % (
-    len(calls), sum(c[-2] for c in calls if c[0] == "gemm"), sum(c[-1] for c in calls if c[0] == "gemm")))
+    len(calls), sum(c[-2] for c in gemms), sum(c[-1] for c in gemms)))
 for c, n in Counter(calls).most_common(20): print("  ", n, "x", c)
 
 print("== a 8x512 prefill's GPU time by kernel, torch default vs the mode")
