@@ -22,7 +22,7 @@ untouched.
 
 import contextlib
 
-from . import _native
+from . import _fastpath, _native
 from ._errors import DeviceError, GemmError, RefusedError, UnsupportedError
 from ._operands import from_dlpack, from_torch, is_torch, output_ld, storage
 from ._rows import log_softmax, mean, softmax
@@ -56,25 +56,6 @@ _NO_TENSOR_CORE = set()
 
 # Reusable: entering it does nothing.
 _NO_GUARD = contextlib.nullcontext()
-
-# Whether the native fast path (python/src/torch_fast.rs) serves the common torch call: None
-# until the first torch call registers torch's dtypes and stream accessors with it.
-_fast = None
-
-
-def _fast_on():
-    """Registers torch with the native fast path once; False where this torch lacks the raw
-    accessors it reads (the Python path then serves every call)."""
-    global _fast
-    if _fast is None:
-        import torch
-
-        c = getattr(torch, "_C", None)
-        raw = getattr(c, "_cuda_getCurrentRawStream", None)
-        device = getattr(c, "_cuda_getDevice", None)
-        _fast = raw is not None and device is not None and _native.torch_register(
-            torch.bfloat16, torch.float16, torch.float32, raw, device)
-    return _fast
 
 
 def driver_present():
@@ -174,7 +155,7 @@ _RAW_STREAM = {}
 
 def _torch_gemm(a, b, out, bias, beta, policy, mode, batched):
     """mm / bmm over torch tensors (``a`` and ``b`` 2-D, or 3-D when ``batched``)."""
-    if policy is None and mode is None and beta == 0 and (_fast or (_fast is None and _fast_on())):
+    if policy is None and mode is None and beta == 0 and (_fastpath.enabled or _fastpath.on()):
         # The common call, read and launched natively; None: declined, nothing done.
         done = _native.torch_mm(a, b, out, bias, batched)
         if done is not None:

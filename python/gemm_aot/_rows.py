@@ -4,7 +4,7 @@ depend on how many rows the tensor has. The input is viewed as ``[rows, cols]`` 
 copy (its last stride 1, its leading dimensions collapsible); the output is a new contiguous
 tensor."""
 
-from . import _native
+from . import _fastpath, _native
 from ._errors import RefusedError, UnsupportedError
 from ._operands import _TORCH_DTYPES, is_torch
 
@@ -24,25 +24,11 @@ def _dtype_word(dtype, name):
     return word
 
 
-# Whether the native fast path (python/src/rows_fast.rs) is on: None until a torch call.
-_fast = None
-
-
-def _fast_for(x):
-    global _fast
-    if not is_torch(x):
-        return False
-    from . import _fast_on
-
-    _fast = _fast_on()
-    return _fast
-
-
 def row_op(op, x, dim=-1, out_dtype=None, keepdim=False):
     """``op`` (``"softmax"``, ``"log_softmax"``, ``"mean"``) of torch tensor ``x`` along
     ``dim``, which must be its last dimension; the result in ``out_dtype`` (default x's)."""
     last = dim[0] if type(dim) in (list, tuple) and len(dim) == 1 else dim
-    if last == -1 and (_fast or (_fast is None and _fast_for(x))):
+    if last == -1 and is_torch(x) and (_fastpath.enabled or _fastpath.on()):
         # The common call, read and launched natively; None: declined, nothing done.
         done = _native.torch_rows(op, x, out_dtype, keepdim)
         if done is not None:

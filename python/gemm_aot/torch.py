@@ -27,7 +27,7 @@ import warnings
 
 import torch
 
-from . import _fast_on, _native, _torch_gemm, addmm as _addmm_fn
+from . import _fastpath, _native, _torch_gemm, addmm as _addmm_fn
 from ._rows import row_op
 from ._errors import GemmError, UnsupportedError
 
@@ -61,11 +61,11 @@ def _mm(a, b):
 
 
 # The native fast path (linear's addmm with its bias is a decode step's every projection).
-_fast = _fast_on()
+_fastpath.on()
 
 
 def _addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    if _fast and beta == 1 and alpha == 1:
+    if _fastpath.enabled and beta == 1 and alpha == 1:
         # A 1-D input of n elements is the bias; anything else is declined (None).
         done = _native.torch_mm(mat1, mat2, None, input)
         if done is not None:

@@ -106,10 +106,10 @@ pub fn torch_rows<'py>(
         rows,
         cols,
     };
+    // new_empty keeps x's dtype unless told another.
     let kw = PyDict::new(py);
-    match dtype {
-        Some(d) => kw.set_item(intern!(py, "dtype"), d)?,
-        None => kw.set_item(intern!(py, "dtype"), x.getattr(intern!(py, "dtype"))?)?,
+    if let Some(d) = dtype {
+        kw.set_item(intern!(py, "dtype"), d)?;
     }
     let out = x.call_method(
         intern!(py, "new_empty"),

@@ -3,10 +3,12 @@
 //! device. Python's per-call work (named tuples, a dozen checks, several frames) was half a
 //! call's host cost; here a tensor is five attribute reads.
 //!
-//! Anything else — a refusal to word, a copy to make, an f32-only op, another device — is
-//! declined (`None`) *before anything is allocated or enqueued*, and the Python path
-//! (`gemm_aot/__init__.py`) takes the call as before, with its messages. The runtime call is
-//! the one the Python path makes, so the bits are the same.
+//! Anything else — a refusal to word, a copy to make, another device — is declined (`None`)
+//! before anything is allocated or enqueued, and the Python path (`gemm_aot/__init__.py`)
+//! takes the call as before, with its messages. The one decline that comes later is the
+//! runtime's `no_route` (an op whose 16-bit output the tier routes only into f32): nothing is
+//! enqueued, the output allocated for it is dropped, and the key is declined at once from then
+//! on. The runtime call is the one the Python path makes, so the bits are the same.
 
 use gemm_runtime::{Dtype, Mode, Op, Policy, RawGemm, RawMatrix};
 use pyo3::intern;
@@ -39,8 +41,7 @@ fn declined() -> &'static Declined {
     DECLINED.get_or_init(Default::default)
 }
 
-/// Registers torch's dtypes and stream accessors; returns whether the fast path is on (a
-/// second registration keeps the first).
+/// Registers torch's dtypes and stream accessors (a second registration keeps the first).
 #[pyfunction]
 pub fn torch_register(
     py: Python<'_>,
@@ -49,7 +50,7 @@ pub fn torch_register(
     f32: Py<PyAny>,
     raw_stream: Py<PyAny>,
     current_device: Py<PyAny>,
-) -> bool {
+) {
     TORCH.get_or_init(py, || TorchRefs {
         bf16,
         f16,
@@ -57,7 +58,6 @@ pub fn torch_register(
         raw_stream,
         current_device,
     });
-    true
 }
 
 /// Dimensions a View holds (attention's scores, softmax's input, have 4).
@@ -177,9 +177,8 @@ struct Plan {
     /// Batch strides of a, b (elements); c's is fixed once the output is known.
     strides: (u64, u64),
     device: usize,
-    /// The output as given (its batch stride), or `None`: allocate `[count,] m, n`.
-    out: Option<(u64, usize, usize)>,
-    a_shape: usize,
+    /// C's batch stride (elements) when the output is given; `None`: allocate `[count,] m, n`.
+    c_batch: Option<usize>,
 }
 
 fn plan(
@@ -273,8 +272,7 @@ fn plan(
         count,
         strides: (ma.batch as u64, mb.batch as u64),
         device: va.device,
-        out: c_out,
-        a_shape: va.nd,
+        c_batch: c_out.map(|(_, _, s)| s),
     })
 }
 
@@ -316,32 +314,26 @@ pub fn torch_mm<'py>(
     if !is_current(refs, py, p.device) {
         return Ok(None);
     }
-    // Every check the runtime makes without a device, before the output is allocated.
     let (m, n) = (p.call.m, p.call.n);
-    let out = match out {
-        Some(o) => o.clone(),
-        None => {
-            let shape = if p.a_shape == 3 {
+    let (out, stride_c) = match (out, p.c_batch) {
+        (Some(o), Some(s)) => (o.clone(), s),
+        _ => {
+            let shape = if batched {
                 PyTuple::new(py, [p.count, m, n])?
             } else {
                 PyTuple::new(py, [m, n])?
             };
             let o = a.call_method1(intern!(py, "new_empty"), (shape,))?;
             p.call.c.ptr = o.call_method0(intern!(py, "data_ptr"))?.extract()?;
-            p.out = Some((p.call.c.ptr, n, m * n));
-            o
+            (o, m * n)
         }
     };
-    let stride_c = p.out.map_or(0, |(_, _, s)| s as u64);
+    // gemm_raw_batch checks every entry without the device before it launches any.
     let calls = p
         .call
-        .strided(p.count, (p.strides.0, p.strides.1, stride_c))
+        .strided(p.count, (p.strides.0, p.strides.1, stride_c as u64))
         .map_err(|e| crate::errors::to_py(py, &e))?;
     let entry = |i: usize| (p.count > 1).then_some(i);
-    for (i, call) in calls.iter().enumerate() {
-        call.check()
-            .map_err(|e| crate::errors::in_batch(py, &e, entry(i)))?;
-    }
     let stream = current_stream(refs, py, p.device)?;
     let ctx =
         crate::contexts::on_stream(p.device, stream).map_err(|e| crate::errors::to_py(py, &e))?;

@@ -36,7 +36,7 @@ class FastPath(unittest.TestCase):
     def setUpClass(cls):
         # The stand-in torch lacks _cuda_getDevice, so the package keeps its Python path;
         # the native side is registered here with the stand-in's dtypes.
-        assert gemm_aot._fast_on() is False
+        assert gemm_aot._fastpath.on() is False
         _native.torch_register(bf16, f16, f32, torch._C._cuda_getCurrentRawStream, lambda: 0)
 
     def python_call(self, a, b, out=None, bias=None, batched=False):

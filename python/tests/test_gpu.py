@@ -179,7 +179,7 @@ class FastPath(unittest.TestCase):
     same bits, and what the fast path declines is refused as before."""
 
     def test_gemms_take_it_with_the_python_paths_bits(self):
-        self.assertTrue(gemm_aot._fast_on())
+        self.assertTrue(gemm_aot._fastpath.on())
         x, w = rand(33, 1024, seed=40), rand(1536, 1024, seed=41)
         layouts = {
             "nn": (x, w.t().contiguous()),

@@ -788,7 +788,8 @@ fn the_default_policy_is_tensor_core_for_half_inputs_only() {
 /// `gemm-aot tune` chooses among: the wgmma tiles, ping-pong among them, the decode and
 /// cp.async kernels, clusters and K splits of the chunked contract) gives the routed kernel's
 /// bits, with bias, and with beta for tn. A candidate the shape does not fit (a K split's
-/// bounded K, a cluster the grid cannot take) is skipped, as the tuner skips it.
+/// bounded K, a cluster the grid cannot take) is skipped and printed, as the tuner skips it.
+/// The plain-load kernels (a route's `unaligned` one) are compared by `contract_equivalence`.
 fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
     let ctx = context();
     let dtype = DtypeTriple::new(Dtype::Bf16, C::DTYPE, Dtype::F32);

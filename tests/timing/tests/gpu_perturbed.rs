@@ -411,6 +411,8 @@ fn perturbed_batch_kernels_give_the_plain_bits() {
         (Op::Nt, (1, 37, 128), 64),
         (Op::Nn, (1, 128, 37), 64),
         (Op::Nt, (128, 128, 128), 32),
+        // More entries than SMs (264 CTAs: two waves on 132): the GPU full.
+        (Op::Nt, (128, 128, 128), 264),
         (Op::Nn, (16, 128, 4096), 8),
         (Op::Tn, (24, 64, 80), 7),
     ];

@@ -54,9 +54,6 @@ class Tensor:
         # addresses are labels, not memory).
         return Tensor(self.shape[1:], self.dtype, self._stride[1:], self._address + 2 * i * self._stride[0])
 
-    def new_empty(self, shape):
-        return Tensor(shape, self.dtype)
-
     def t(self):
         return Tensor(self.shape[::-1], self.dtype, self._stride[::-1], self._address)
 
