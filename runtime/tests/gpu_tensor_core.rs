@@ -799,6 +799,8 @@ fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
         (300, 4096, 1024),
         (77, 1000, 136),
         (520, 768, 8192),
+        // Decode: the TMA decode kernels (16 rows a CTA) and the wgmma ones at a small m.
+        (13, 3072, 1024),
     ] {
         let Some(route) = tc_route(&ctx, op, dtype, (m as u64, n as u64, k as u64)) else {
             continue;

@@ -8,6 +8,7 @@
 //! reads.
 
 use gemm_runtime::reference::{fma_k256, HostGemm};
+use gemm_runtime::tuning::TuningError;
 use gemm_runtime::{
     bf16, f16, Context, Dtype, Element, GemmError, GemmRequest, Launch, Op, Policy,
 };
@@ -96,6 +97,9 @@ pub struct Case {
     /// 0 overwrites C; otherwise `C = fma(beta, C, result)` over C's random old values.
     pub beta: f32,
     pub policy: Policy,
+    /// Run this kernel of the context's tier (its entry-point name) instead of the route's:
+    /// the tuner's `gemm_on_kernel`, so every candidate of a contract can be compared.
+    pub kernel: Option<&'static str>,
 }
 
 impl Case {
@@ -118,6 +122,15 @@ impl Case {
             bias: false,
             beta: 0.0,
             policy,
+            kernel: None,
+        }
+    }
+
+    /// The same request on kernel `name` of the context's tier instead of the route's.
+    pub fn on_kernel(self, name: &'static str) -> Case {
+        Case {
+            kernel: Some(name),
+            ..self
         }
     }
 
@@ -159,6 +172,9 @@ impl Case {
         }
         if self.beta != 0.0 {
             s += &format!(" beta {}", self.beta);
+        }
+        if let Some(k) = self.kernel {
+            s += &format!(" on {k}");
         }
         s
     }
@@ -343,7 +359,18 @@ fn run_typed<A: Element, C: Element>(
     .with_bias(case.bias.then(|| bias.mat(case.n)))
     .with_beta(case.beta)
     .with_policy(case.policy);
-    let launch = ctx.gemm(req)?;
+    let launch = match case.kernel {
+        None => ctx.gemm(req)?,
+        Some(name) => {
+            let id = ctx.tier_kernel_named(name).unwrap_or_else(|| {
+                panic!("{}: no kernel {name} in the context's tier", case.label())
+            });
+            ctx.gemm_on_kernel(req, id).map_err(|e| match e {
+                TuningError::Gemm(g) => g,
+                other => panic!("{}: {name} refused: {other}", case.label()),
+            })?
+        }
+    };
     let host = ctx.download(&c)?;
     let mut bits = Vec::with_capacity(case.m * case.n);
     for i in 0..case.m {

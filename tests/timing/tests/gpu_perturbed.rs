@@ -8,7 +8,8 @@
 //! faster differs here.
 
 use gemm_runtime::{
-    bf16, Context, Dtype, GemmError, KernelInfo, Op, Policy, RawGemm, RawMatrix, TierChoice,
+    bf16, Context, Dtype, GemmError, KernelInfo, Op, OperandPath, Policy, RawGemm, RawMatrix,
+    TierChoice,
 };
 use gemm_timing_tests::case::dtypes::{BF16, BF16_F32, F16, F16_F32, F32};
 use gemm_timing_tests::case::{first_difference, run, Case, Data, Output, Rng, Uploaded};
@@ -199,6 +200,87 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         );
     }
     report("sm90a, every kind", &seeds, &failures, &compared);
+}
+
+/// Every kernel of sm90a that a route of the contract could name (the tuning candidates among
+/// them, routed or not), forced with `gemm_on_kernel` under perturbation, gives the plain
+/// routed kernel's bits: the tuner may route any of them, so none is left untested when a
+/// retune moves a region.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn perturbed_candidates_give_the_routed_bits() {
+    let (plain, perturbed) = contexts(TierChoice::Auto);
+    if perturbed.tier().name != "sm90a" {
+        eprintln!(
+            "skipped: the device runs tier {}, this test is sm90a's",
+            perturbed.tier().name
+        );
+        return;
+    }
+    // A decode m (the TMA decode kernels take 16 rows a CTA), a mid and a large m; k off the
+    // stage size at one of them; both contracts (k = 8200 at n = 1000 is a chunked region).
+    let routed = [
+        Case::new(TC, Op::Nn, BF16, (13, 3072, 1024)),
+        Case::new(TC, Op::Nt, BF16_F32, (200, 2304, 776)).bias(),
+        Case::new(TC, Op::Tn, BF16_F32, (1030, 1000, 520)).beta(1.0),
+        Case::new(TC, Op::Nn, BF16, (300, 1000, 8200)),
+    ];
+    let seeds: Vec<u32> = perturbation_seeds().into_iter().take(2).collect();
+    let mut failures = Vec::new();
+    let mut compared: BTreeMap<String, usize> = BTreeMap::new();
+    for case in &routed {
+        let data = Data::new(case, &mut Rng::for_label(&case.label()));
+        let want = run(
+            &plain,
+            case,
+            &data,
+            &Uploaded::new(&plain, case, &data).unwrap(),
+        )
+        .unwrap_or_else(|e| panic!("{}: {e}", case.label()));
+        let routed_kernel = want
+            .launch
+            .as_ref()
+            .and_then(|l| l.kernel)
+            .and_then(|id| plain.kernels().kernel(id))
+            .unwrap_or_else(|| panic!("{}: no kernel ran", case.label()));
+        let up = Uploaded::new(&perturbed, case, &data).unwrap();
+        let mut ran = 0;
+        for k in perturbed.kernels().tier_kernels(perturbed.tier().id) {
+            let candidate = k.contract == routed_kernel.contract
+                && k.op == routed_kernel.op
+                && k.dtype == routed_kernel.dtype
+                && !k.batch
+                && k.operands != OperandPath::Loads
+                && k.max_k.is_none_or(|max_k| case.k as u64 <= max_k);
+            if !candidate {
+                continue;
+            }
+            let on = case.clone().on_kernel(k.name);
+            for &seed in &seeds {
+                perturbed.set_timing_perturbation_seed(seed).unwrap();
+                let got = match run(&perturbed, &on, &data, &up) {
+                    Ok(got) => got,
+                    // A kernel that cannot take this shape (a decode tile past its rows).
+                    Err(e) => {
+                        eprintln!("  {} skipped: {e}", on.label());
+                        break;
+                    }
+                };
+                *compared.entry(kind(&perturbed, &got)).or_default() += 1;
+                ran += 1;
+                if let Some(d) = first_difference(case, &want, &got) {
+                    failures.push(format!("seed {seed:#x} {}: {d}", k.name));
+                }
+            }
+        }
+        assert!(
+            ran > seeds.len(),
+            "{}: only the routed kernel could run",
+            case.label()
+        );
+    }
+    perturbed.set_timing_perturbation_seed(0).unwrap();
+    report("sm90a, every candidate", &seeds, &failures, &compared);
 }
 
 /// The sm80 tier from its PTX (the cp.async tensor-core kernels and the exact ones) on this
