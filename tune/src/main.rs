@@ -55,6 +55,10 @@ struct Cli {
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// Start no (op, n, k) after this many seconds: what was measured is written, and the
+    /// shapes not reached keep their routes from the earlier file (a GPU session's limit).
+    #[arg(long)]
+    time_limit: Option<f64>,
 }
 
 fn options(cli: &Cli, rewritten: Option<String>) -> Result<Options, String> {
@@ -72,6 +76,14 @@ fn options(cli: &Cli, rewritten: Option<String>) -> Result<Options, String> {
         threshold: cli.threshold,
         rewritten,
         progress: true,
+        time_limit: match cli.time_limit {
+            Some(s) if !(s.is_finite() && s >= 0.0) => {
+                return Err(format!(
+                    "--time-limit {s}: give a number of seconds, 0 or more"
+                ))
+            }
+            s => s.map(std::time::Duration::from_secs_f64),
+        },
     })
 }
 
@@ -146,6 +158,18 @@ fn run(cli: Cli) -> Result<(), String> {
             .clone()
             .unwrap_or_else(|| listed_name(&cli.specs, &out)),
     };
+    if !tuning.unreached.is_empty() {
+        let names: Vec<String> = tuning
+            .unreached
+            .iter()
+            .map(|(op, n, k)| format!("{op} {n}x{k}"))
+            .collect();
+        eprintln!(
+            "gemm-aot tune: the time limit passed before {} (op, n, k), which keep their earlier routes: {}",
+            names.len(),
+            names.join(", ")
+        );
+    }
     for r in tuning.regions.iter().filter(|r| r.chosen.is_some()) {
         println!(
             "{} n = {}, k = {}, m {}: {}",
@@ -162,18 +186,32 @@ fn run(cli: Cli) -> Result<(), String> {
         .as_ref()
         .and_then(|_| std::fs::read_to_string(&out).ok())
         .unwrap_or_default();
-    let kept_ops = gemm_aot_tune::routes_text::kept_ops(&earlier, &opts.ops);
+    let retuned = |op, n, k| tuning.retuned(op, n, k);
+    let kept_ops = gemm_aot_tune::routes_text::kept_ops(&earlier, retuned);
     let written = match routes_file(&tuning, &provenance) {
         Some(mut text) => {
             if !kept_ops.is_empty() {
                 let ops: Vec<String> = kept_ops.iter().map(|o| o.to_string()).collect();
+                let tuned = opts
+                    .ops
+                    .iter()
+                    .map(|o| o.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let stopped = if tuning.unreached.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        ", and stopped at its time limit before {} (n, k)",
+                        tuning.unreached.len()
+                    )
+                };
                 text.push_str(&format!(
-                    "\n# The {} routes below are kept from the earlier file (this run tuned {}); their comments carry\n# their own times.\n",
+                    "\n# The {} routes below are kept from the earlier file (this run tuned {tuned}{stopped}); their comments\n# carry their own times.\n",
                     ops.join(", "),
-                    opts.ops.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", ")
                 ));
                 text.push_str(&gemm_aot_tune::routes_text::kept_sections(
-                    &earlier, &opts.ops,
+                    &earlier, retuned,
                 ));
             }
             write(&out, &text)?;

@@ -28,6 +28,11 @@ pub fn report(t: &Tuning, p: &Provenance, written: Option<&str>) -> Value {
         "changed": t.changed(),
         "routes": t.routes.len(),
         "written": written,
+        "unreached": t
+            .unreached
+            .iter()
+            .map(|(op, n, k)| json!({ "op": op.to_string(), "n": n, "k": k }))
+            .collect::<Vec<_>>(),
         "regions": to(&t.regions),
         "measurements": to(&t.measurements),
     })

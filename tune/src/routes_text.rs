@@ -108,26 +108,31 @@ pub fn routes_file(t: &Tuning, p: &Provenance) -> Option<String> {
     Some(s)
 }
 
+/// The (op, n, k) a section heading names: `# <op> n = <n>, k = <k>: ...`.
+fn section_of(line: &str) -> Option<(gemm_spec::Op, u64, u64)> {
+    let (op, tail) = line.strip_prefix("# ")?.split_once(' ')?;
+    let op = op.parse::<gemm_spec::Op>().ok()?;
+    let (n, rest) = tail.strip_prefix("n = ")?.split_once(", k = ")?;
+    let k = rest.split(|c: char| !c.is_ascii_digit()).next()?;
+    Some((op, n.parse().ok()?, k.parse().ok()?))
+}
+
 /// The sections of an earlier routes file (`old`, as this module writes them: a `# <op> n = ..,
-/// k = ..:` comment, then that (n, k)'s routes) for the ops this run did not tune, verbatim,
-/// each starting with its blank line: a run of one op keeps what earlier runs tuned for the
-/// others, so NN, NT and TN can be tuned in separate runs into one file.
-pub fn kept_sections(old: &str, tuned: &[gemm_spec::Op]) -> String {
+/// k = ..:` comment, then that (n, k)'s routes) that this run did not retune (`retuned` says
+/// which it did), verbatim, each starting with its blank line: a run of one op keeps what
+/// earlier runs tuned for the others, so NN, NT and TN can be tuned in separate runs into one
+/// file, and a run stopped by its time limit keeps the earlier routes of the shapes it did not
+/// reach.
+pub fn kept_sections(old: &str, retuned: impl Fn(gemm_spec::Op, u64, u64) -> bool) -> String {
     let mut kept = String::new();
     let mut keep = false;
     let mut in_sections = false;
     for line in old.lines() {
-        if let Some(rest) = line.strip_prefix("# ") {
-            if let Some((op, tail)) = rest.split_once(' ') {
-                if tail.starts_with("n = ") {
-                    if let Ok(op) = op.parse::<gemm_spec::Op>() {
-                        in_sections = true;
-                        keep = !tuned.contains(&op);
-                        if keep {
-                            kept.push('\n');
-                        }
-                    }
-                }
+        if let Some((op, n, k)) = section_of(line) {
+            in_sections = true;
+            keep = !retuned(op, n, k);
+            if keep {
+                kept.push('\n');
             }
         }
         if in_sections && keep && !line.is_empty() {
@@ -138,17 +143,15 @@ pub fn kept_sections(old: &str, tuned: &[gemm_spec::Op]) -> String {
     kept
 }
 
-/// The ops an earlier file's sections name that this run did not tune, in first-seen order.
-pub fn kept_ops(old: &str, tuned: &[gemm_spec::Op]) -> Vec<gemm_spec::Op> {
+/// The ops of the sections `kept_sections` keeps, in first-seen order.
+pub fn kept_ops(
+    old: &str,
+    retuned: impl Fn(gemm_spec::Op, u64, u64) -> bool,
+) -> Vec<gemm_spec::Op> {
     let mut ops = Vec::new();
-    for line in old.lines() {
-        let Some((op, tail)) = line.strip_prefix("# ").and_then(|r| r.split_once(' ')) else {
-            continue;
-        };
-        if let (true, Ok(op)) = (tail.starts_with("n = "), op.parse::<gemm_spec::Op>()) {
-            if !tuned.contains(&op) && !ops.contains(&op) {
-                ops.push(op);
-            }
+    for (op, n, k) in old.lines().filter_map(section_of) {
+        if !retuned(op, n, k) && !ops.contains(&op) {
+            ops.push(op);
         }
     }
     ops
@@ -197,21 +200,42 @@ mod tests {
 
     const OLD: &str = "# Routes of tier sm90a tuned by `gemm-aot tune` ...\n#\n# Include it ...\n\n# nn n = 512, k = 3584: Qwen2.5 7B k_proj\n# m <= 16: a note\n[[route]]\nop = \"nn\"\nkernel = \"a.b\"\n\n# nt n = 4096, k = 4096: o_proj\n[[route]]\nop = \"nt\"\nkernel = \"c.d\"\n\n# nn n = 768, k = 768: c_proj\n[[route]]\nop = \"nn\"\nkernel = \"e.f\"\n";
 
+    /// Sections of the ops in `ops`, every (n, k), are retuned.
+    fn ops(ops: &[Op]) -> impl Fn(Op, u64, u64) -> bool + '_ {
+        move |op, _, _| ops.contains(&op)
+    }
+
     #[test]
     fn a_run_of_one_op_keeps_the_other_ops_sections_verbatim() {
-        let kept = kept_sections(OLD, &[Op::Nt]);
+        let kept = kept_sections(OLD, ops(&[Op::Nt]));
         assert_eq!(
             kept,
             "\n# nn n = 512, k = 3584: Qwen2.5 7B k_proj\n# m <= 16: a note\n[[route]]\nop = \"nn\"\nkernel = \"a.b\"\n\n# nn n = 768, k = 768: c_proj\n[[route]]\nop = \"nn\"\nkernel = \"e.f\"\n"
         );
-        assert_eq!(kept_ops(OLD, &[Op::Nt]), [Op::Nn]);
+        assert_eq!(kept_ops(OLD, ops(&[Op::Nt])), [Op::Nn]);
         assert_eq!(
-            kept_sections(OLD, &[Op::Nn]),
+            kept_sections(OLD, ops(&[Op::Nn])),
             "\n# nt n = 4096, k = 4096: o_proj\n[[route]]\nop = \"nt\"\nkernel = \"c.d\"\n"
         );
         // Every op tuned again, or no earlier file: nothing is kept; the header never is.
-        assert_eq!(kept_sections(OLD, &[Op::Nn, Op::Nt]), "");
-        assert!(kept_ops(OLD, &[Op::Nn, Op::Nt]).is_empty());
-        assert_eq!(kept_sections("", &[Op::Nn]), "");
+        assert_eq!(kept_sections(OLD, ops(&[Op::Nn, Op::Nt])), "");
+        assert!(kept_ops(OLD, ops(&[Op::Nn, Op::Nt])).is_empty());
+        assert_eq!(kept_sections("", ops(&[Op::Nn])), "");
+    }
+
+    #[test]
+    fn a_run_stopped_early_keeps_the_sections_it_did_not_reach() {
+        // nn and nt tuned, but nn n = 768, k = 768 was not reached.
+        let retuned = |op: Op, n: u64, k: u64| op != Op::Nn || (n, k) != (768, 768);
+        assert_eq!(
+            kept_sections(OLD, retuned),
+            "\n# nn n = 768, k = 768: c_proj\n[[route]]\nop = \"nn\"\nkernel = \"e.f\"\n"
+        );
+        assert_eq!(kept_ops(OLD, retuned), [Op::Nn]);
+        assert_eq!(
+            section_of("# nn n = 512, k = 3584: Qwen2.5 7B k_proj"),
+            Some((Op::Nn, 512, 3584))
+        );
+        assert_eq!(section_of("# m <= 16: a note"), None);
     }
 }

@@ -36,6 +36,10 @@ pub struct Options {
     pub rewritten: Option<String>,
     /// Print a line to stderr as each (op, n, k) starts (the command-line tool does).
     pub progress: bool,
+    /// Start no (op, n, k) once this long has passed since the run began: the ones not
+    /// reached are listed in [`Tuning::unreached`] and keep their earlier routes, so a run cut
+    /// to a GPU session's time still writes what it measured.
+    pub time_limit: Option<std::time::Duration>,
 }
 
 impl Options {
@@ -50,6 +54,7 @@ impl Options {
             threshold: 0.03,
             rewritten: None,
             progress: false,
+            time_limit: None,
         }
     }
 }
@@ -146,6 +151,16 @@ pub struct Tuning {
     pub regions: Vec<Region>,
     pub measurements: Vec<Measurement>,
     pub routes: Vec<TunedRoute>,
+    /// The (op, n, k) not started because the time limit had passed.
+    pub unreached: Vec<(Op, u64, u64)>,
+}
+
+impl Tuning {
+    /// Whether this run decided the routes of `op` at (n, k): an op it tuned, at a shape it
+    /// reached. Sections of an earlier file for anything else are kept.
+    pub fn retuned(&self, op: Op, n: u64, k: u64) -> bool {
+        self.measured.iter().any(|(o, _)| *o == op) && !self.unreached.contains(&(op, n, k))
+    }
 }
 
 impl Tuning {
@@ -234,6 +249,8 @@ pub fn tune(
     let mut measured = Vec::new();
     let mut regions = Vec::new();
     let mut routes = Vec::new();
+    let mut unreached = Vec::new();
+    let started = std::time::Instant::now();
     for &op in &opts.ops {
         let dtype = measured_dtype(op, opts.input);
         if !view.serves(op, dtype) {
@@ -246,6 +263,13 @@ pub fn tune(
         }
         measured.push((op, dtype));
         for (i, shape) in shapes.shapes.iter().enumerate() {
+            if opts
+                .time_limit
+                .is_some_and(|limit| started.elapsed() >= limit)
+            {
+                unreached.push((op, shape.n, shape.k));
+                continue;
+            }
             if opts.progress {
                 eprintln!(
                     "[{}/{}] {op} n = {}, k = {}",
@@ -281,6 +305,7 @@ pub fn tune(
         regions,
         measurements: clock.log,
         routes,
+        unreached,
     })
 }
 

@@ -45,6 +45,12 @@ fn errors_name_what_to_fix() {
         err.contains("m bucket edges [64, 16]: edges must rise"),
         "{err}"
     );
+    let (ok, err) = tune(&["--tier", "sm90a", "--shapes", shapes, "--time-limit=-5"]);
+    assert!(!ok);
+    assert!(
+        err.contains("--time-limit -5: give a number of seconds, 0 or more"),
+        "{err}"
+    );
     let (ok, err) = tune(&["--tier", "sm90a", "--shapes", shapes, "--op", "xx"]);
     assert!(!ok);
     assert!(err.starts_with("gemm-aot tune: error: "), "{err}");

@@ -30,6 +30,8 @@ struct FakeTimer {
     rules: Vec<Rule>,
     refused: Vec<(&'static str, &'static str)>,
     fail: bool,
+    /// Wall time each measurement takes (for the time limit).
+    delay: std::time::Duration,
     calls: Vec<(String, u64, u64, u64, Op, DtypeTriple)>,
 }
 
@@ -51,6 +53,7 @@ impl Timer for FakeTimer {
         dtype: DtypeTriple,
     ) -> Result<f64, TimerError> {
         self.calls.push((kernel.to_string(), m, n, k, op, dtype));
+        std::thread::sleep(self.delay);
         if self.fail {
             return Err(TimerError::Failed("the device fell off the bus".into()));
         }
@@ -440,4 +443,45 @@ fn a_failing_timer_stops_tuning_and_the_report_holds_everything() {
     assert_eq!(chosen[0]["chosen"]["kernel"], "tcwide.mid");
     assert_eq!(chosen[0]["current"]["kernel"], "tcwide.mid64");
     assert_eq!(chosen[0]["m"]["min"], 17);
+}
+
+#[test]
+fn a_run_stopped_by_its_time_limit_keeps_the_earlier_routes_it_did_not_reach() {
+    // An earlier tuning chose for the first two shapes of the list.
+    let mut timer = faster_mid().rule("tcwide.wide", (14336, 4096), (65, 256), 0.5);
+    let first = run(&shipped(), &mut timer, &Options::new("sm90a"));
+    let earlier = routes_file(&first, &provenance()).unwrap();
+    let dir = specs_with(&earlier);
+    let specs = load(dir.path());
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    // Each measurement takes 1 ms and the first shape makes dozens: the limit passes in it.
+    opts.time_limit = Some(std::time::Duration::from_millis(30));
+    let mut timer = FakeTimer {
+        delay: std::time::Duration::from_millis(1),
+        ..faster_mid().rule("tcwide.wide", (4096, 4096), (257, 1024), 0.5)
+    };
+    let t = run(&specs, &mut timer, &opts);
+    assert_eq!(t.unreached, [(Op::Nn, 14336, 4096), (Op::Nn, 50257, 768)]);
+    assert!(t.regions.iter().all(|r| (r.n, r.k) == (4096, 4096)));
+    assert!(timer.calls.iter().all(|c| (c.2, c.3) == (4096, 4096)));
+    assert!(t.retuned(Op::Nn, 4096, 4096) && !t.retuned(Op::Nn, 14336, 4096));
+    assert!(
+        !t.retuned(Op::Nt, 4096, 4096),
+        "an op not tuned is not retuned"
+    );
+    // The file: what this run chose at 4096 x 4096, then the earlier 14336 x 4096 section.
+    let mut text = routes_file(&t, &provenance()).unwrap();
+    let kept = gemm_aot_tune::routes_text::kept_sections(&earlier, |op, n, k| t.retuned(op, n, k));
+    assert!(kept.contains("# nn n = 14336, k = 4096"), "{kept}");
+    assert!(!kept.contains("n = 4096, k = 4096"), "{kept}");
+    text.push_str(&kept);
+    let dir = specs_with(&text);
+    let specs = load(dir.path());
+    assert_eq!(kernel_at(&specs, 128, 14336, 4096), "tcwide.wide");
+    assert_eq!(kernel_at(&specs, 512, 4096, 4096), "tcwide.wide");
+    assert_eq!(kernel_at(&specs, 32, 4096, 4096), "tcwide.mid");
+    // The report lists what was not reached.
+    let doc = gemm_aot_tune::report::report(&t, &provenance(), None);
+    assert_eq!(doc["unreached"][0]["n"], 14336);
 }
