@@ -410,7 +410,9 @@ fn the_widest_n_a_tier_takes_is_the_same_for_every_batch_size() {
             .min()
             .unwrap_or(u64::MAX);
         assert_eq!(max_n(TierId(i as u16)), want, "{}", tier.name);
-        assert!(want >= 65535 * 32, "{}: {want}", tier.name);
+        // A 16-column decode tile (sm90a's dec16) bounds a tier at 1,048,560 columns: four
+        // times the widest vocabulary of the shape list (256000).
+        assert!(want >= 65535 * 16, "{}: {want}", tier.name);
     }
     assert_eq!(max_n(TierId(u16::MAX)), 0);
 }
