@@ -1,11 +1,12 @@
 //! M buckets: the m ranges a tuned route covers. One kernel is chosen per (n, k) and bucket,
 //! from its times at a few batch sizes in the bucket, and the route names the whole range.
 //!
-//! The default edges, m <= 16, 17-64, 65-256, 257-1024 and above, are the shipped sm90a
-//! tier's own cuts (decode kernels up to 16 rows, one consumer warpgroup up to 64 and 256,
-//! the wide persistent kernel above) plus one at 1024, where the wide tile starts to fill
-//! the SMs at typical n; a bucket that does not straddle a hand-written cut lets a tuned route
-//! replace exactly one kernel.
+//! The default edges, m <= 16, 17-32, 33-64, 65-128, 129-256, 257-512, 513-1024, 1025-2048
+//! and above, hold one measured m of the usual list each above 16 rows: the best tile changes
+//! from one power of two to the next as the row tiles fill the SMs (on the H200's times one
+//! kernel per wider bucket lost 2-6% at m = 65-1024 against one per m). They include the
+//! shipped sm90a tier's own cuts (16, 32, 64, 128, 256, 1024), so a bucket that does not
+//! straddle a hand-written cut lets a tuned route replace exactly one kernel.
 
 /// An inclusive m range; `max = None` has no upper end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -60,9 +61,12 @@ pub struct BucketsError {
     pub problem: &'static str,
 }
 
+/// The upper edges of the default buckets.
+pub const DEFAULT_EDGES: [u64; 8] = [16, 32, 64, 128, 256, 512, 1024, 2048];
+
 impl Default for Buckets {
     fn default() -> Self {
-        Buckets::from_edges(&[16, 64, 256, 1024]).unwrap_or(Buckets(Vec::new()))
+        Buckets::from_edges(&DEFAULT_EDGES).unwrap_or(Buckets(Vec::new()))
     }
 }
 
@@ -112,7 +116,17 @@ mod tests {
         let b = Buckets::default();
         assert_eq!(
             b.labels(),
-            ["<= 16", "17-64", "65-256", "257-1024", ">= 1025"]
+            [
+                "<= 16",
+                "17-32",
+                "33-64",
+                "65-128",
+                "129-256",
+                "257-512",
+                "513-1024",
+                "1025-2048",
+                ">= 2049"
+            ]
         );
         let list = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096];
         let at: Vec<Vec<u64>> = b.iter().map(|b| b.measured_at(&list)).collect();
@@ -120,13 +134,20 @@ mod tests {
             at,
             [
                 vec![1, 8, 16],
-                vec![32, 64],
-                vec![128, 256],
-                vec![512, 1024],
-                vec![2048, 4096]
+                vec![32],
+                vec![64],
+                vec![128],
+                vec![256],
+                vec![512],
+                vec![1024],
+                vec![2048],
+                vec![4096]
             ]
         );
-        let at: Vec<Vec<u64>> = b.iter().map(|b| b.measured_at(&[])).collect();
+        let old = Buckets::from_edges(&[16, 64, 256, 1024]).unwrap();
+        let at: Vec<Vec<u64>> = old.iter().map(|b| b.measured_at(&list)).collect();
+        assert_eq!(at[1], [32, 64]);
+        let at: Vec<Vec<u64>> = old.iter().map(|b| b.measured_at(&[])).collect();
         assert_eq!(
             at,
             [

@@ -12,12 +12,14 @@
 //!
 //! Batch invariance is kept by construction and proved again: a candidate shares the
 //! region's contract, and the file passes the same validation as hand-written routes.
-//! The GPU timer lives in the binary (`src/gpu_timer.rs`); docs/tuning.md has the loop.
+//! The GPU timer lives in the binary (`src/gpu_timer.rs`); [`RecordedTimer`] reads an earlier
+//! run's times back (`--recorded`), to choose again with no GPU. docs/tuning.md has the loop.
 
 pub mod buckets;
 pub mod date;
 mod error;
 pub mod out_file;
+pub mod recorded;
 pub mod report;
 pub mod routes_text;
 pub mod shapes;
@@ -28,6 +30,7 @@ mod tune;
 pub use buckets::{Bucket, Buckets, BucketsError};
 pub use error::TuneError;
 pub use out_file::rewritten_name;
+pub use recorded::{RecordedError, RecordedTimer};
 pub use report::report;
 pub use routes_text::{routes_file, Provenance};
 pub use shapes::{ShapeList, ShapesError};

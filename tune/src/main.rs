@@ -6,7 +6,8 @@ mod gpu_timer;
 
 use clap::Parser;
 use gemm_aot_tune::{
-    date, report, rewritten_name, routes_file, tune, Buckets, Options, Provenance, ShapeList,
+    date, report, rewritten_name, routes_file, tune, Buckets, Options, Provenance, RecordedTimer,
+    ShapeList,
 };
 use gemm_spec::{Dtype, Op, Policy};
 use std::path::{Path, PathBuf};
@@ -49,8 +50,12 @@ struct Cli {
     /// The policy whose routes are tuned.
     #[arg(long, default_value = "tensor-core")]
     policy: String,
-    /// Upper edges of the m buckets.
-    #[arg(long, value_delimiter = ',', default_value = "16,64,256,1024")]
+    /// Upper edges of the m buckets (one kernel is chosen per (n, k) and bucket).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "16,32,64,128,256,512,1024,2048"
+    )]
     buckets: Vec<u64>,
     /// CUDA device ordinal.
     #[arg(long, default_value_t = 0)]
@@ -59,6 +64,11 @@ struct Cli {
     /// shapes not reached keep their routes from the earlier file (a GPU session's limit).
     #[arg(long)]
     time_limit: Option<f64>,
+    /// Time nothing: read the times from this earlier run's --json report and choose again
+    /// (after the tier's own routes or the buckets changed; no GPU needed). A kernel that run
+    /// did not time is skipped.
+    #[arg(long, conflicts_with_all = ["time_limit", "device", "reps"])]
+    recorded: Option<PathBuf>,
 }
 
 fn options(cli: &Cli, rewritten: Option<String>) -> Result<Options, String> {
@@ -111,6 +121,44 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Where the times come from: this GPU, or an earlier run's report.
+enum Clock<'s> {
+    Gpu(gpu_timer::GpuTimer<'s>),
+    Recorded(RecordedTimer),
+}
+
+impl<'s> Clock<'s> {
+    fn open(cli: &Cli, specs: &'s gemm_spec::SpecSet) -> Result<Clock<'s>, String> {
+        match &cli.recorded {
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let r = RecordedTimer::from_report(&text, &path.display().to_string())
+                    .map_err(|e| e.to_string())?;
+                eprintln!("reading {} recorded times from {}", r.len(), path.display());
+                Ok(Clock::Recorded(r))
+            }
+            None => Ok(Clock::Gpu(gpu_timer::GpuTimer::open(
+                cli.device, specs, &cli.tier, cli.reps,
+            )?)),
+        }
+    }
+
+    fn device_name(&self) -> String {
+        match self {
+            Clock::Gpu(g) => g.device_name(),
+            Clock::Recorded(r) => r.device().to_string(),
+        }
+    }
+
+    fn timer(&mut self) -> &mut (dyn gemm_aot_tune::Timer + 's) {
+        match self {
+            Clock::Gpu(g) => g,
+            Clock::Recorded(r) => r,
+        }
+    }
+}
+
 fn run(cli: Cli) -> Result<(), String> {
     let specs = gemm_codegen::pipeline::load_specs(&cli.specs).map_err(|e| e.to_string())?;
     let tier = specs.tier(&cli.tier).ok_or_else(|| {
@@ -136,8 +184,8 @@ fn run(cli: Cli) -> Result<(), String> {
         );
     }
     let opts = options(&cli, rewritten.clone())?;
-    let mut timer = gpu_timer::GpuTimer::open(cli.device, &specs, &cli.tier, cli.reps)?;
-    let device = timer.device_name();
+    let mut clock = Clock::open(&cli, &specs)?;
+    let device = clock.device_name();
     eprintln!(
         "tuning tier {} on {device}: {} (n, k) x {} m ranges of {}",
         cli.tier,
@@ -145,18 +193,23 @@ fn run(cli: Cli) -> Result<(), String> {
         opts.buckets.labels().len(),
         cli.shapes.display()
     );
-    let tuning = tune(&specs, &shapes, &opts, &mut timer).map_err(|e| e.to_string())?;
-    let provenance = Provenance {
-        shapes: cli.shapes.display().to_string(),
-        date: date::today(),
-        device,
-        method: format!(
-            "CUDA events, {} warm-up launches, median of up to {} launches, 2-8 rotating input sets",
-            4, cli.reps
-        ),
-        file: rewritten
-            .clone()
-            .unwrap_or_else(|| listed_name(&cli.specs, &out)),
+    let tuning = tune(&specs, &shapes, &opts, clock.timer()).map_err(|e| e.to_string())?;
+    let file = rewritten
+        .clone()
+        .unwrap_or_else(|| listed_name(&cli.specs, &out));
+    let shapes_name = cli.shapes.display().to_string();
+    let provenance = match &clock {
+        Clock::Recorded(r) => r.provenance(shapes_name, file),
+        Clock::Gpu(_) => Provenance {
+            shapes: shapes_name,
+            date: date::today(),
+            device,
+            method: format!(
+                "CUDA events, {} warm-up launches, median of up to {} launches, 2-8 rotating input sets",
+                4, cli.reps
+            ),
+            file,
+        },
     };
     if !tuning.unreached.is_empty() {
         let names: Vec<String> = tuning

@@ -108,6 +108,12 @@ pub fn routes_file(t: &Tuning, p: &Provenance) -> Option<String> {
     Some(s)
 }
 
+/// Whether `line` begins the note the tool writes before the sections a run kept (`# The nt,
+/// tn routes below are kept from the earlier file ...`).
+fn is_kept_note(line: &str) -> bool {
+    line.starts_with("# The ") && line.contains(" routes below are kept from the earlier file")
+}
+
 /// The (op, n, k) a section heading names: `# <op> n = <n>, k = <k>: ...`.
 fn section_of(line: &str) -> Option<(gemm_spec::Op, u64, u64)> {
     let (op, tail) = line.strip_prefix("# ")?.split_once(' ')?;
@@ -128,6 +134,10 @@ pub fn kept_sections(old: &str, retuned: impl Fn(gemm_spec::Op, u64, u64) -> boo
     let mut keep = false;
     let mut in_sections = false;
     for line in old.lines() {
+        // An earlier run's note on what it kept ends a section: this run writes its own.
+        if is_kept_note(line) {
+            keep = false;
+        }
         if let Some((op, n, k)) = section_of(line) {
             in_sections = true;
             keep = !retuned(op, n, k);
@@ -221,6 +231,15 @@ mod tests {
         assert_eq!(kept_sections(OLD, ops(&[Op::Nn, Op::Nt])), "");
         assert!(kept_ops(OLD, ops(&[Op::Nn, Op::Nt])).is_empty());
         assert_eq!(kept_sections("", ops(&[Op::Nn])), "");
+        // An earlier run's note on what it kept is not part of the section before it.
+        let noted = format!("{OLD}# The nt routes below are kept from the earlier file (...); their\n# comments carry\n# their own times.\n\n# nt n = 1, k = 2: x\n[[route]]\n");
+        assert_eq!(
+            kept_sections(&noted, ops(&[Op::Nt])),
+            kept_sections(OLD, ops(&[Op::Nt]))
+        );
+        assert!(
+            kept_sections(&noted, ops(&[Op::Nn])).ends_with("# nt n = 1, k = 2: x\n[[route]]\n")
+        );
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! specs (or a temp copy of them with the routes file written in and included).
 
 use gemm_aot_tune::{
-    report, rewritten_name, routes_file, tune, Options, Provenance, ShapeList, Timer, TimerError,
-    TuneError, Tuning,
+    report, rewritten_name, routes_file, tune, Options, Provenance, RecordedTimer, ShapeList,
+    Timer, TimerError, TuneError, Tuning,
 };
 use gemm_spec::{DtypeTriple, Op, Policy, SpecSet};
 use std::path::{Path, PathBuf};
@@ -135,9 +135,9 @@ fn kernel_at(specs: &SpecSet, m: u64, n: u64, k: u64) -> String {
         .kernel_ref()
 }
 
-/// A kernel 20% faster than the routed tcwide.mid64 at (4096, 4096) for m 17-64.
+/// A kernel 20% faster than the routed tcwide.mid64 at (4096, 4096) for m 33-64.
 fn faster_mid() -> FakeTimer {
-    FakeTimer::default().rule("tcwide.mid", (4096, 4096), (17, 64), 0.8)
+    FakeTimer::default().rule("tcwide.mid", (4096, 4096), (33, 64), 0.8)
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn picks_the_fastest_and_writes_specs_that_validate() {
     let text = routes_file(&t, &provenance()).unwrap();
     assert!(
         text.contains(
-            "[[route]]\npolicy = \"tensor-core\"\nop = \"nn\"\ndtype = \"any\"\nm = { min = 17, max = 64 }\nn = { min = 4096, max = 4096 }\nk = { min = 4096, max = 4096 }\nkernel = \"tcwide.mid\"\nunaligned = \"tcmma.any\"\n"
+            "[[route]]\npolicy = \"tensor-core\"\nop = \"nn\"\ndtype = \"any\"\nm = { min = 33, max = 64 }\nn = { min = 4096, max = 4096 }\nk = { min = 4096, max = 4096 }\nkernel = \"tcwide.mid\"\nunaligned = \"tcmma.any\"\n"
         ),
         "{text}"
     );
@@ -162,7 +162,7 @@ fn picks_the_fastest_and_writes_specs_that_validate() {
     );
     assert!(
         text.contains(
-            "tcwide.mid 1.6000 ms against 2.0000 ms for the routed tcwide.mid64 (20.0% faster)"
+            "tcwide.mid 0.8000 ms against 1.0000 ms for the routed tcwide.mid64 (20.0% faster)"
         ),
         "{text}"
     );
@@ -185,8 +185,8 @@ fn picks_the_fastest_and_writes_specs_that_validate() {
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(v.warnings.is_empty(), "{:?}", v.warnings);
-    assert_eq!(kernel_at(&v.specs, 32, 4096, 4096), "tcwide.mid");
-    assert_eq!(kernel_at(&v.specs, 32, 4096, 4104), "tcwide.mid64");
+    assert_eq!(kernel_at(&v.specs, 64, 4096, 4096), "tcwide.mid");
+    assert_eq!(kernel_at(&v.specs, 64, 4096, 4104), "tcwide.mid64");
     assert_eq!(kernel_at(&v.specs, 16, 4096, 4096), "tcdec.dec32");
 }
 
@@ -206,7 +206,7 @@ fn rerunning_over_the_written_file_writes_nothing() {
     let region = t
         .regions
         .iter()
-        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 17)
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 33)
         .unwrap();
     assert_eq!(region.decision, "kept: the routed kernel is the fastest");
     assert!(
@@ -220,7 +220,7 @@ fn rerunning_over_the_written_file_writes_nothing() {
     let text = routes_file(&t, &provenance()).unwrap();
     assert_eq!(t.routes.len(), 2, "{text}");
     assert!(
-        text.contains("tcwide.mid 1.6000 ms, kept from the earlier tuning"),
+        text.contains("tcwide.mid 0.8000 ms, kept from the earlier tuning"),
         "{text}"
     );
     assert!(text.contains("kernel = \"tcwide.wide\""), "{text}");
@@ -246,13 +246,13 @@ fn ties_and_gains_within_the_threshold_keep_the_routed_kernel() {
         .iter()
         .all(|r| r.decision == "kept: the routed kernel is the fastest"));
     // 2% faster: below 3%.
-    let small = || FakeTimer::default().rule("tcwide.mid", (4096, 4096), (17, 64), 0.98);
+    let small = || FakeTimer::default().rule("tcwide.mid", (4096, 4096), (33, 64), 0.98);
     let t = run(&shipped(), &mut small(), &Options::new("sm90a"));
     assert!(!t.changed());
     let region = t
         .regions
         .iter()
-        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 17)
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 33)
         .unwrap();
     assert_eq!(
         region.decision,
@@ -335,7 +335,7 @@ fn refused_kernels_are_skipped_with_the_reason() {
     let region = t
         .regions
         .iter()
-        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 65)
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 129)
         .unwrap();
     assert!(
         region
@@ -427,8 +427,8 @@ fn a_failing_timer_stops_tuning_and_the_report_holds_everything() {
     assert_eq!(doc["tier"], "sm90a");
     assert_eq!(doc["changed"], true);
     assert_eq!(doc["written"], "sm90a.tuned.toml");
-    // 3 (n, k) x 5 buckets, each timed once per kernel and m.
-    assert_eq!(doc["regions"].as_array().unwrap().len(), 15);
+    // 3 (n, k) x 9 buckets, each timed once per kernel and m.
+    assert_eq!(doc["regions"].as_array().unwrap().len(), 27);
     assert_eq!(
         doc["measurements"].as_array().unwrap().len(),
         timer.calls.len()
@@ -442,7 +442,7 @@ fn a_failing_timer_stops_tuning_and_the_report_holds_everything() {
     assert_eq!(chosen.len(), 1);
     assert_eq!(chosen[0]["chosen"]["kernel"], "tcwide.mid");
     assert_eq!(chosen[0]["current"]["kernel"], "tcwide.mid64");
-    assert_eq!(chosen[0]["m"]["min"], 17);
+    assert_eq!(chosen[0]["m"]["min"], 33);
 }
 
 #[test]
@@ -480,8 +480,63 @@ fn a_run_stopped_by_its_time_limit_keeps_the_earlier_routes_it_did_not_reach() {
     let specs = load(dir.path());
     assert_eq!(kernel_at(&specs, 128, 14336, 4096), "tcwide.wide");
     assert_eq!(kernel_at(&specs, 512, 4096, 4096), "tcwide.wide");
-    assert_eq!(kernel_at(&specs, 32, 4096, 4096), "tcwide.mid");
+    assert_eq!(kernel_at(&specs, 64, 4096, 4096), "tcwide.mid");
     // The report lists what was not reached.
     let doc = gemm_aot_tune::report::report(&t, &provenance(), None);
     assert_eq!(doc["unreached"][0]["n"], 14336);
+}
+
+#[test]
+fn recorded_times_choose_again_without_a_gpu() {
+    // A run's report, read back as a clock, gives the same choices and the same file.
+    let t = run(&shipped(), &mut faster_mid(), &Options::new("sm90a"));
+    let text = routes_file(&t, &provenance()).unwrap();
+    let json = report(&t, &provenance(), Some("sm90a.tuned.toml")).to_string();
+    let mut recorded = RecordedTimer::from_report(&json, "run.json").unwrap();
+    assert_eq!(recorded.len(), t.measurements.len());
+    let again = tune(&shipped(), &shapes(), &Options::new("sm90a"), &mut recorded).unwrap();
+    assert_eq!(routes_file(&again, &provenance()).unwrap(), text);
+    // Its provenance is the recorded run's, and says where the times were read.
+    let p = recorded.provenance("test-shapes.toml".into(), "sm90a.tuned.toml".into());
+    assert_eq!(
+        (p.date.as_str(), p.device.as_str()),
+        ("2026-12-01", "a fake timer")
+    );
+    assert_eq!(
+        p.method,
+        "a table; chosen again from those times as recorded in run.json"
+    );
+    // Other buckets over the same measured m: the 33-64 choice stands inside 17-64's sum,
+    // where the decode kernel's time at m = 32 joins it.
+    let mut wide = Options::new("sm90a");
+    wide.buckets = gemm_aot_tune::Buckets::from_edges(&[16, 64, 256, 1024]).unwrap();
+    let t = tune(&shipped(), &shapes(), &wide, &mut recorded).unwrap();
+    let region = t
+        .regions
+        .iter()
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 17)
+        .unwrap();
+    assert_eq!(region.measured_m, [32, 64]);
+    assert!(region.current.ms.is_some(), "{:?}", region.current);
+    // A time the run did not take is refused, never made up.
+    let e = recorded
+        .time("tcwide.mid", 3, 4096, 4096, Op::Nn, bf16_nn())
+        .unwrap_err();
+    assert_eq!(
+        e,
+        TimerError::Refused("not timed in the recorded run run.json".into())
+    );
+    // Not a report: named, with why.
+    let e = RecordedTimer::from_report("{}", "x.json").err().unwrap();
+    assert!(
+        e.to_string()
+            .starts_with("x.json is not a `gemm-aot tune --json` report"),
+        "{e}"
+    );
+    let empty = r#"{"tool": "gemm-aot tune", "provenance": {"date": "d", "device": "g", "method": "m"}, "measurements": []}"#;
+    let e = RecordedTimer::from_report(empty, "y.json").err().unwrap();
+    assert_eq!(
+        e.to_string(),
+        "y.json records no times (its `measurements` list is empty)"
+    );
 }
