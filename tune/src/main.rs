@@ -123,7 +123,7 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 
 /// Where the times come from: this GPU, or an earlier run's report.
 enum Clock<'s> {
-    Gpu(gpu_timer::GpuTimer<'s>),
+    Gpu(Box<gpu_timer::GpuTimer<'s>>),
     Recorded(RecordedTimer),
 }
 
@@ -138,9 +138,9 @@ impl<'s> Clock<'s> {
                 eprintln!("reading {} recorded times from {}", r.len(), path.display());
                 Ok(Clock::Recorded(r))
             }
-            None => Ok(Clock::Gpu(gpu_timer::GpuTimer::open(
+            None => Ok(Clock::Gpu(Box::new(gpu_timer::GpuTimer::open(
                 cli.device, specs, &cli.tier, cli.reps,
-            )?)),
+            )?))),
         }
     }
 
@@ -153,7 +153,7 @@ impl<'s> Clock<'s> {
 
     fn timer(&mut self) -> &mut (dyn gemm_aot_tune::Timer + 's) {
         match self {
-            Clock::Gpu(g) => g,
+            Clock::Gpu(g) => g.as_mut(),
             Clock::Recorded(r) => r,
         }
     }
