@@ -426,8 +426,8 @@ unaligned = "tcmma.any"
             .unwrap()
             .kernel_ref()
     };
-    assert_eq!(at(32, 4096), "tcwide.mid");
-    assert_eq!(at(32, 4608), "tcwide.mid64");
+    assert_eq!(at(64, 4096), "tcwide.mid");
+    assert_eq!(at(64, 4608), "tcwide.mid64");
     assert_eq!(at(16, 4096), "tcdec.dec32");
     std::fs::remove_dir_all(&dir).unwrap();
 }
