@@ -1,4 +1,32 @@
-exec(open('an.py').read().split('for bk in buckets:')[0])
+# Fits the sm90a tier's own routes to a tune report's times: run beside tune_nn.json (the
+# run2-6489520-tune-nn report, decompressed). Prints, per m, the tier's old cuts against 1-3
+# piece n/k rules chosen per region, with leave-one-(n, k)-out scores.
+import json,collections,math,itertools
+d=json.load(open('tune_nn.json'))
+ms=d['measurements']
+T=collections.defaultdict(dict)
+for x in ms: T[(x['n'],x['k'],x['m'])][x['kernel']]=x['ms']
+chunk=set((x['n'],x['k']) for x in ms if 'chunk' in x['kernel'] or 'split' in x['kernel'])
+shapes=sorted(set((x['n'],x['k']) for x in ms)-chunk)
+print(len(shapes),'non-chunk shapes')
+cands=['tcdec.dec32','tcdec.dec64','tcdec.dec16','tcwide.mid','tcwide.mid64','tcwide.mid2','tcwide.wide','tcwide.pp256','tcwide.pp256c2','tcwide.pp128','tcwide.mid192','tcwide.mid2n192','tcwide.pp192']
+buckets=[(1,16),(17,64),(65,256),(257,1024),(1025,1<<30)]
+def tier(m,n,k):
+    if m<=16: return 'tcdec.dec64' if n>=8192 else 'tcdec.dec32'
+    if m<=64: return 'tcwide.mid64' if n<=8191 else 'tcwide.mid'
+    if m<=256: return 'tcwide.mid2' if n>=8192 else 'tcwide.mid'
+    if m<=1024 and n<=2047: return 'tcwide.mid'
+    if n<=8191: return 'tcwide.mid2'
+    return 'tcwide.wide'
+def score(rule,bk,shs):
+    lo,hi=bk; s=0;c=0
+    for (n,k) in shs:
+        for m in [1,8,16,32,64,128,256,512,1024,2048,4096]:
+            if not(lo<=m<=hi): continue
+            t=T[(n,k,m)]; best=min(t[c2] for c2 in cands if c2 in t)
+            s+=math.log(t[rule(m,n,k)]/best); c+=1
+    return math.exp(s/c)
+
 import sys
 Mall=[1,8,16,32,64,128,256,512,1024,2048,4096]
 L={}
