@@ -1,10 +1,14 @@
 //! `gemm-aot explain` and the runtime's explain print the same: for every tier of the shipped
-//! specs, every (policy, op, dtype) it serves and a few it does not, and a sweep of shapes
-//! through every route boundary (and the refusals: n over the tier's widest, dimensions over
-//! `i32`), the generator's text (over the catalog it builds from `specs/`) equals the text of
-//! the runtime's compiled-in set, which `Context::explain` prints. No device: both are
-//! gemm-core's `KernelSet::explain`, one over tables built in memory, one over the generated
-//! Rust.
+//! specs, every (policy, op, dtype) it serves and a few it does not, and shapes through every
+//! route boundary (and the refusals: n over the tier's widest, dimensions over `i32`), the
+//! generator's text (over the catalog it builds from `specs/`) equals the text of the
+//! runtime's compiled-in set, which `Context::explain` prints. No device: both are gemm-core's
+//! `KernelSet::explain`, one over tables built in memory, one over the generated Rust.
+//!
+//! The shapes: a fixed grid, every m boundary of any route over that grid's n and k, and, per
+//! route, each dimension through its boundaries with the other two at the route's corner.
+//! Not the full product of all boundaries: with a tuned route file (hundreds of routes, each
+//! at its own n and k) that is millions of queries, an hour of a debug build.
 
 use gemm_codegen::pipeline::{template_files, validate_and_catalog};
 use gemm_codegen::Templates;
@@ -48,44 +52,54 @@ fn the_generator_and_the_runtime_explain_alike() {
         for (policy, op, dtype) in combos {
             let mut ms = BTreeSet::from([0, 1, 2, 7, 64, 65, 4096, DIM_MAX, DIM_MAX + 1]);
             let mut ns = BTreeSet::from([1, 64, 4095, 4096, DIM_MAX + 1]);
-            let mut ks = BTreeSet::from([0, 1, 255, 256, 257, 4096, DIM_MAX + 1]);
+            let ks = BTreeSet::from([0, 1, 255, 256, 257, 4096, DIM_MAX + 1]);
             if widest < DIM_MAX {
                 ns.extend([widest, widest + 1]);
             }
-            for r in tier.routes_for(policy, op, dtype) {
+            let routes = tier.routes_for(policy, op, dtype);
+            for r in &routes {
                 boundaries(&mut ms, r.m);
-                boundaries(&mut ns, r.n);
-                boundaries(&mut ks, r.k);
             }
+            let mut shapes: BTreeSet<(u64, u64, u64)> = BTreeSet::new();
             for &m in &ms {
                 for &n in &ns {
-                    for &k in &ks {
-                        let q = gemm_core::Query {
-                            policy,
-                            op,
-                            dtype,
-                            m,
-                            n,
-                            k,
-                        };
-                        let generator =
-                            gemm_codegen::explain::explain_in(from_catalog, &tier.name, &q)
-                                .map_err(|e| e.to_string());
-                        let runtime = shipped
-                            .explain(id, &q)
-                            .map(|e| {
-                                refusals += e.refusal.is_some() as usize;
-                                e.to_string()
-                            })
-                            .map_err(|e| e.to_string());
-                        assert_eq!(
-                            generator, runtime,
-                            "{} {policy:?} {op:?} {dtype:?} m={m} n={n} k={k}",
-                            tier.name
-                        );
-                        compared += 1;
-                    }
+                    shapes.extend(ks.iter().map(|&k| (m, n, k)));
                 }
+            }
+            for r in &routes {
+                let corner = (r.m.min.max(1), r.n.min.max(1), r.k.min.max(1));
+                let (mut rm, mut rn, mut rk) = Default::default();
+                boundaries(&mut rm, r.m);
+                boundaries(&mut rn, r.n);
+                boundaries(&mut rk, r.k);
+                shapes.extend(rm.iter().map(|&m| (m, corner.1, corner.2)));
+                shapes.extend(rn.iter().map(|&n| (corner.0, n, corner.2)));
+                shapes.extend(rk.iter().map(|&k| (corner.0, corner.1, k)));
+            }
+            for (m, n, k) in shapes {
+                let q = gemm_core::Query {
+                    policy,
+                    op,
+                    dtype,
+                    m,
+                    n,
+                    k,
+                };
+                let generator = gemm_codegen::explain::explain_in(from_catalog, &tier.name, &q)
+                    .map_err(|e| e.to_string());
+                let runtime = shipped
+                    .explain(id, &q)
+                    .map(|e| {
+                        refusals += e.refusal.is_some() as usize;
+                        e.to_string()
+                    })
+                    .map_err(|e| e.to_string());
+                assert_eq!(
+                    generator, runtime,
+                    "{} {policy:?} {op:?} {dtype:?} m={m} n={n} k={k}",
+                    tier.name
+                );
+                compared += 1;
             }
         }
     }
