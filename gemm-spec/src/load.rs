@@ -296,11 +296,7 @@ fn load(
             continue;
         }
         match raw {
-            Ok(raw) => parsed.push(ParsedFile {
-                name: src.file.clone(),
-                text: &src.text,
-                raw,
-            }),
+            Ok(raw) => parsed.push(ParsedFile::new(src.file.clone(), &src.text, raw)),
             Err(e) => errors.push(toml_error(src, &e, false)),
         }
     }
@@ -317,14 +313,14 @@ fn load(
     {
         for src in &defaults.hardware {
             match toml::from_str::<RawFile>(&src.text) {
-                Ok(raw) => parsed.push(ParsedFile {
-                    name: src.file.clone(),
-                    text: &src.text,
-                    raw: RawFile {
+                Ok(raw) => parsed.push(ParsedFile::new(
+                    src.file.clone(),
+                    &src.text,
+                    RawFile {
                         hardware: raw.hardware,
                         ..RawFile::default()
                     },
-                }),
+                )),
                 Err(e) => errors.push(toml_error(src, &e, false)),
             }
         }

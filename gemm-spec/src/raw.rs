@@ -255,14 +255,46 @@ pub(crate) struct ParsedFile<'a> {
     pub name: String,
     pub text: &'a str,
     pub raw: RawFile,
+    pub lines: LineIndex,
 }
 
-impl ParsedFile<'_> {
+impl<'a> ParsedFile<'a> {
+    pub fn new(name: String, text: &'a str, raw: RawFile) -> Self {
+        ParsedFile {
+            name,
+            text,
+            raw,
+            lines: LineIndex::new(text),
+        }
+    }
+
     pub fn at(&self, span: std::ops::Range<usize>) -> Location {
         Location {
             file: self.name.clone(),
-            line: line_of(self.text, span.start),
+            line: self.lines.line(span.start),
         }
+    }
+}
+
+/// The offsets of a text's newlines, to turn byte offsets into lines in O(log n): a tier with
+/// a routes file locates hundreds of items, and counting from the start for each was most of
+/// a debug build's spec load.
+pub(crate) struct LineIndex(Vec<usize>);
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        LineIndex(
+            text.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i)
+                .collect(),
+        )
+    }
+
+    /// 1-based line of a byte offset (clamped to the text), as [`line_of`].
+    pub fn line(&self, offset: usize) -> usize {
+        self.0.partition_point(|&nl| nl < offset) + 1
     }
 }
 
@@ -274,4 +306,23 @@ pub fn line_of(text: &str, offset: usize) -> usize {
         .filter(|&&b| b == b'\n')
         .count()
         + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{line_of, LineIndex};
+
+    #[test]
+    fn the_line_index_gives_line_of_at_every_offset() {
+        for text in ["", "a", "\n", "a\nb\n\nc", "\n\nx\n"] {
+            let lines = LineIndex::new(text);
+            for offset in 0..text.len() + 3 {
+                assert_eq!(
+                    lines.line(offset),
+                    line_of(text, offset),
+                    "{text:?} at {offset}"
+                );
+            }
+        }
+    }
 }

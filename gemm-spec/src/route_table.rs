@@ -51,52 +51,71 @@ pub(crate) fn check(
         let ms = cuts(routes.iter().map(|r| &r.m));
         let ns = cuts(routes.iter().map(|r| &r.n));
         let ks = cuts(routes.iter().map(|r| &r.k));
+        let contracts: Vec<String> = routes.iter().map(|r| contract_of(r)).collect();
+        // Each route's own checks run the first time it wins; the cell walk itself allocates
+        // nothing (a tuned route file makes it millions of cells).
+        let mut won = vec![false; routes.len()];
         let mut reported = false;
         for &n in &ns {
+            // The first match over m at one (n, k) is the first of the routes that hold n and
+            // k: filtering by n, then k, keeps the walk over m short.
+            let by_n: Vec<usize> = (0..routes.len())
+                .filter(|&i| routes[i].n.contains(n))
+                .collect();
             for &k in &ks {
-                let mut first: Option<(u64, &Route)> = None;
+                let by_nk: Vec<usize> = by_n
+                    .iter()
+                    .copied()
+                    .filter(|&i| routes[i].k.contains(k))
+                    .collect();
+                let mut first: Option<(u64, usize)> = None;
                 for &m in &ms {
-                    let Some(r) = routes.iter().find(|r| r.matches(m, n, k)) else {
+                    let Some(i) = by_nk.iter().copied().find(|&i| routes[i].m.contains(m)) else {
                         continue;
                     };
-                    winners.insert((r.rule, op.to_string(), dtype.to_string()));
-                    used_kernels.insert((
-                        r.family.clone(),
-                        r.tile.clone(),
-                        op.to_string(),
-                        dtype.to_string(),
-                    ));
-                    // The unaligned kernel serves the same calls when TMA cannot take an
-                    // operand: it is reached too, and must share the route's contract.
-                    if let Some(u) = &r.unaligned {
+                    let r = routes[i];
+                    if !won[i] {
+                        won[i] = true;
+                        winners.insert((r.rule, op.to_string(), dtype.to_string()));
                         used_kernels.insert((
-                            u.family.clone(),
-                            u.tile.clone(),
+                            r.family.clone(),
+                            r.tile.clone(),
                             op.to_string(),
                             dtype.to_string(),
                         ));
-                        let uc = specs.families.get(&u.family).map(|f| f.contract.clone());
-                        if !reported && uc.as_ref() != Some(&contract_of(r)) {
-                            reported = true;
-                            errors.push(SpecError {
-                                location: r.location.clone(),
-                                kind: SpecErrorKind::RouteUnaligned {
-                                    rule: r.rule,
-                                    kernel: u.to_string(),
-                                    problem: format!(
-                                        "implements contract {}, but the route's kernel {} implements {}: batch invariance needs one contract whatever the operands' alignment",
-                                        uc.unwrap_or_default(),
-                                        r.kernel_ref(),
-                                        contract_of(r)
-                                    ),
-                                },
-                            });
+                        // The unaligned kernel serves the same calls when TMA cannot take an
+                        // operand: it is reached too, and must share the route's contract.
+                        if let Some(u) = &r.unaligned {
+                            used_kernels.insert((
+                                u.family.clone(),
+                                u.tile.clone(),
+                                op.to_string(),
+                                dtype.to_string(),
+                            ));
+                            let uc = specs.families.get(&u.family).map(|f| f.contract.clone());
+                            if !reported && uc.as_ref() != Some(&contracts[i]) {
+                                reported = true;
+                                errors.push(SpecError {
+                                    location: r.location.clone(),
+                                    kind: SpecErrorKind::RouteUnaligned {
+                                        rule: r.rule,
+                                        kernel: u.to_string(),
+                                        problem: format!(
+                                            "implements contract {}, but the route's kernel {} implements {}: batch invariance needs one contract whatever the operands' alignment",
+                                            uc.unwrap_or_default(),
+                                            r.kernel_ref(),
+                                            contracts[i]
+                                        ),
+                                    },
+                                });
+                            }
                         }
                     }
                     match first {
-                        None => first = Some((m, r)),
-                        Some((m_a, a)) if !reported && contract_of(a) != contract_of(r) => {
+                        None => first = Some((m, i)),
+                        Some((m_a, a)) if !reported && contracts[a] != contracts[i] => {
                             reported = true;
+                            let a = routes[a];
                             errors.push(SpecError {
                                 location: r.location.clone(),
                                 kind: SpecErrorKind::BatchInvariance {

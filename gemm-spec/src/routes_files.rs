@@ -159,12 +159,13 @@ pub(crate) fn listed_by(
 
 /// The routes of a parsed routes file named `name`, each located at its `[[route]]` line.
 pub(crate) fn located(name: &str, text: &str, raw: RawRoutesFile) -> FileRoutes {
+    let lines = crate::raw::LineIndex::new(text);
     raw.route
         .into_iter()
         .map(|r| {
             let at = Location {
                 file: name.to_string(),
-                line: line_of(text, r.span().start),
+                line: lines.line(r.span().start),
             };
             (r.into_inner(), at)
         })
