@@ -439,6 +439,22 @@ pub struct KernelInfo {
     pub abi: &'static str,
 }
 
+impl KernelInfo {
+    /// Whether this kernel may run in place of `routed` on one GEMM of depth `k` whose
+    /// operands the routed kernel reads: same contract, op and dtype (so the same bits, by the
+    /// contract), not a strided-batch kernel, not a plain-load kernel (routes name those as
+    /// their `unaligned` kernel), and `k` within its `max_k`. The kernels `gemm-aot tune`
+    /// chooses among for a route, and those the GPU tests hold to the routed bits.
+    pub fn can_stand_in_for(&self, routed: &KernelInfo, k: u64) -> bool {
+        self.contract == routed.contract
+            && self.op == routed.op
+            && self.dtype == routed.dtype
+            && !self.batch
+            && self.operands != OperandPath::Loads
+            && self.max_k.is_none_or(|max_k| k <= max_k)
+    }
+}
+
 /// One elementwise conversion kernel of one tier (the half fallback's upcast and downcast).
 #[derive(Debug)]
 pub struct ConversionInfo {

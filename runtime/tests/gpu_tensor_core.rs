@@ -787,8 +787,9 @@ fn the_default_policy_is_tensor_core_for_half_inputs_only() {
 /// Every kernel of the tier that a route of the contract could name at these shapes (what
 /// `gemm-aot tune` chooses among: the wgmma tiles, ping-pong among them, the decode and
 /// cp.async kernels, clusters and K splits of the chunked contract) gives the routed kernel's
-/// bits, with bias, and with beta for tn. A candidate the shape does not fit (a K split's
-/// bounded K, a cluster the grid cannot take) is skipped and printed, as the tuner skips it.
+/// bits, with bias, and with beta for tn. The candidates are `KernelInfo::can_stand_in_for`'s
+/// (a K split whose bounded K is below k is not one); one the grid cannot take (a cluster) is
+/// skipped and printed, as the tuner skips it.
 /// The plain-load kernels (a route's `unaligned` one) are compared by `contract_equivalence`.
 fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
     let ctx = context();
@@ -805,7 +806,8 @@ fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
         let Some(route) = tc_route(&ctx, op, dtype, (m as u64, n as u64, k as u64)) else {
             continue;
         };
-        let contract = kernel(route.kernel).unwrap().contract;
+        let routed_kernel = kernel(route.kernel).unwrap();
+        let contract = routed_kernel.contract;
         let mut rng = Rng::fresh(&format!("candidates {op} {dtype} {m}x{n}x{k}"));
         let (a_len, lda) = (m * k, if op == Op::Tn { m } else { k });
         let (b_len, ldb) = (k * n, if op == Op::Nt { k } else { n });
@@ -835,12 +837,7 @@ fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
         let (want, routed) = run(None).unwrap();
         let mut compared = Vec::new();
         for k_info in ctx.kernels().tier_kernels(ctx.tier().id) {
-            let candidate = k_info.contract == contract
-                && k_info.op == op
-                && k_info.dtype == dtype
-                && !k_info.batch
-                && k_info.operands != OperandPath::Loads;
-            if !candidate {
+            if !k_info.can_stand_in_for(routed_kernel, k as u64) {
                 continue;
             }
             if let Some((got, ran)) = run(Some(k_info.id)) {

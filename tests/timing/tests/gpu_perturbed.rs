@@ -8,8 +8,7 @@
 //! faster differs here.
 
 use gemm_runtime::{
-    bf16, Context, Dtype, GemmError, KernelInfo, Op, OperandPath, Policy, RawGemm, RawMatrix,
-    TierChoice,
+    bf16, Context, Dtype, GemmError, KernelInfo, Op, Policy, RawGemm, RawMatrix, TierChoice,
 };
 use gemm_timing_tests::case::dtypes::{BF16, BF16_F32, F16, F16_F32, F32};
 use gemm_timing_tests::case::{first_difference, run, Case, Data, Output, Rng, Uploaded};
@@ -246,13 +245,7 @@ fn perturbed_candidates_give_the_routed_bits() {
         let up = Uploaded::new(&perturbed, case, &data).unwrap();
         let mut ran = 0;
         for k in perturbed.kernels().tier_kernels(perturbed.tier().id) {
-            let candidate = k.contract == routed_kernel.contract
-                && k.op == routed_kernel.op
-                && k.dtype == routed_kernel.dtype
-                && !k.batch
-                && k.operands != OperandPath::Loads
-                && k.max_k.is_none_or(|max_k| case.k as u64 <= max_k);
-            if !candidate {
+            if !k.can_stand_in_for(routed_kernel, case.k as u64) {
                 continue;
             }
             let on = case.clone().on_kernel(k.name);
