@@ -8,7 +8,7 @@
 //! The shapes: a fixed grid, every m boundary of any route over that grid's n and k, and, per
 //! route, each dimension through its boundaries with the other two at the route's corner.
 //! Not the full product of all boundaries: with a tuned route file (hundreds of routes, each
-//! at its own n and k) that is millions of queries, an hour of a debug build.
+//! at its own n and k) that is millions of queries: a debug build ran it for over half an hour.
 
 use gemm_codegen::pipeline::{template_files, validate_and_catalog};
 use gemm_codegen::Templates;

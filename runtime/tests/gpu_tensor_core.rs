@@ -787,8 +787,8 @@ fn the_default_policy_is_tensor_core_for_half_inputs_only() {
 /// Every kernel of the tier that a route of the contract could name at these shapes (what
 /// `gemm-aot tune` chooses among: the wgmma tiles, ping-pong among them, the decode and
 /// cp.async kernels, clusters and K splits of the chunked contract) gives the routed kernel's
-/// bits, with bias, and with beta for tn. The candidates are `KernelInfo::can_stand_in_for`'s
-/// (a K split whose bounded K is below k is not one); one the grid cannot take (a cluster) is
+/// bits, with bias, and with beta for tn. The candidates are `KernelInfo::can_stand_in_for`'s;
+/// one the shape does not fit (a K split's bounded K, a cluster the grid cannot take) is
 /// skipped and printed, as the tuner skips it.
 /// The plain-load kernels (a route's `unaligned` one) are compared by `contract_equivalence`.
 fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
@@ -838,6 +838,13 @@ fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
         let mut compared = Vec::new();
         for k_info in ctx.kernels().tier_kernels(ctx.tier().id) {
             if !k_info.can_stand_in_for(routed_kernel, k as u64) {
+                if k_info.can_stand_in_for(routed_kernel, 0) {
+                    eprintln!(
+                        "  {} skipped: takes k up to {}, this k is {k}",
+                        k_info.name,
+                        k_info.max_k.unwrap_or_default()
+                    );
+                }
                 continue;
             }
             if let Some((got, ran)) = run(Some(k_info.id)) {

@@ -246,6 +246,14 @@ fn perturbed_candidates_give_the_routed_bits() {
         let mut ran = 0;
         for k in perturbed.kernels().tier_kernels(perturbed.tier().id) {
             if !k.can_stand_in_for(routed_kernel, case.k as u64) {
+                if k.can_stand_in_for(routed_kernel, 0) {
+                    eprintln!(
+                        "{}: {} skipped: takes k up to {}",
+                        case.label(),
+                        k.name,
+                        k.max_k.unwrap_or_default()
+                    );
+                }
                 continue;
             }
             let on = case.clone().on_kernel(k.name);
