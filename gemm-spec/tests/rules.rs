@@ -1637,7 +1637,7 @@ fn the_wide_tma_family_needs_a_c_map_for_its_tma_store() {
     );
     assert_eq!(
         errors,
-        ["families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C (wgmma/wgmma_tma_gemm.toml:145); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map"]
+        ["families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C (wgmma/wgmma_tma_gemm.toml:152); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map"]
     );
 }
 
@@ -1648,7 +1648,7 @@ fn a_tma_family_needs_tensor_map_fields() {
         "  { name = \"b_map\", type = \"tensor_map\", bind = \"b.tensor_map\" },\n",
         "",
     );
-    assert_errors(e, &["families.toml:39: family dec: template mma_decode_tma reads a tensor map of B (mma/mma_decode_tma.toml:95); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B (wgmma/wgmma_tma_gemm.toml:138); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map"]);
+    assert_errors(e, &["families.toml:39: family dec: template mma_decode_tma reads a tensor map of B (mma/mma_decode_tma.toml:95); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B (wgmma/wgmma_tma_gemm.toml:145); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map"]);
 }
 
 #[test]
@@ -2213,5 +2213,36 @@ fn batch_kernels_name_tiles_of_batched_kinds() {
             "sm90a.toml:1: tier sm90a: batch kernel `plain.q` names no tile of the tier; its tiles: dec.d, wide.w, plain.p, other.o",
             "sm90a.toml:1: tier sm90a: batch kernel `plain` is not `family.tile`",
         ],
+    );
+}
+
+/// The tensor-core fixture with a wgmma family under a chunked contract and one tile of it:
+/// two accumulator sets (the chain's and the fold's) of `n / 2` each a consumer thread.
+fn chunked_wgmma(n: u32) -> Result<Validated, Vec<String>> {
+    let shared = format!(
+        "{TC_SHARED}\n[contract.tc-k16-c512]\ndoc = \"chunks of 512 k, folded in ascending order\"\nk_step = 16\nchunk = 512\n\n[family.widechunk]\ntemplate = \"wgmma_tma_gemm\"\ncontract = \"tc-k16-c512\"\npolicy = \"tensor-core\"\nabi = \"TcGemmArgs\"\ninstruction = \"wgmma\"\nvariants.nn = [\"bf16.bf16.f32\"]\n"
+    );
+    let tier = format!(
+        "{}\n[[tile]]\nfamily = \"widechunk\"\nname = \"c\"\nm = 128\nn = {n}\nk = 64\nstages = 4\nconsumers = 2\n",
+        TC_TIER.replace("\"other\"]", "\"other\", \"widechunk\"]")
+    );
+    load(&shared, &tier)
+}
+
+#[test]
+fn accumulators_may_use_the_registers_setmaxnreg_grants() {
+    // 128 x 192 with two consumer warpgroups: 192 accumulators a thread, above the even share
+    // of 384 threads (168 registers) and within the 240 the template grants its consumers.
+    assert!(chunked_wgmma(192).is_ok(), "{:?}", chunked_wgmma(192).err());
+    // 128 x 256: 256 accumulators, more than a thread's registers and than the grant.
+    let e = chunked_wgmma(256).unwrap_err();
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!(
+        e[0],
+        "sm90a.toml:61: tile widechunk.c 128x256x64: each thread keeps 256 f32 accumulators (chunk > 0 && split_k == 1 ? n : n / 2 of template wgmma_tma_gemm), more than the 255 registers a thread has on compute capability 9.0: spread the tile over more threads (warps, thread tile)"
+    );
+    assert_eq!(
+        e[1],
+        "sm90a.toml:61: tile widechunk.c 128x256x64: min_blocks = 1 cannot be resident on compute capability 9.0 (hardware.toml:91): 1 blocks of 384 threads leave 240 registers a thread of the SM's 65536 (the template grants its accumulating warps 240), fewer than the tile's 256 f32 accumulators a thread"
     );
 }

@@ -133,7 +133,8 @@ struct wgmma_tma_gemm {
     static constexpr int kBBoxes = kBKMajor ? 1 : BN / 64;     // TMA boxes of B per stage
     static constexpr int kBoxBytes = 64 * 64 * (int)sizeof(TAB);  // one 64 x 64 box (8 KiB)
 
-    static constexpr int kProducerRegs = 24, kConsumerRegs = 240;  // setmaxnreg, 2 consumers
+    // setmaxnreg with 2 consumers; the manifest's accumulator_registers (checked against the tile).
+    static constexpr int kProducerRegs = 24, kConsumerRegs = Cfg::kAccumulatorRegisters;
     static constexpr int kChunk = Cfg::kChunk;                     // 0: one chain over K (tc-k16)
     static constexpr int kChunkStages = kChunk > 0 ? kChunk / BK : 1;
     static constexpr int kSplit = Cfg::SPLIT_K, kSlots = Cfg::SLOTS;  // K split over a z cluster
@@ -153,7 +154,9 @@ struct wgmma_tma_gemm {
                       kCBoxInner * (int)sizeof(TC) == 128 && kCBoxOuter == 64 && kSwizzleC == 128 &&
                       BN % kCBoxInner == 0 && kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0 &&
                       kChunk % BK == 0 && BM == 64 * kTileConsumers &&
-                      (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)),
+                      (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)) &&
+                      (kConsumers == 1 || (kConsumerRegs % 8 == 0 && kConsumerRegs <= 256 &&
+                                           128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536)),
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
 
     template <class Args>

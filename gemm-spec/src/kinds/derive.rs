@@ -71,6 +71,9 @@ pub struct Derived {
     pub min_blocks: Option<u32>,
     /// f32 accumulators a thread, when the manifest says.
     pub accumulators: Option<u64>,
+    /// Registers a thread of the accumulating warps is granted, when the manifest says (above
+    /// the block's even share).
+    pub accumulator_registers: Option<u64>,
     pub tensor_maps: Vec<DerivedMap>,
 }
 
@@ -206,6 +209,9 @@ pub fn derive(p: &KernelPoint<'_>) -> Result<Derived, DeriveError> {
     let max_k = get(keys::MAX_K).filter(|&v| v > 0).map(|v| v as u64);
     let min_blocks = as_u32(keys::MIN_BLOCKS, get(keys::MIN_BLOCKS).unwrap_or(0))?;
     let accumulators = get(keys::ACCUMULATORS).map(|v| v.max(0) as u64);
+    let accumulator_registers = get(keys::ACCUMULATOR_REGISTERS)
+        .filter(|&v| v > 0)
+        .map(|v| v as u64);
     let mut tensor_maps = Vec::new();
     for m in &p.kind.tensor_maps {
         let MapDecl {
@@ -234,6 +240,7 @@ pub fn derive(p: &KernelPoint<'_>) -> Result<Derived, DeriveError> {
         max_k,
         min_blocks: (min_blocks > 0).then_some(min_blocks),
         accumulators,
+        accumulator_registers,
         tensor_maps,
     })
 }

@@ -153,6 +153,10 @@ pub mod keys {
     /// f32 accumulators a thread keeps in registers (checked against the hardware's registers
     /// a thread when present).
     pub const ACCUMULATORS: &str = "accumulators";
+    /// Registers a thread of the accumulating warps is granted (setmaxnreg moves them from the
+    /// other warps), when that is above the block's even share; 0 or absent: the even share.
+    /// The accumulators are checked against it.
+    pub const ACCUMULATOR_REGISTERS: &str = "accumulator_registers";
 }
 
 /// Names a tile key may not take: they are the tile's own keys, or formulas' builtins.

@@ -359,10 +359,17 @@ pub(super) fn resolve_tile(
                     d.shared_bytes, hw.reserved_shared_bytes_per_block, hw.shared_bytes_per_sm
                 ))
             } else if let Some(cap) = register_cap(hw, threads, b)
+                .map(|cap| granted_cap(hw, cap, d.accumulator_registers))
                 .filter(|&cap| cap < 16 || d.accumulators.is_some_and(|a| a > cap))
             {
+                let share = register_cap(hw, threads, b).unwrap_or(cap);
+                let granted = if cap > share {
+                    format!(" (the template grants its accumulating warps {cap})")
+                } else {
+                    String::new()
+                };
                 Some(format!(
-                    "{b} blocks of {threads} threads leave {cap} registers a thread of the SM's {}, fewer than {}",
+                    "{b} blocks of {threads} threads leave {cap} registers a thread of the SM's {}{granted}, fewer than {}",
                     hw.registers_per_sm,
                     match d.accumulators {
                         Some(a) if a > cap => format!("the tile's {a} f32 accumulators a thread"),
@@ -412,6 +419,12 @@ pub(super) fn resolve_tile(
 fn register_cap(hw: &Hardware, threads: u32, blocks: u32) -> Option<u64> {
     let per_thread = (hw.registers_per_sm as u64) / (threads as u64 * blocks as u64).max(1);
     Some((per_thread / 8 * 8).min(hw.registers_per_thread as u64))
+}
+
+/// The registers the accumulating warps have: the even share `cap`, or what the template grants
+/// them (setmaxnreg) where that is more, within the hardware's registers a thread.
+fn granted_cap(hw: &Hardware, cap: u64, granted: Option<u64>) -> u64 {
+    granted.map_or(cap, |g| cap.max(g.min(hw.registers_per_thread as u64)))
 }
 
 /// The location of the tile's `key`, or of the tile.
