@@ -127,8 +127,8 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         Case::new(TC, Op::Nt, BF16, (100, 4096, 512)).bias(),
         Case::new(TC, Op::Nn, BF16, (200, 8192, 1024)),
         Case::new(TC, Op::Nn, BF16, (1000, 4096, 2048)),
-        // The tuned routes send the wide tile (clusters of 2 here) only n >= 8192 at m >= 1024.
-        Case::new(TC, Op::Nn, BF16, (1024, 8192, 512)),
+        // The tier sends the wide tile (clusters of 2 here) n >= 8192 above m = 1024.
+        Case::new(TC, Op::Nn, BF16, (1500, 8192, 512)),
         Case::new(TC, Op::Tn, BF16_F32, (520, 1000, 264)).beta(1.0),
         Case::new(TC, Op::Nt, F16_F32, (777, 2048, 520))
             .bias()
@@ -146,7 +146,7 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         Case::new(TC, Op::Nt, BF16_F32, (7, 64, 0)).bias(),
         // The chunked contract (tc-k16-c512) off the tuned shapes, so the tier's region routes
         // pick: the decode splits of 8 and 4, the wgmma splits of 4 and 8, the chunked mid64,
-        // mid and mid2.
+        // mid, mid2 and mid2n192 (128 x 192, n above 2048 at m 513-1024).
         Case::new(TC, Op::Nn, BF16, (5, 1000, 8200)),
         Case::new(TC, Op::Nt, BF16_F32, (9, 2000, 9000)).bias(),
         Case::new(TC, Op::Nn, BF16_F32, (64, 1000, 8200)).beta(0.5),
@@ -154,6 +154,7 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         Case::new(TC, Op::Tn, BF16_F32, (200, 1000, 8200)).beta(1.0),
         Case::new(TC, Op::Nn, BF16, (700, 1000, 8200)).bias(),
         Case::new(TC, Op::Nn, BF16, (1500, 1000, 8200)),
+        Case::new(TC, Op::Nt, BF16, (700, 2200, 7000)).bias(),
         // TF32: cp.async dec, mid, wide, and the unaligned kernel.
         Case::new(TC, Op::Nn, F32, (16, 1024, 512)),
         Case::new(TC, Op::Nt, F32, (200, 512, 256)).bias(),
@@ -187,6 +188,7 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         "tcwidechunk.mid64 ",
         "tcwidechunk.mid ",
         "tcwidechunk.mid2 ",
+        "tcwidechunk.mid2n192 ",
         "tcasync32.",
         "tcmma32.any",
         "fmadecs.",
