@@ -443,8 +443,9 @@ impl KernelInfo {
     /// Whether this kernel may run in place of `routed` on one GEMM of depth `k` whose
     /// operands the routed kernel reads: same contract, op and dtype (so the same bits, by the
     /// contract), not a strided-batch kernel, not a plain-load kernel (routes name those as
-    /// their `unaligned` kernel), and `k` within its `max_k`. The kernels `gemm-aot tune`
-    /// chooses among for a route, and those the GPU tests hold to the routed bits.
+    /// their `unaligned` kernel), and `k` within its `max_k`: on the runtime's tables, the rule
+    /// `gemm-aot tune` applies to the spec (tune/src/tier_view.rs); the GPU tests hold every such
+    /// kernel to the routed bits.
     pub fn can_stand_in_for(&self, routed: &KernelInfo, k: u64) -> bool {
         self.contract == routed.contract
             && self.op == routed.op

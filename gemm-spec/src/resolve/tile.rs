@@ -359,7 +359,7 @@ pub(super) fn resolve_tile(
                     d.shared_bytes, hw.reserved_shared_bytes_per_block, hw.shared_bytes_per_sm
                 ))
             } else if let Some(cap) = register_cap(hw, threads, b)
-                .map(|cap| granted_cap(hw, cap, d.accumulator_registers))
+                .map(|cap| granted_cap(hw, cap, b, d.accumulator_registers))
                 .filter(|&cap| cap < 16 || d.accumulators.is_some_and(|a| a > cap))
             {
                 let share = register_cap(hw, threads, b).unwrap_or(cap);
@@ -422,9 +422,13 @@ fn register_cap(hw: &Hardware, threads: u32, blocks: u32) -> Option<u64> {
 }
 
 /// The registers the accumulating warps have: the even share `cap`, or what the template grants
-/// them (setmaxnreg) where that is more, within the hardware's registers a thread.
-fn granted_cap(hw: &Hardware, cap: u64, granted: Option<u64>) -> u64 {
-    granted.map_or(cap, |g| cap.max(g.min(hw.registers_per_thread as u64)))
+/// them (setmaxnreg) where that is more, within the hardware's registers a thread. A grant moves
+/// registers between the warps of one block, so it counts only when one block holds the SM.
+fn granted_cap(hw: &Hardware, cap: u64, blocks: u32, granted: Option<u64>) -> u64 {
+    match granted {
+        Some(g) if blocks == 1 => cap.max(g.min(hw.registers_per_thread as u64)),
+        _ => cap,
+    }
 }
 
 /// The location of the tile's `key`, or of the tile.
