@@ -72,7 +72,8 @@
 // Shared memory: kSharedBytes = STAGES * (M*K + K*N) * sizeof(TAB)   (the ring)
 //                             + CONSUMERS * kCRoundBoxes * 64 * 128   (C staging: per consumer,
 //                               kCRoundBoxes boxes of 64 rows x 128 bytes; kCRoundBoxes = 2 when
-//                               N / kCBoxInner is even, else 1)
+//                               N / kCBoxInner is even, else 1; none with a split, which
+//                               stores directly)
 //                             + kPartialBytes                         (split: SLOTS * M * N * 4 + 2 mbarriers)
 //                             + 2 * STAGES * 8                        (full + empty mbarriers)
 //                             + 1024                                  (alignment slack: 128B
@@ -124,7 +125,8 @@ struct wgmma_tma_gemm {
     static constexpr int kCRounds = kCBoxesPerRow / kCRoundBoxes;
     static constexpr int kCRoundCols = kCRoundBoxes * kCBoxInner;                // columns per round
     static constexpr int kCStageBytes = kCRoundBoxes * kCBoxBytes;               // one consumer's buffer
-    static constexpr int kCBytes = kConsumers * kCStageBytes;
+    // A split stores its folded columns directly (fold_and_store_split): it has no staging.
+    static constexpr int kCBytes = Cfg::SPLIT_K > 1 ? 0 : kConsumers * kCStageBytes;
     static constexpr int kSharedBytes = Cfg::kSharedBytes;
 
     // Tensor-map boxes of A and B (elements of the operand as stored, inner = contiguous):
