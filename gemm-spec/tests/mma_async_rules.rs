@@ -127,27 +127,27 @@ fn the_base_spec_is_valid_and_counts_as_the_template_does() {
 fn each_static_assert_of_the_template_is_a_located_rule() {
     assert_one(
         tier_errors("k = 32\nstages = 4", "k = 48\nstages = 4"),
-        "sm80.toml:9: tile async.wide 128x128x48: template mma_async_gemm needs k in [16, 32] || k % 64 == 0 (k = 48): a stage holds k-contiguous rows of A or B, which the chunk swizzle needs to be 32 or 64 bytes or whole 128-byte lines (mma/mma_async_gemm.toml:39)",
+        format!("sm80.toml:9: tile async.wide 128x128x48: template mma_async_gemm needs k in [16, 32] || k % 64 == 0 (k = 48): a stage holds k-contiguous rows of A or B, which the chunk swizzle needs to be 32 or 64 bytes or whole 128-byte lines ({})", support::block_at("mma/mma_async_gemm.toml", "rule = \"k in [16, 32] || k % 64 == 0\"")).as_str(),
     );
     assert_one(
         tier_errors("m = 128\nn = 128", "m = 96\nn = 128"),
-        "sm80.toml:9: tile async.wide 96x128x32: template mma_async_gemm needs m in [16, 32] || m % 64 == 0 (m = 96): tn stages A as rows of m elements, which the chunk swizzle needs to be 32 or 64 bytes or whole 128-byte lines (mma/mma_async_gemm.toml:43)",
+        format!("sm80.toml:9: tile async.wide 96x128x32: template mma_async_gemm needs m in [16, 32] || m % 64 == 0 (m = 96): tn stages A as rows of m elements, which the chunk swizzle needs to be 32 or 64 bytes or whole 128-byte lines ({})", support::block_at("mma/mma_async_gemm.toml", "rule = \"m in [16, 32] || m % 64 == 0\"")).as_str(),
     );
     assert_one(
         tier_errors("warps_n = 4\n", "warps_n = 16\n"),
-        "sm80.toml:9: tile async.wide 128x128x32: template mma_async_gemm needs n % (16 * warps_n) == 0 (n = 128, warps_n = 16): each warp loads B's fragments in pairs of 8 columns (one ldmatrix.x4) (mma/mma_async_gemm.toml:55)",
+        format!("sm80.toml:9: tile async.wide 128x128x32: template mma_async_gemm needs n % (16 * warps_n) == 0 (n = 128, warps_n = 16): each warp loads B's fragments in pairs of 8 columns (one ldmatrix.x4) ({})", support::block_at("mma/mma_async_gemm.toml", "rule = \"n % (16 * warps_n) == 0\"")).as_str(),
     );
     assert_one(
         tier_errors("n = 128\nk = 32\nstages = 4\nwarps_m = 2\nwarps_n = 4", "n = 96\nk = 32\nstages = 4\nwarps_m = 2\nwarps_n = 2"),
-        "sm80.toml:9: tile async.wide 128x96x32: template mma_async_gemm needs n in [16, 32] || n % 64 == 0 (n = 96): nn and tn stage B as rows of n elements, which the chunk swizzle needs to be 32 or 64 bytes or whole 128-byte lines (mma/mma_async_gemm.toml:47)",
+        format!("sm80.toml:9: tile async.wide 128x96x32: template mma_async_gemm needs n in [16, 32] || n % 64 == 0 (n = 96): nn and tn stage B as rows of n elements, which the chunk swizzle needs to be 32 or 64 bytes or whole 128-byte lines ({})", support::block_at("mma/mma_async_gemm.toml", "rule = \"n in [16, 32] || n % 64 == 0\"")).as_str(),
     );
     assert_one(
         tier_errors("warps_m = 2\nwarps_n = 4", "warps_m = 16\nwarps_n = 4"),
-        "sm80.toml:9: tile async.wide 128x128x32: template mma_async_gemm needs m % (16 * warps_m) == 0 (m = 128, warps_m = 16): each warp covers whole 16-row mma.sync fragments (mma/mma_async_gemm.toml:51)",
+        format!("sm80.toml:9: tile async.wide 128x128x32: template mma_async_gemm needs m % (16 * warps_m) == 0 (m = 128, warps_m = 16): each warp covers whole 16-row mma.sync fragments ({})", support::block_at("mma/mma_async_gemm.toml", "rule = \"m % (16 * warps_m) == 0\"")).as_str(),
     );
     assert_one(
         tier_errors("stages = 4\nwarps_m = 2\nwarps_n = 4", "stages = 1\nwarps_m = 2\nwarps_n = 4"),
-        "sm80.toml:9: tile async.wide 128x128x32: template mma_async_gemm needs stages >= 2 && stages <= 8 (stages = 1): the cp.async pipeline keeps stages - 1 stages in flight while one is computed (mma/mma_async_gemm.toml:59)",
+        format!("sm80.toml:9: tile async.wide 128x128x32: template mma_async_gemm needs stages >= 2 && stages <= 8 (stages = 1): the cp.async pipeline keeps stages - 1 stages in flight while one is computed ({})", support::block_at("mma/mma_async_gemm.toml", "rule = \"stages >= 2 && stages <= 8\"")).as_str(),
     );
 }
 

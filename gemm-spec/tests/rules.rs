@@ -213,7 +213,7 @@ fn tile_must_be_a_multiple_of_the_instruction_shape() {
 fn thread_tile_must_divide_the_tile() {
     assert_one(
         errors_with(false, "thread_n = 2\n", "thread_n = 3\n"),
-        "sm90a.toml:9: tile fma.thin 8x64x32: template fma_gemm needs m % thread_m == 0 && n % thread_n == 0 (m = 8, thread_m = 1, n = 64, thread_n = 3): each thread computes thread_m rows and thread_n columns of the tile (fma/fma_gemm.toml:38)",
+        format!("sm90a.toml:9: tile fma.thin 8x64x32: template fma_gemm needs m % thread_m == 0 && n % thread_n == 0 (m = 8, thread_m = 1, n = 64, thread_n = 3): each thread computes thread_m rows and thread_n columns of the tile ({})", support::block_at("fma/fma_gemm.toml", "rule = \"m % thread_m == 0 && n % thread_n == 0\"")).as_str(),
     );
 }
 
@@ -616,7 +616,7 @@ fn a_conversion_must_widen_narrow_or_repack() {
 fn a_conversion_needs_whole_warps_and_a_known_abi() {
     assert_one(
         errors_with(true, "threads = 256", "threads = 100"),
-        "families.toml:53: conversion upcast: runs 100 threads a block, but template convert_matrix needs threads % 32 == 0 && threads <= 1024: a block is whole warps, at most 1024 threads (convert/convert_matrix.toml:9)",
+        format!("families.toml:53: conversion upcast: runs 100 threads a block, but template convert_matrix needs threads % 32 == 0 && threads <= 1024: a block is whole warps, at most 1024 threads ({})", support::block_at("convert/convert_matrix.toml", "rule = \"threads % 32 == 0 && threads <= 1024\"")).as_str(),
     );
     assert_one(
         errors_with(
@@ -761,27 +761,27 @@ fn decode_tiles_keep_the_decode_template_limits() {
     load(&shared, &tier).expect("decode tiles that keep the limits validate");
     assert_one(
         dec("n = 32", "n = 64"),
-        "sm90a.toml:50: tile fmd.dec 4x64x256: template fma_decode_gemm needs n == 32 (n = 64): a block is one warp (32 columns) wide (fma/fma_decode_gemm.toml:38)",
+        format!("sm90a.toml:50: tile fmd.dec 4x64x256: template fma_decode_gemm needs n == 32 (n = 64): a block is one warp (32 columns) wide ({})", support::block_at("fma/fma_decode_gemm.toml", "rule = \"n == 32\"")).as_str(),
     );
     assert_one(
         dec("thread_n = 1", "thread_n = 2"),
-        "sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs thread_n == 1 (thread_n = 2): each lane computes one column (fma/fma_decode_gemm.toml:42)",
+        format!("sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs thread_n == 1 (thread_n = 2): each lane computes one column ({})", support::block_at("fma/fma_decode_gemm.toml", "rule = \"thread_n == 1\"")).as_str(),
     );
     assert_one(
         dec("thread_m = 4", "thread_m = 2"),
-        "sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs thread_m == m (thread_m = 2, m = 4): each thread computes all of the block's rows (fma/fma_decode_gemm.toml:46)",
+        format!("sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs thread_m == m (thread_m = 2, m = 4): each thread computes all of the block's rows ({})", support::block_at("fma/fma_decode_gemm.toml", "rule = \"thread_m == m\"")).as_str(),
     );
     assert_one(
         dec("k = 256", "k = 128"),
-        "sm90a.toml:50: tile fmd.dec 4x32x128: template fma_decode_gemm needs k == chunk (k = 128, chunk = 256): tile k must equal the contract's chunk of 256 (fma/fma_decode_gemm.toml:50)",
+        format!("sm90a.toml:50: tile fmd.dec 4x32x128: template fma_decode_gemm needs k == chunk (k = 128, chunk = 256): tile k must equal the contract's chunk of 256 ({})", support::block_at("fma/fma_decode_gemm.toml", "rule = \"k == chunk\"")).as_str(),
     );
     assert_one(
         dec("k_split = 16", "k_split = 2"),
-        "sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs k_split >= m (k_split = 2, m = 4): the fold uses one thread per row of the block (fma/fma_decode_gemm.toml:54)",
+        format!("sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs k_split >= m (k_split = 2, m = 4): the fold uses one thread per row of the block ({})", support::block_at("fma/fma_decode_gemm.toml", "rule = \"k_split >= m\"")).as_str(),
     );
     assert_one(
         dec("k_split = 16", "k_split = 16\nstages = 2"),
-        "sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs stages == 1 (stages = 2): the template reads operands straight from global memory and has no shared-memory stages (fma/fma_decode_gemm.toml:63)",
+        format!("sm90a.toml:50: tile fmd.dec 4x32x256: template fma_decode_gemm needs stages == 1 (stages = 2): the template reads operands straight from global memory and has no shared-memory stages ({})", support::block_at("fma/fma_decode_gemm.toml", "rule = \"stages == 1\"")).as_str(),
     );
 }
 
@@ -789,11 +789,11 @@ fn decode_tiles_keep_the_decode_template_limits() {
 fn staged_decode_tiles_need_two_stages() {
     assert_one(
         tile_errors(&format!("family = \"fms\"\n{DEC}")),
-        "sm90a.toml:50: tile fms.dec 4x32x256: template fma_decode_staged needs stages >= 2 (stages = 1): at least two stages, one loading while one is read (fma/fma_decode_staged.toml:65)",
+        format!("sm90a.toml:50: tile fms.dec 4x32x256: template fma_decode_staged needs stages >= 2 (stages = 1): at least two stages, one loading while one is read ({})", support::block_at("fma/fma_decode_staged.toml", "rule = \"stages >= 2\"")).as_str(),
     );
     assert_one(
         tile_errors(&format!("family = \"fms\"\nstages = 2\n{}", DEC.replace("n = 32", "n = 16"))),
-        "sm90a.toml:50: tile fms.dec 4x16x256: template fma_decode_staged needs n == 32 (n = 16): a block is one warp (32 columns) wide (fma/fma_decode_staged.toml:41)",
+        format!("sm90a.toml:50: tile fms.dec 4x16x256: template fma_decode_staged needs n == 32 (n = 16): a block is one warp (32 columns) wide ({})", support::block_at("fma/fma_decode_staged.toml", "rule = \"n == 32\"")).as_str(),
     );
 }
 
@@ -802,15 +802,15 @@ fn fma_gemm_tiles_keep_its_limits() {
     let tiled = |from: &str, to: &str| errors_with(false, from, to);
     assert_one(
         tiled("stages = 2\nthread_m = 8", "stages = 3\nthread_m = 8"),
-        "sm90a.toml:18: tile fma.tiled 128x128x8: template fma_gemm needs stages in [1, 2] (stages = 3): the template supports one or two shared-memory stages (fma/fma_gemm.toml:46)",
+        format!("sm90a.toml:18: tile fma.tiled 128x128x8: template fma_gemm needs stages in [1, 2] (stages = 3): the template supports one or two shared-memory stages ({})", support::block_at("fma/fma_gemm.toml", "rule = \"stages in [1, 2]\"")).as_str(),
     );
     assert_one(
         tiled("thread_n = 8\n", "thread_n = 8\nk_split = 2\n"),
-        "sm90a.toml:18: tile fma.tiled 128x128x8: template fma_gemm needs k_split == 1 (k_split = 2): the template reduces K in sequence (fma/fma_gemm.toml:42)",
+        format!("sm90a.toml:18: tile fma.tiled 128x128x8: template fma_gemm needs k_split == 1 (k_split = 2): the template reduces K in sequence ({})", support::block_at("fma/fma_gemm.toml", "rule = \"k_split == 1\"")).as_str(),
     );
     assert_one(
         tiled("k = 8\nstages = 2", "k = 24\nstages = 2"),
-        "sm90a.toml:18: tile fma.tiled 128x128x24: template fma_gemm needs chunk % k == 0 (chunk = 256, k = 24): chunk totals are folded every chunk / k k-tiles, so k must divide the contract's chunk of 256 (fma/fma_gemm.toml:50)",
+        format!("sm90a.toml:18: tile fma.tiled 128x128x24: template fma_gemm needs chunk % k == 0 (chunk = 256, k = 24): chunk totals are folded every chunk / k k-tiles, so k must divide the contract's chunk of 256 ({})", support::block_at("fma/fma_gemm.toml", "rule = \"chunk % k == 0\"")).as_str(),
     );
     // B's stage starts m*k = 2 floats in: a float4 read of B would be misaligned.
     assert_one(
@@ -818,14 +818,14 @@ fn fma_gemm_tiles_keep_its_limits() {
             "m = 8\nn = 64\nk = 32\nthread_m = 1\nthread_n = 2",
             "m = 2\nn = 64\nk = 1\nthread_m = 1\nthread_n = 4",
         ),
-        "sm90a.toml:9: tile fma.thin 2x64x1: template fma_gemm needs thread_n % 4 != 0 || (m * k) % 4 == 0 (thread_n = 4, m = 2, k = 1): B is read from shared memory as float4, and B's stage starts m*k floats in (fma/fma_gemm.toml:57)",
+        format!("sm90a.toml:9: tile fma.thin 2x64x1: template fma_gemm needs thread_n % 4 != 0 || (m * k) % 4 == 0 (thread_n = 4, m = 2, k = 1): B is read from shared memory as float4, and B's stage starts m*k floats in ({})", support::block_at("fma/fma_gemm.toml", "rule = \"thread_n % 4 != 0 || (m * k) % 4 == 0\"")).as_str(),
     );
     assert_one(
         tiled(
             "m = 8\nn = 64\nk = 32\nthread_m = 1\nthread_n = 2",
             "m = 16\nn = 2\nk = 1\nstages = 2\nthread_m = 4\nthread_n = 1",
         ),
-        "sm90a.toml:9: tile fma.thin 16x2x1: template fma_gemm needs thread_m % 4 != 0 || stages != 2 || (k * n) % 4 == 0 (thread_m = 4, stages = 2, k = 1, n = 2): A is read from shared memory as float4, and the second stage starts m*k + k*n floats in (fma/fma_gemm.toml:61)",
+        format!("sm90a.toml:9: tile fma.thin 16x2x1: template fma_gemm needs thread_m % 4 != 0 || stages != 2 || (k * n) % 4 == 0 (thread_m = 4, stages = 2, k = 1, n = 2): A is read from shared memory as float4, and the second stage starts m*k + k*n floats in ({})", support::block_at("fma/fma_gemm.toml", "rule = \"thread_m % 4 != 0 || stages != 2 || (k * n) % 4 == 0\"")).as_str(),
     );
 }
 
@@ -833,15 +833,15 @@ fn fma_gemm_tiles_keep_its_limits() {
 fn a_family_names_a_known_template() {
     assert_one(
         errors_with(true, "template = \"fma_gemm\"\ncontract = \"fma-k256\"", "template = \"fma_gem\"\ncontract = \"fma-k256\""),
-        "families.toml:27: family fma: template `fma_gem` is not a known kernel template (did you mean `fma_gemm`?); known: fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), fma_gemm (fma/fma_gemm.cuh), fma_pair_gemm (test/fma_pair_gemm.cuh), mma_async_gemm (mma/mma_async_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh), mma_other_gemm (test/mma_other_gemm.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh)",
+        format!("families.toml:27: family fma: template `fma_gem` is not a known kernel template (did you mean `fma_gemm`?); known: {}", support::template_listing(false)).as_str(),
     );
     assert_one(
         errors_with(true, "template = \"convert_matrix\"\nabi = \"ConvertArgs\"\nthreads = 256", "template = \"ConvertMatrix\"\nabi = \"ConvertArgs\"\nthreads = 256"),
-        "families.toml:53: conversion upcast: template `ConvertMatrix` is not a known kernel template (did you mean `convert_matrix`?); known: convert_matrix (convert/convert_matrix.cuh), row_reduce (rows/row_reduce.cuh)",
+        format!("families.toml:53: conversion upcast: template `ConvertMatrix` is not a known kernel template (did you mean `convert_matrix`?); known: {}", support::template_listing(true)).as_str(),
     );
     assert_one(
         errors_with(true, "template = \"fma_gemm\"\ncontract = \"fma-k256\"", "template = \"convert_matrix\"\ncontract = \"fma-k256\""),
-        "families.toml:27: family fma: template convert_matrix is an elementwise conversion template; a family needs a GEMM template: fma_decode_gemm (fma/fma_decode_gemm.cuh), fma_decode_staged (fma/fma_decode_staged.cuh), fma_gemm (fma/fma_gemm.cuh), fma_pair_gemm (test/fma_pair_gemm.cuh), mma_async_gemm (mma/mma_async_gemm.cuh), mma_decode_tma (mma/mma_decode_tma.cuh), mma_gemm (mma/mma_gemm.cuh), mma_other_gemm (test/mma_other_gemm.cuh), wgmma_tma_gemm (wgmma/wgmma_tma_gemm.cuh)",
+        format!("families.toml:27: family fma: template convert_matrix is an elementwise conversion template; a family needs a GEMM template: {}", support::template_listing(false)).as_str(),
     );
 }
 
@@ -1591,32 +1591,32 @@ fn zero_tc_parameters_are_errors() {
 fn wgmma_tma_gemm_limits() {
     assert_one(
         tc_errors(false, "m = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\n", "m = 192\nn = 256\nk = 64\nstages = 4\nconsumers = 3\n"),
-        "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers in [1, 2] (consumers = 3): one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three) (wgmma/wgmma_tma_gemm.toml:50)",
+        format!("sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers in [1, 2] (consumers = 3): one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three) ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"consumers in [1, 2]\"")).as_str(),
     );
-    assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), "sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs m == (pingpong == 1 ? 64 : 64 * consumers) (m = 192, pingpong = 0, consumers = 2): each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16 (with pingpong, each takes whole 64-row tiles in turn) (wgmma/wgmma_tma_gemm.toml:54)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x96x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 96): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:62)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 320\nk = 64\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x320x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 320): wgmma's n is at most 256, and B arrives in boxes of 64 columns (wgmma/wgmma_tma_gemm.toml:62)");
-    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), "sm90a.toml:17: tile wide.w 128x256x128: template wgmma_tma_gemm needs k == 64 (k = 128): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (wgmma/wgmma_tma_gemm.toml:66)");
-    assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs stages >= 2 && stages <= 8 (stages = 1): the TMA ring needs a stage loading while another is consumed, and the barrier phases support at most 8 (wgmma/wgmma_tma_gemm.toml:70)");
-    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), "sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs cluster_m in [1, 2] (cluster_m = 4): B is multicast to clusters of one or two CTAs along M (wgmma/wgmma_tma_gemm.toml:78)");
+    assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), format!("sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs m == (pingpong == 1 ? 64 : 64 * consumers) (m = 192, pingpong = 0, consumers = 2): each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16 (with pingpong, each takes whole 64-row tiles in turn) ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"m == (pingpong == 1 ? 64 : 64 * consumers)\"")).as_str());
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), format!("sm90a.toml:17: tile wide.w 128x96x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 96): wgmma's n is at most 256, and B arrives in boxes of 64 columns ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"n % 64 == 0 && n <= 256\"")).as_str());
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 320\nk = 64\nstages = 4\n"), format!("sm90a.toml:17: tile wide.w 128x320x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 320): wgmma's n is at most 256, and B arrives in boxes of 64 columns ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"n % 64 == 0 && n <= 256\"")).as_str());
+    assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), format!("sm90a.toml:17: tile wide.w 128x256x128: template wgmma_tma_gemm needs k == 64 (k = 128): a stage is 64 k, one 128-byte swizzled row of 16-bit elements ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"k == 64\"")).as_str());
+    assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), format!("sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs stages >= 2 && stages <= 8 (stages = 1): the TMA ring needs a stage loading while another is consumed, and the barrier phases support at most 8 ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"stages >= 2 && stages <= 8\"")).as_str());
+    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), format!("sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs cluster_m in [1, 2] (cluster_m = 4): B is multicast to clusters of one or two CTAs along M ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"cluster_m in [1, 2]\"")).as_str());
 }
 
 #[test]
 fn mma_decode_tma_limits() {
-    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 32\nn = 32\n"), "sm90a.toml:9: tile dec.d 32x32x64: template mma_decode_tma needs m == 16 (m = 32): a CTA computes the 16 rows of one mma.sync m16n8k16 (mma/mma_decode_tma.toml:31)");
-    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 16\nn = 24\n"), "sm90a.toml:9: tile dec.d 16x24x64: template mma_decode_tma needs n in [16, 32, 64] (n = 24): one consumer warp per 8 columns, and B stored [k, n] arrives in boxes of n-element rows whose n * 2 bytes must be a TMA swizzle width (32, 64 or 128) (mma/mma_decode_tma.toml:35)");
-    assert_one(tc_errors(false, "n = 32\nk = 64\nstages = 8\n", "n = 32\nk = 32\nstages = 8\n"), "sm90a.toml:9: tile dec.d 16x32x32: template mma_decode_tma needs k == 64 (k = 32): a stage is 64 k, one 128-byte swizzled row of 16-bit elements (mma/mma_decode_tma.toml:39)");
-    assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), "sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs stages >= 2 && stages <= 16 (stages = 17): the TMA ring needs a stage loading while another is consumed, and the template supports at most 16 (mma/mma_decode_tma.toml:43)");
+    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 32\nn = 32\n"), format!("sm90a.toml:9: tile dec.d 32x32x64: template mma_decode_tma needs m == 16 (m = 32): a CTA computes the 16 rows of one mma.sync m16n8k16 ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"m == 16\"")).as_str());
+    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 16\nn = 24\n"), format!("sm90a.toml:9: tile dec.d 16x24x64: template mma_decode_tma needs n in [16, 32, 64] (n = 24): one consumer warp per 8 columns, and B stored [k, n] arrives in boxes of n-element rows whose n * 2 bytes must be a TMA swizzle width (32, 64 or 128) ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"n in [16, 32, 64]\"")).as_str());
+    assert_one(tc_errors(false, "n = 32\nk = 64\nstages = 8\n", "n = 32\nk = 32\nstages = 8\n"), format!("sm90a.toml:9: tile dec.d 16x32x32: template mma_decode_tma needs k == 64 (k = 32): a stage is 64 k, one 128-byte swizzled row of 16-bit elements ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"k == 64\"")).as_str());
+    assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), format!("sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs stages >= 2 && stages <= 16 (stages = 17): the TMA ring needs a stage loading while another is consumed, and the template supports at most 16 ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"stages >= 2 && stages <= 16\"")).as_str());
 }
 
 #[test]
 fn mma_gemm_limits() {
-    assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), "sm90a.toml:27: tile plain.p 48x64x32: template mma_gemm needs m % (16 * warps_m) == 0 (m = 48, warps_m = 2): each warp covers whole 16-row mma.sync fragments (mma/mma_gemm.toml:32)");
-    assert_one(tc_errors(false, "warps_n = 2\n", "warps_n = 16\n"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs n % (8 * warps_n) == 0 (n = 64, warps_n = 16): each warp covers whole 8-column mma.sync fragments (mma/mma_gemm.toml:36)");
+    assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), format!("sm90a.toml:27: tile plain.p 48x64x32: template mma_gemm needs m % (16 * warps_m) == 0 (m = 48, warps_m = 2): each warp covers whole 16-row mma.sync fragments ({})", support::block_at("mma/mma_gemm.toml", "rule = \"m % (16 * warps_m) == 0\"")).as_str());
+    assert_one(tc_errors(false, "warps_n = 2\n", "warps_n = 16\n"), format!("sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs n % (8 * warps_n) == 0 (n = 64, warps_n = 16): each warp covers whole 8-column mma.sync fragments ({})", support::block_at("mma/mma_gemm.toml", "rule = \"n % (8 * warps_n) == 0\"")).as_str());
     // The instruction's shape first, at the key's line; the template's limits are not judged
     // for a tile the instruction cannot cover.
     assert_one(tc_errors(false, "k = 32\nstages = 2\n", "k = 24\nstages = 2\n"), "sm90a.toml:32: tile plain.p 64x64x24: k = 24 is not a multiple of 16 (instruction mma16816 is 16x8x16)");
-    assert_one(tc_errors(false, "stages = 2\nwarps_m", "stages = 3\nwarps_m"), "sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs stages in [1, 2] (stages = 3): the template loads a step then computes it (1), or keeps the next step's loads in flight in registers (2) (mma/mma_gemm.toml:48)");
+    assert_one(tc_errors(false, "stages = 2\nwarps_m", "stages = 3\nwarps_m"), format!("sm90a.toml:27: tile plain.p 64x64x32: template mma_gemm needs stages in [1, 2] (stages = 3): the template loads a step then computes it (1), or keeps the next step's loads in flight in registers (2) ({})", support::block_at("mma/mma_gemm.toml", "rule = \"stages in [1, 2]\"")).as_str());
 }
 
 #[test]
@@ -1637,7 +1637,7 @@ fn the_wide_tma_family_needs_a_c_map_for_its_tma_store() {
     );
     assert_eq!(
         errors,
-        ["families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C (wgmma/wgmma_tma_gemm.toml:152); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map"]
+        [format!("families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of C ({}); ABI struct TcGemmArgs has no field of type tensor_map bound to c.tensor_map", support::block_at("wgmma/wgmma_tma_gemm.toml", "operand = \"c\"")).as_str()]
     );
 }
 
@@ -1648,7 +1648,7 @@ fn a_tma_family_needs_tensor_map_fields() {
         "  { name = \"b_map\", type = \"tensor_map\", bind = \"b.tensor_map\" },\n",
         "",
     );
-    assert_errors(e, &["families.toml:39: family dec: template mma_decode_tma reads a tensor map of B (mma/mma_decode_tma.toml:95); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", "families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B (wgmma/wgmma_tma_gemm.toml:145); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map"]);
+    assert_errors(e, &[format!("families.toml:39: family dec: template mma_decode_tma reads a tensor map of B ({}); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", support::block_at("mma/mma_decode_tma.toml", "operand = \"b\"")).as_str(), format!("families.toml:31: family wide: template wgmma_tma_gemm reads a tensor map of B ({}); ABI struct TcGemmArgs has no field of type tensor_map bound to b.tensor_map", support::block_at("wgmma/wgmma_tma_gemm.toml", "operand = \"b\"")).as_str()]);
 }
 
 #[test]
@@ -2114,7 +2114,7 @@ fn a_row_kernel_names_the_tree_of_its_block_and_writes_its_type_or_f32() {
             "threads = 256\nrow_op = \"softmax\"\ncontract = \"row-t256\"",
             "threads = 32\nrow_op = \"softmax\"\ncontract = \"row-t32\""
         ),
-        "conversion softmax: runs 32 threads a block, but template row_reduce needs threads % 32 == 0 && threads <= 1024 && threads >= 64: a block is whole warps (at least 2, at most 32): the tree folds warps, then the warps' totals (rows/row_reduce.toml:10)"
+        format!("conversion softmax: runs 32 threads a block, but template row_reduce needs threads % 32 == 0 && threads <= 1024 && threads >= 64: a block is whole warps (at least 2, at most 32): the tree folds warps, then the warps' totals ({})", support::block_at("rows/row_reduce.toml", "rule = \"threads % 32 == 0 && threads <= 1024 && threads >= 64\"")).as_str()
     );
     // An elementwise conversion names no contract.
     let errors = load(

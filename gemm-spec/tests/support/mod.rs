@@ -139,3 +139,51 @@ pub fn load_pair(shared: &str, tier_file: &str, tier: &str) -> Result<Validated,
     ])
     .map_err(|e| e.0.iter().map(|e| e.to_string()).collect())
 }
+
+/// `"<manifest>:<line>"` of the `[[...]]` block of a shipped kind manifest that holds the line
+/// `key` (e.g. `rule = "k == 64"`), as validation errors cite it. Expected messages take the
+/// line from the manifest rather than a number that goes stale when the manifest is edited.
+pub fn block_at(manifest: &str, key: &str) -> String {
+    let text = std::fs::read_to_string(root().join("kernels-templates").join(manifest))
+        .unwrap_or_else(|e| panic!("{manifest}: {e}"));
+    let lines: Vec<&str> = text.lines().collect();
+    let hits: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim() == key)
+        .collect();
+    let [hit] = hits[..] else {
+        panic!("{manifest} has {} lines `{key}`, not one", hits.len());
+    };
+    let header = (0..=hit)
+        .rev()
+        .find(|&i| lines[i].starts_with("[["))
+        .unwrap_or_else(|| panic!("{manifest}: `{key}` is in no [[...]] block"));
+    format!("{manifest}:{}", header + 1)
+}
+
+/// `name (header), ...` of every GEMM template (`conversion`: every conversion template) the
+/// spec tests know: each manifest of `kernels-templates/` of that role, with the two test-only
+/// kinds among the GEMM templates, sorted by name, as validation errors list them. Read from the
+/// files, so adding a kind changes no expected message.
+pub fn template_listing(conversion: bool) -> String {
+    let mut names: Vec<(String, String)> = template_files()
+        .into_iter()
+        .filter(|(path, _)| path.ends_with(".toml"))
+        .filter(|(_, text)| text.contains("role = \"conversion\"") == conversion)
+        .map(|(path, _)| {
+            let header = path.replace(".toml", ".cuh");
+            let name = header.rsplit('/').next().unwrap().replace(".cuh", "");
+            (name, header)
+        })
+        .collect();
+    if !conversion {
+        for test_kind in ["fma_pair_gemm", "mma_other_gemm"] {
+            names.push((test_kind.into(), format!("test/{test_kind}.cuh")));
+        }
+    }
+    names.sort();
+    names
+        .iter()
+        .map(|(name, header)| format!("{name} ({header})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
