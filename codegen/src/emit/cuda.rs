@@ -127,7 +127,10 @@ fn config_struct(specs: &SpecSet, family: &Family, k: &CatalogKernel) -> String 
     out
 }
 
-fn gemm_entry(specs: &SpecSet, k: &CatalogKernel) -> String {
+/// One GEMM kernel of a compile unit: its config struct (the manifest's numbers for its tile)
+/// and its `extern "C"` entry calling the template. Also what the host emulation of the plain
+/// kinds compiles (tests/host_kernels.rs).
+pub fn gemm_entry(specs: &SpecSet, k: &CatalogKernel) -> String {
     // `KernelCatalog::new` resolved every family; a catalog edited since fails in nvcc, by name.
     let Some(family) = specs.families.get(&k.family) else {
         return format!(

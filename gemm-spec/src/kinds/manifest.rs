@@ -96,6 +96,10 @@ pub struct Kind {
     /// at the ABI's batch strides (`a.batch_stride`, ...). Needs a grid of tiles and no K
     /// split (z is the batch's).
     pub batch: bool,
+    /// Its template is plain CUDA C++ over the thread model (threads, blocks, shared memory,
+    /// `__syncthreads`): no inline PTX, asynchronous copies or warp intrinsics. The tests then
+    /// run its kernels on the CPU, a std::thread a CUDA thread (tests/host_kernels.rs).
+    pub host_emulation: bool,
     /// One line for people, `{name}` replaced by the value of a name.
     pub describe: String,
     pub params: Vec<Param>,
@@ -196,6 +200,8 @@ struct RawKind {
     operands: Option<String>,
     #[serde(default)]
     batch: bool,
+    #[serde(default)]
+    host_emulation: bool,
     #[serde(default)]
     describe: String,
 }
@@ -635,6 +641,7 @@ impl Kind {
             grid,
             operands,
             batch: rk.batch,
+            host_emulation: rk.host_emulation,
             describe: rk.describe,
             params,
             limits,
@@ -690,6 +697,23 @@ why = "at most 4 (here {stages})"
         assert_eq!(k.grid, GridKind::Tiles);
         assert_eq!(k.operands, OperandPath::Loads);
         assert_eq!(k.limits[0].location.line, 14, "the `[[limit]]` line");
+    }
+
+    #[test]
+    fn host_emulation_is_said_by_the_manifest_and_off_by_default() {
+        assert!(
+            !Kind::parse("x/t.toml", "x/t.cuh", MINIMAL)
+                .unwrap()
+                .host_emulation
+        );
+        let plain = MINIMAL.replace("ops = [\"nn\"]", "ops = [\"nn\"]\nhost_emulation = true");
+        assert!(
+            Kind::parse("x/t.toml", "x/t.cuh", &plain)
+                .unwrap()
+                .host_emulation
+        );
+        let wrong = MINIMAL.replace("ops = [\"nn\"]", "ops = [\"nn\"]\nhost_emulation = \"yes\"");
+        assert!(Kind::parse("x/t.toml", "x/t.cuh", &wrong).is_err());
     }
 
     #[test]
