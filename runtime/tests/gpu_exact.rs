@@ -42,6 +42,16 @@ struct Case {
 }
 
 fn run_case<A: Element, C: Element>(ctx: &Context, rng: &mut Rng, case: &Case) -> Launch {
+    run_case_on::<A, C>(ctx, rng, case, None)
+}
+
+/// [`run_case`] on its route's kernel, or on `on` (`Context::gemm_on_kernel`).
+fn run_case_on<A: Element, C: Element>(
+    ctx: &Context,
+    rng: &mut Rng,
+    case: &Case,
+    on: Option<KernelId>,
+) -> Launch {
     let Case {
         op,
         m,
@@ -66,13 +76,17 @@ fn run_case<A: Element, C: Element>(ctx: &Context, rng: &mut Rng, case: &Case) -
     let db = ctx.upload(&b).unwrap();
     let dbias = ctx.upload(&bias_host).unwrap();
     let mut dc = ctx.upload(&c_before).unwrap();
-    let launch = ctx
-        .gemm(
-            GemmRequest::new(op, (m, n, k), da.mat(lda), db.mat(ldb), dc.mat_mut(ldc))
-                .with_bias(bias.then(|| dbias.mat(n)))
-                .with_beta(beta),
-        )
-        .unwrap_or_else(|e| panic!("{op} {m}x{n}x{k}: {e}"));
+    let req = GemmRequest::new(op, (m, n, k), da.mat(lda), db.mat(ldb), dc.mat_mut(ldc))
+        .with_bias(bias.then(|| dbias.mat(n)))
+        .with_beta(beta);
+    let launch = match on {
+        None => ctx
+            .gemm(req)
+            .unwrap_or_else(|e| panic!("{op} {m}x{n}x{k}: {e}")),
+        Some(id) => ctx
+            .gemm_on_kernel(req, id)
+            .unwrap_or_else(|e| panic!("{op} {m}x{n}x{k} on {id:?}: {e}")),
+    };
     let got = ctx.download(&dc).unwrap();
 
     let g = HostGemm {
@@ -261,6 +275,55 @@ fn large_shapes_bit_exact() {
             beta: 1.0,
         },
     );
+}
+
+/// Every exact kernel of the tier, routed or a tuning candidate (`fmaw`'s tiles among them),
+/// gives the CPU model's bits for every op, f32 and bf16 operands, at shapes with partial tiles,
+/// several chunks, odd leading dimensions (elementwise loads), bias and beta, and one that
+/// fills the GPU. Candidates are run by name (`Context::gemm_on_kernel`), as the tuner runs them.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_exact_kernel_gives_the_models_bits() {
+    let ctx = context();
+    let mut rng = Rng::fresh("every exact kernel");
+    let shapes: &[(usize, usize, usize, usize, bool, f32)] = &[
+        (257, 129, 300, 0, true, 0.0),
+        (131, 67, 517, 3, false, 0.5),
+        (2048, 2048, 2048, 0, false, 0.0),
+    ];
+    let mut ran = Vec::new();
+    for info in ctx.kernels().tier_kernels(ctx.tier().id) {
+        if info.policy != Policy::Exact || info.batch {
+            continue;
+        }
+        for &(m, n, k, pad, bias, beta) in shapes {
+            let case = Case {
+                op: info.op,
+                m,
+                n,
+                k,
+                pad,
+                bias,
+                beta,
+            };
+            let launch = match (info.dtype.ab, info.dtype.c) {
+                (Dtype::F32, Dtype::F32) => {
+                    run_case_on::<f32, f32>(&ctx, &mut rng, &case, Some(info.id))
+                }
+                (Dtype::Bf16, Dtype::Bf16) => {
+                    run_case_on::<bf16, bf16>(&ctx, &mut rng, &case, Some(info.id))
+                }
+                (Dtype::Bf16, Dtype::F32) => {
+                    run_case_on::<bf16, f32>(&ctx, &mut rng, &case, Some(info.id))
+                }
+                _ => continue,
+            };
+            assert_eq!(launch.kernel, Some(info.id), "{} did not run", info.name);
+        }
+        ran.push(info.name);
+    }
+    assert!(ran.len() > 1, "only {ran:?} ran");
+    eprintln!("{} exact kernels give fma-k256's bits: {ran:?}", ran.len());
 }
 
 #[test]
