@@ -8,8 +8,8 @@
 //! last one, aligned leading dimensions (the vector loads) and odd ones (the elementwise path),
 //! beta, bias and K = 0. So a template's indexing, chunk fold and edge handling are checked
 //! here, without a GPU; what the CPU cannot show (the memory model, timing) stays with the GPU
-//! suites. A mutated template (one k of each tile skipped) must fail the same check, so the
-//! check can fail.
+//! suites. Two mutated templates (one k of each tile skipped; the barrier before a stage is
+//! read removed) must fail the same check, so the check can fail.
 //!
 //! The f32 and bf16 variants of every op run (bf16 covers the widening loads and the rounding
 //! store; f16 takes the same code); kernels that differ only by tier run once.
@@ -465,10 +465,9 @@ fn the_plain_kernels_give_their_contracts_bits_on_the_cpu() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[test]
-fn a_template_that_skips_a_k_fails_the_host_check() {
-    // fma_warp_gemm with the last k of every full k-tile left out: the same driver and check
-    // must see it.
+/// Runs one shipped fma_warp_gemm nn f32 kernel with its template's text `from` replaced by
+/// `to` (in a copy of the templates) through the same driver and check, and returns the error.
+fn mutated_check(from: &str, to: &str) -> Result<(), String> {
     let (catalog, _) = gemm_aot_tests::catalog(&gemm_aot_tests::shipped_specs());
     let kernel = *plain_kernels(&catalog)
         .iter()
@@ -476,30 +475,44 @@ fn a_template_that_skips_a_k_fails_the_host_check() {
         .expect("a shipped fma_warp_gemm nn f32 kernel");
     let dir = tempfile::tempdir().unwrap();
     let templates = dir.path().join("templates");
-    std::fs::create_dir_all(templates.join("fma")).unwrap();
-    std::fs::create_dir_all(templates.join("common")).unwrap();
-    for f in [
-        "common/element.cuh",
-        "common/epilogue.cuh",
-        "common/fma_chunks.cuh",
-        "common/operand_layout.cuh",
-        "common/timing_perturbation.cuh",
-    ] {
-        std::fs::copy(Path::new("../kernels-templates").join(f), templates.join(f)).unwrap();
+    for d in ["fma", "common"] {
+        std::fs::create_dir_all(templates.join(d)).unwrap();
+        for e in std::fs::read_dir(Path::new("../kernels-templates").join(d)).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, templates.join(d).join(p.file_name().unwrap())).unwrap();
+        }
     }
-    let text = std::fs::read_to_string("../kernels-templates/fma/fma_warp_gemm.cuh").unwrap();
-    let full = "for (int kk = 0; kk < BK; ++kk) step(";
+    let path = templates.join("fma/fma_warp_gemm.cuh");
+    let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(
-        text.matches(full).count(),
+        text.matches(from).count(),
         1,
-        "the template changed: update the mutation"
+        "the template changed: update the mutation {from:?}"
     );
-    std::fs::write(
-        templates.join("fma/fma_warp_gemm.cuh"),
-        text.replace(full, "for (int kk = 0; kk < BK - 1; ++kk) step("),
-    )
-    .unwrap();
+    std::fs::write(&path, text.replace(from, to)).unwrap();
     let driver = build_driver(&catalog, &[kernel], &templates, dir.path());
-    let err = check_kernel(&driver, kernel, dir.path()).expect_err("the mutated kernel passed");
+    check_kernel(&driver, kernel, dir.path())
+}
+
+#[test]
+fn a_template_that_skips_a_k_fails_the_host_check() {
+    // The last k of every full k-tile left out.
+    let err = mutated_check(
+        "for (int kk = 0; kk < BK; ++kk) step(",
+        "for (int kk = 0; kk < BK - 1; ++kk) step(",
+    )
+    .expect_err("the mutated kernel passed");
+    assert!(err.contains("elements differ from fma-k256"), "{err}");
+}
+
+#[test]
+fn a_template_missing_a_barrier_fails_the_host_check() {
+    // No barrier between storing the next k-tile and reading it: the threads of the block run
+    // on, reading stages the others have not written.
+    let err = mutated_check(
+        "                GEMM_PERTURB(kPerturbConsumerRelease, kt);\n                __syncthreads();",
+        "                GEMM_PERTURB(kPerturbConsumerRelease, kt);",
+    )
+    .expect_err("the kernel without its barrier passed");
     assert!(err.contains("elements differ from fma-k256"), "{err}");
 }
