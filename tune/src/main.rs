@@ -122,6 +122,24 @@ fn write(path: &Path, text: &str) -> Result<(), String> {
 }
 
 /// Where the times come from: this GPU, or an earlier run's report.
+/// How a recorded report is named in messages and in the provenance comment of the routes
+/// file it chooses (a file that is committed): relative to the working folder when it lies
+/// inside it, else by its file name alone, so no path of the machine that ran the tuner lands
+/// in the specs.
+fn provenance_name(path: &std::path::Path) -> String {
+    let inside = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()));
+    match inside {
+        Some(rel) => rel.display().to_string(),
+        None if path.is_relative() && !path.starts_with("..") => path.display().to_string(),
+        None => path.file_name().map_or_else(
+            || path.display().to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        ),
+    }
+}
+
 enum Clock<'s> {
     Gpu(Box<gpu_timer::GpuTimer<'s>>),
     Recorded(RecordedTimer),
@@ -133,7 +151,7 @@ impl<'s> Clock<'s> {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-                let r = RecordedTimer::from_report(&text, &path.display().to_string())
+                let r = RecordedTimer::from_report(&text, &provenance_name(path))
                     .map_err(|e| e.to_string())?;
                 eprintln!("reading {} recorded times from {}", r.len(), path.display());
                 Ok(Clock::Recorded(r))
