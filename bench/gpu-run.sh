@@ -10,6 +10,8 @@
 # tc-sanitizer: tests/timing/run.sh's sanitized step (also part of `sanitizer`).
 # fronts: the Python wheel's GPU and real-client tests, its bench, the C example (after
 #   python/pack-device.sh).
+# exact-candidates: every exact kernel by name (gpu_exact's every_exact_kernel_gives_the_models_bits),
+#   under memcheck and racecheck too, and bench/experiments/fma_exact.sh's run when .fmabuild is there.
 # tc-bench: the tensor-core kernels against cuBLAS's default bf16/f16 GEMM (issue rows and
 #   targets); TC_BENCH_ARGS="--quick" (or "--dtype bf16", ...) is passed on.
 # Writes logs and bench JSON to $OUT (or ./gpu-out) and prints a short summary last.
@@ -115,8 +117,25 @@ for step in $steps; do
         echo "c example rc=$?"
       ) > "$out/fronts.log" 2>&1
       summary+=("fronts: $(grep -E 'rc=|^Ran |^OK|^FAILED' "$out/fronts.log" | tr '\n' ' ')") ;;
+    exact-candidates)
+      # Every exact kernel by name against the CPU model (the fmaw candidates among them), the
+      # same under memcheck (and racecheck at the small shapes), and fma_exact's bits and times against cuBLAS
+      # pedantic SGEMM (when bench/experiments/fma_exact.sh build made .fmabuild and it was carried).
+      run_tests gpu_exact "$out/exact_candidates.log" every_exact_kernel
+      (
+        cd runtime
+        compute-sanitizer --tool memcheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 every_exact_kernel
+        echo "memcheck every_exact_kernel rc=$?"
+        compute-sanitizer --tool racecheck --error-exitcode 9 "$(bin gpu_exact)" --include-ignored --test-threads=1 --exact every_exact_kernel_gives_the_models_bits
+        echo "racecheck every_exact_kernel_gives_the_models_bits rc=$?"
+      ) > "$out/exact_candidates_sanitizer.log" 2>&1
+      summary+=("exact candidates sanitizer: $(grep -E 'rc=|ERROR SUMMARY' "$out/exact_candidates_sanitizer.log" | tr '\n' ' ')")
+      if [ -x "$root/.fmabuild/fma_exact" ]; then
+        (cd "$root" && OUT="$out" bash bench/experiments/fma_exact.sh run > /dev/null 2>&1)
+        summary+=("fma_exact: $(grep -c equal "$out/fma_exact.log") equal, $(grep -c diff "$out/fma_exact.log") differing")
+      fi ;;
     *)
-      summary+=("unknown step $step (steps: tests sanitizer example launch bench ncu tc-tests tc-sanitizer tc-bench fronts)") ;;
+      summary+=("unknown step $step (steps: tests sanitizer example launch bench ncu tc-tests tc-sanitizer tc-bench fronts exact-candidates)") ;;
   esac
 done
 cat "$out/bench.log" 2>/dev/null | head -40

@@ -277,20 +277,12 @@ fn large_shapes_bit_exact() {
     );
 }
 
-/// Every exact kernel of the tier, routed or a tuning candidate (`fmaw`'s tiles among them),
-/// gives the CPU model's bits for every op, f32 and bf16 operands, at shapes with partial tiles,
-/// several chunks, odd leading dimensions (elementwise loads), bias and beta, and one that
-/// fills the GPU. Candidates are run by name (`Context::gemm_on_kernel`), as the tuner runs them.
-#[test]
-#[ignore = "needs a CUDA device"]
-fn every_exact_kernel_gives_the_models_bits() {
+/// Runs every exact kernel of the tier, routed or a tuning candidate (`fmaw`'s tiles among
+/// them), by name (`Context::gemm_on_kernel`, as the tuner runs them) for its op with f32 and
+/// bf16 operands at each of `shapes` (m, n, k, pad, bias, beta), each against the CPU model.
+fn every_exact_kernel(label: &str, shapes: &[(usize, usize, usize, usize, bool, f32)]) {
     let ctx = context();
-    let mut rng = Rng::fresh("every exact kernel");
-    let shapes: &[(usize, usize, usize, usize, bool, f32)] = &[
-        (257, 129, 300, 0, true, 0.0),
-        (131, 67, 517, 3, false, 0.5),
-        (2048, 2048, 2048, 0, false, 0.0),
-    ];
+    let mut rng = Rng::fresh(label);
     let mut ran = Vec::new();
     for info in ctx.kernels().tier_kernels(ctx.tier().id) {
         if info.policy != Policy::Exact || info.batch {
@@ -306,16 +298,11 @@ fn every_exact_kernel_gives_the_models_bits() {
                 bias,
                 beta,
             };
+            let on = Some(info.id);
             let launch = match (info.dtype.ab, info.dtype.c) {
-                (Dtype::F32, Dtype::F32) => {
-                    run_case_on::<f32, f32>(&ctx, &mut rng, &case, Some(info.id))
-                }
-                (Dtype::Bf16, Dtype::Bf16) => {
-                    run_case_on::<bf16, bf16>(&ctx, &mut rng, &case, Some(info.id))
-                }
-                (Dtype::Bf16, Dtype::F32) => {
-                    run_case_on::<bf16, f32>(&ctx, &mut rng, &case, Some(info.id))
-                }
+                (Dtype::F32, Dtype::F32) => run_case_on::<f32, f32>(&ctx, &mut rng, &case, on),
+                (Dtype::Bf16, Dtype::Bf16) => run_case_on::<bf16, bf16>(&ctx, &mut rng, &case, on),
+                (Dtype::Bf16, Dtype::F32) => run_case_on::<bf16, f32>(&ctx, &mut rng, &case, on),
                 _ => continue,
             };
             assert_eq!(launch.kernel, Some(info.id), "{} did not run", info.name);
@@ -323,7 +310,30 @@ fn every_exact_kernel_gives_the_models_bits() {
         ran.push(info.name);
     }
     assert!(ran.len() > 1, "only {ran:?} ran");
-    eprintln!("{} exact kernels give fma-k256's bits: {ran:?}", ran.len());
+    eprintln!(
+        "{label}: {} exact kernels give fma-k256's bits: {ran:?}",
+        ran.len()
+    );
+}
+
+/// Partial tiles, several chunks, odd leading dimensions (the elementwise loads), bias, beta.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_exact_kernel_gives_the_models_bits() {
+    every_exact_kernel(
+        "every exact kernel",
+        &[(257, 129, 300, 0, true, 0.0), (131, 67, 517, 3, false, 0.5)],
+    );
+}
+
+/// A shape whose 128 x 128 tiles fill the H200's 132 SMs about once.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn every_exact_kernel_gives_the_models_bits_filling_the_gpu() {
+    every_exact_kernel(
+        "every exact kernel, GPU-filling",
+        &[(2048, 1024, 520, 0, true, 0.0)],
+    );
 }
 
 #[test]
