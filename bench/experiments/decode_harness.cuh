@@ -18,14 +18,7 @@
 
 #include "sm90a/tcdec.cu"  // gemm_abi.h, mma/mma_decode_tma.cuh and every tcdec kernel's config
 
-#define CHECK(x)                                                                                         \
-    do {                                                                                                 \
-        cudaError_t e_ = (x);                                                                            \
-        if (e_ != cudaSuccess) {                                                                         \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);             \
-            exit(1);                                                                                     \
-        }                                                                                                \
-    } while (0)
+#include "cuda_check.cuh"
 
 using bf16 = __nv_bfloat16;
 // The shipped decode tiles (sm90a.toml: tcdec.dec64, tcdec.dec32), NN bf16 -> bf16.

@@ -26,14 +26,7 @@
 #include "sm90a/fma.cu"
 #include "sm90a/fmaw.cu"
 
-#define CHECK(x)                                                                                      \
-    do {                                                                                              \
-        cudaError_t e_ = (x);                                                                         \
-        if (e_ != cudaSuccess) {                                                                      \
-            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__);           \
-            exit(1);                                                                                  \
-        }                                                                                             \
-    } while (0)
+#include "cuda_check.cuh"
 
 // cuBLAS through dlopen, so this builds with the compiler alone.
 typedef int (*CublasCreate)(void**);
@@ -169,6 +162,8 @@ int main(int argc, char** argv) {
         if (have_cublas)
             printf("%6d %6d %6d %6d  %-52s %10s %9.1f %8.2f\n", s.m, s.n, s.k, lda, "cublasSgemm (pedantic)", "-", cub,
                    flop / cub * 1e-6);
+        CHECK(cudaEventDestroy(e0));
+        CHECK(cudaEventDestroy(e1));
         CHECK(cudaFree(a));
         CHECK(cudaFree(b));
         CHECK(cudaFree(c));

@@ -322,3 +322,30 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::provenance_name;
+    use std::path::Path;
+
+    #[test]
+    fn a_recorded_report_is_named_without_the_machines_paths() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            provenance_name(&cwd.join("bench/results/run/tune_nn.json")),
+            "bench/results/run/tune_nn.json"
+        );
+        assert_eq!(
+            provenance_name(Path::new("runs/tune_nn.json")),
+            "runs/tune_nn.json"
+        );
+        assert_eq!(
+            provenance_name(Path::new("/elsewhere/rp/combined_nn.json")),
+            "combined_nn.json"
+        );
+        assert_eq!(
+            provenance_name(Path::new("../rp/combined_nn.json")),
+            "combined_nn.json"
+        );
+    }
+}
