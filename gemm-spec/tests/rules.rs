@@ -909,6 +909,33 @@ fn every_shipped_template_has_its_manifest_and_defines_its_struct() {
     }
 }
 
+/// A kind's `describe` may name the builtins (the tile's m, n, k, ...) as well as its parameters
+/// and lets: every shipped tile's description has each name filled in.
+#[test]
+fn every_shipped_tile_description_fills_its_names() {
+    let v = support::load_dir(std::path::Path::new("../specs")).unwrap();
+    let mut described = 0;
+    for tier in &v.specs.tiers {
+        for tile in &tier.tiles {
+            let family = &v.specs.families[&tile.family];
+            let Some(&(op, dtype)) = family.variants.first() else {
+                continue;
+            };
+            let d = v.specs.derive(tier, tile, op, dtype).unwrap().unwrap();
+            let text = gemm_spec::kinds::describe(&family.kind, &d);
+            assert!(
+                !text.contains('{'),
+                "{}.{} on {}: `{text}` keeps a name unfilled",
+                tile.family,
+                tile.name,
+                tier.name
+            );
+            described += 1;
+        }
+    }
+    assert!(described > 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Zero where zero means nothing.
 

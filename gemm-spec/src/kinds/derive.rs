@@ -75,6 +75,8 @@ pub struct Derived {
     /// the block's even share).
     pub accumulator_registers: Option<u64>,
     pub tensor_maps: Vec<DerivedMap>,
+    /// The builtin names' values for this kernel (the tile's m, n, k, ...), for `describe`.
+    pub builtins: Vec<(String, i64)>,
 }
 
 impl Derived {
@@ -231,7 +233,19 @@ pub fn derive(p: &KernelPoint<'_>) -> Result<Derived, DeriveError> {
             swizzle_bytes: eval_u32(swizzle, &format!("tensor map {name} swizzle"), &env)?,
         });
     }
+    let builtins = env
+        .iter()
+        .filter(|(n, _)| BUILTIN_NAMES.iter().any(|(b, _)| b == n))
+        .map(|(n, v)| {
+            let v = match v {
+                Value::Int(i) => *i,
+                Value::Bool(b) => i64::from(*b),
+            };
+            (n.clone(), v)
+        })
+        .collect();
     Ok(Derived {
+        builtins,
         values,
         threads,
         shared_bytes,
@@ -311,6 +325,15 @@ pub fn broken_conversion_limits(kind: &Kind, threads: u32) -> Vec<BrokenLimit<'_
 /// values), e.g. `4 stage(s), 2 consumer warpgroup(s), ...`.
 pub fn describe(kind: &Kind, derived: &Derived) -> String {
     super::manifest::interpolate(&kind.describe, &mut |n| {
-        derived.value(n).map(|v| v.to_string())
+        derived
+            .value(n)
+            .or_else(|| {
+                derived
+                    .builtins
+                    .iter()
+                    .find(|(b, _)| b == n)
+                    .map(|(_, v)| *v)
+            })
+            .map(|v| v.to_string())
     })
 }
