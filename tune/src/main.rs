@@ -44,7 +44,8 @@ struct Cli {
     /// Ops to tune, each at the list's (n, k): nn (y = x·W), nt, tn.
     #[arg(long, value_delimiter = ',', default_value = "nn")]
     op: Vec<String>,
-    /// Operand type timed: bf16 or f16 (C the same for nn and nt, f32 for tn).
+    /// Operand type timed: bf16, f16 or f32 (f32 is the exact policy's own, and TF32 under the
+    /// tensor-core policy); C the same for nn and nt, f32 for tn.
     #[arg(long, default_value = "bf16")]
     dtype: String,
     /// The policy whose routes are tuned.
