@@ -10,7 +10,9 @@ cd "$(dirname "$0")/../.."
 BUILD=${FMA_BUILD:-.fmabuild}
 case "${1:-}" in
 build)
-  NVCC=${NVCC:-$(command -v nvcc || ls -d "${GEMM_AOT_CACHE:-$HOME/.cache/gemm-aot}"/toolchain/cuda-*/nvidia/cu13/bin/nvcc | head -1)}
+  # The compiler the generator uses (NVCC, CUDA_HOME, PATH, else the bootstrapped copy, installed if missing).
+  NVCC=$(cargo run --release -q -p gemm-codegen --bin gemm-aot -- toolchain install | sed -n 's/^nvcc: //p')
+  [ -x "$NVCC" ] || { echo "no nvcc: see \`gemm-aot toolchain install\`" >&2; exit 1; }
   CU=$(dirname "$(dirname "$NVCC")")
   mkdir -p "$BUILD"
   cargo run --release -q -p gemm-codegen --bin gemm-aot -- build --no-cubins --tier sm90a --out "$BUILD/gen" > "$BUILD/gen.txt"
