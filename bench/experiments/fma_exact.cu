@@ -1,7 +1,7 @@
 // fma_exact: the exact policy's large-m kernels (contract fma-k256) against each other and
 // against cuBLAS SGEMM in pedantic math (no TF32), f32 in and out.
 //
-// Every kernel of the generated units fma.cu and fmaw.cu (sm90a, `gemm-aot build --no-cubins`)
+// Every kernel of the generated units fma.cu, fmaw.cu and fmaws.cu (sm90a, `gemm-aot build --no-cubins`)
 // that fma_exact.sh lists runs on random data (uniform in [-1, 1), never zeros) at each shape;
 // the reference bits are the shipped fma.tiled kernel's (the GPU suites check that one against
 // the CPU model of fma-k256), and every other kernel must give them bit for bit, C poisoned
@@ -21,10 +21,12 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "sm90a/fma.cu"
 #include "sm90a/fmaw.cu"
+#include "sm90a/fmaws.cu"
 
 #include "cuda_check.cuh"
 
@@ -60,15 +62,36 @@ typedef void (*Entry)(const GemmArgs);
 struct Kernel {
     const char* name;
     Entry entry;
-    int bm, bn, threads, smem;
+    int bm, bn, threads, smem, split;  // split: CTAs a cluster along z sharing K (fmaws), else 1
 };
-#define KERNEL(NAME) Kernel{#NAME, NAME, NAME##_cfg::M, NAME##_cfg::N, NAME##_cfg::kThreads, NAME##_cfg::kSharedBytes}
+// A config's SPLIT_K, 1 for kernels without one.
+template <class C, class = void>
+struct SplitOf { static constexpr int value = 1; };
+template <class C>
+struct SplitOf<C, std::void_t<decltype(C::SPLIT_K)>> { static constexpr int value = C::SPLIT_K; };
+#define KERNEL(NAME) \
+    Kernel{#NAME, NAME, NAME##_cfg::M, NAME##_cfg::N, NAME##_cfg::kThreads, NAME##_cfg::kSharedBytes, SplitOf<NAME##_cfg>::value}
 
 #include "fma_exact_kernels.inc"  // KERNELS: the reference first (written by fma_exact.sh)
 
 static void launch(const Kernel& kn, const GemmArgs& p) {
-    dim3 grid((p.m + kn.bm - 1) / kn.bm, (p.n + kn.bn - 1) / kn.bn, 1);
-    kn.entry<<<grid, kn.threads, kn.smem>>>(p);
+    dim3 grid((p.m + kn.bm - 1) / kn.bm, (p.n + kn.bn - 1) / kn.bn, kn.split);
+    if (kn.split == 1) {
+        kn.entry<<<grid, kn.threads, kn.smem>>>(p);
+        return;
+    }
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(kn.threads);
+    cfg.dynamicSmemBytes = kn.smem;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = kn.split;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    CHECK(cudaLaunchKernelEx(&cfg, kn.entry, p));
 }
 
 struct Shape {
@@ -88,6 +111,10 @@ int main(int argc, char** argv) {
     const Shape shapes[] = {
         {1000, 1000, 333, 0}, {777, 1500, 1031, 1033}, {4096, 4096, 4096, 0}, {1024, 4096, 4096, 0},
         {4096, 14336, 4096, 0}, {1024, 4096, 14336, 0}, {2048, 2048, 8192, 0}, {512, 4096, 4096, 0},
+        // Grids of too few tiles (narrow n, mid m: the K splits of fmaws), odd ones included.
+        {32, 4096, 4096, 0}, {64, 1024, 4096, 0}, {128, 1024, 4096, 0}, {256, 1024, 4096, 0},
+        {512, 1024, 4096, 0}, {1024, 1024, 4096, 0}, {64, 4096, 14336, 0}, {128, 4096, 14336, 0},
+        {256, 4096, 14336, 0}, {128, 512, 3584, 0}, {256, 4096, 4096, 0}, {300, 1000, 5000, 5001},
     };
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> uni(-1.0f, 1.0f);

@@ -12,7 +12,8 @@
 //! `--m`/`--nk` run custom rows instead, of the operation `--op nn|nt|tn` (default nn).
 //! `--shapes FILE` runs a list of real models' layer shapes (`bench/shapes/models.toml`) under
 //! the tensor-core policy, NN at every m of the file (or `--m`), with each regime's targets, the
-//! geometric mean and a plot (SVG) of ratio against m beside the JSON.
+//! geometric mean and a plot (SVG) of ratio against m beside the JSON; under the exact policy,
+//! the exact rows at the list's (n, k) and m, with their geometric mean.
 //! `--tier sm80` runs a named tier instead of the device's own (its PTX, JIT-compiled, where
 //! its cubins do not load: the portable tier on newer hardware).
 
@@ -59,8 +60,9 @@ struct Args {
     #[arg(long, value_delimiter = ',')]
     dtype: Option<Vec<String>>,
     /// A shape list (TOML, as `bench/shapes/models.toml`): NN rows at every (n, k) of the
-    /// file and every m of its `m` (or --m), under the tensor-core policy, with the targets of
-    /// each shape's regime; writes a plot (SVG) beside the JSON.
+    /// file and every m of its `m` (or --m). Tensor-core policy: with the targets of each
+    /// shape's regime, and a plot (SVG) beside the JSON. Exact: the exact rows (--dtype) and
+    /// their geometric mean.
     #[arg(long, conflicts_with_all = ["nk", "quick", "launch_overhead", "streams"])]
     shapes: Option<std::path::PathBuf>,
     /// With --shapes: only the shapes whose regime (aligned, narrow-deep, odd) or one of whose
@@ -280,14 +282,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("wrote {}", path.display());
         return Ok(());
     }
-    let m_list = args.m.clone().unwrap_or(DEFAULT_M.to_vec());
-    let nk_list = args
+    let mut m_list = args.m.clone().unwrap_or(DEFAULT_M.to_vec());
+    let mut nk_list = args
         .nk
         .clone()
         .unwrap_or(DEFAULT_NK.iter().map(|s| s.to_string()).collect());
     if let Some(file) = &args.shapes {
-        if args.policy != "tensor-core" || args.op != "nn" || args.beta.is_some() {
-            return Err("--shapes runs NN rows under --policy tensor-core; leave out --op and --beta, and pass --policy tensor-core".into());
+        if args.op != "nn" || args.beta.is_some() {
+            return Err("--shapes runs NN rows; leave out --op and --beta".into());
         }
         let mut list = shapes::ShapeList::load(file)?;
         if let Some(f) = &args.filter {
@@ -303,43 +305,53 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         let m = args.m.clone().unwrap_or_else(|| list.m.clone());
-        let opts = tensor_core::Options {
-            dtypes: args
-                .dtype
-                .clone()
-                .unwrap_or_else(|| vec!["bf16".into(), "f16".into()]),
-            shapes: tensor_core::list_shapes(&list, &m),
-            reps: args.reps,
-            check: !args.no_check,
-            quick: false,
-        };
-        let mut doc = tensor_core::run(&ctx, &opts)?;
-        doc["shape_list"] = file.display().to_string().into();
-        doc["shapes"] = list
+        if args.policy == "exact" {
+            // The exact rows below, at the list's (n, k) and m.
+            nk_list = list
+                .shapes
+                .iter()
+                .map(|s| format!("{}x{}", s.n, s.k))
+                .collect();
+            m_list = m;
+        } else {
+            let opts = tensor_core::Options {
+                dtypes: args
+                    .dtype
+                    .clone()
+                    .unwrap_or_else(|| vec!["bf16".into(), "f16".into()]),
+                shapes: tensor_core::list_shapes(&list, &m),
+                reps: args.reps,
+                check: !args.no_check,
+                quick: false,
+            };
+            let mut doc = tensor_core::run(&ctx, &opts)?;
+            doc["shape_list"] = file.display().to_string().into();
+            doc["shapes"] = list
             .shapes
             .iter()
             .map(|s| serde_json::json!({"n": s.n, "k": s.k, "regime": s.regime.as_str(), "layers": s.layers}))
             .collect();
-        doc["date"] = date.clone().into();
-        doc["card"] = card.clone().into();
-        doc["commit"] = args.commit.clone().into();
-        doc["tier"] = ctx.tier().name.into();
-        let stem = format!("{date}-{slug}-{}{tier_tag}-shapes", args.commit);
-        let path = args.out.join(format!("{stem}.json"));
-        std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
-        println!("wrote {}", path.display());
-        let points = plot_points(&list, &doc);
-        let title = format!(
-            "cuBLAS time / ours (tensor-core policy, NN), {card}, {date}, {}{}",
-            args.commit,
-            doc["geometric_mean_ratio"]
-                .as_f64()
-                .map_or(String::new(), |g| format!("; geometric mean {g:.3}"))
-        );
-        let svg_path = args.out.join(format!("{stem}.svg"));
-        std::fs::write(&svg_path, plot::svg(&title, &points))?;
-        println!("wrote {}", svg_path.display());
-        return Ok(());
+            doc["date"] = date.clone().into();
+            doc["card"] = card.clone().into();
+            doc["commit"] = args.commit.clone().into();
+            doc["tier"] = ctx.tier().name.into();
+            let stem = format!("{date}-{slug}-{}{tier_tag}-shapes", args.commit);
+            let path = args.out.join(format!("{stem}.json"));
+            std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
+            println!("wrote {}", path.display());
+            let points = plot_points(&list, &doc);
+            let title = format!(
+                "cuBLAS time / ours (tensor-core policy, NN), {card}, {date}, {}{}",
+                args.commit,
+                doc["geometric_mean_ratio"]
+                    .as_f64()
+                    .map_or(String::new(), |g| format!("; geometric mean {g:.3}"))
+            );
+            let svg_path = args.out.join(format!("{stem}.svg"));
+            std::fs::write(&svg_path, plot::svg(&title, &points))?;
+            println!("wrote {}", svg_path.display());
+            return Ok(());
+        }
     }
     if args.policy == "tensor-core" {
         let shapes = if custom {
@@ -439,15 +451,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "date": date, "card": card, "commit": args.commit, "tier": ctx.tier().name,
         "method": "one process; same buffers; alternating single launches timed with CUDA events; 3 warm-up pairs; median; rotating input sets when an input set fits in L2",
         "rows": rows,
     });
-    let path = args
-        .out
-        .join(format!("{date}-{slug}-{}{tier_tag}.json", args.commit));
+    let shapes_tag = if let Some(file) = &args.shapes {
+        doc["shape_list"] = file.display().to_string().into();
+        doc["geometric_mean_ratio"] = geometric_mean(&doc["rows"]).into();
+        "-exact-shapes"
+    } else {
+        ""
+    };
+    let path = args.out.join(format!(
+        "{date}-{slug}-{}{tier_tag}{shapes_tag}.json",
+        args.commit
+    ));
     std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
     println!("wrote {}", path.display());
     Ok(())
+}
+
+/// The geometric mean of the rows' ratios to cuBLAS (0 when there are none).
+fn geometric_mean(rows: &serde_json::Value) -> f64 {
+    let logs: Vec<f64> = rows
+        .as_array()
+        .map(|r| {
+            r.iter()
+                .filter_map(|r| r["ratio_to_cublas"].as_f64())
+                .map(f64::ln)
+                .collect()
+        })
+        .unwrap_or_default();
+    if logs.is_empty() {
+        0.0
+    } else {
+        (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+    }
 }

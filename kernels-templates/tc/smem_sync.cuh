@@ -77,6 +77,18 @@ __device__ __forceinline__ float ld_shared_cluster_f32(uint32_t addr, uint32_t r
                  : "=f"(v) : "r"(addr), "r"(rank) : "memory");
     return v;
 }
+// The four f32 at shared offset `addr` (16-byte aligned) of CTA `rank` of this cluster.
+__device__ __forceinline__ float4 ld_shared_cluster_v4(uint32_t addr, uint32_t rank) {
+    float4 v;
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %4, %5;\nld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [ra];\n}"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr), "r"(rank) : "memory");
+    return v;
+}
+// The two halves of cluster_sync_all, for work between them: arrive releases this thread's
+// earlier shared-memory accesses at cluster scope, wait acquires every thread's arrival. Each
+// thread alternates them (warp-aligned).
+__device__ __forceinline__ void cluster_arrive_release() { asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory"); }
+__device__ __forceinline__ void cluster_wait_acquire() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 // Every thread of every CTA of the cluster (warp-aligned).
 __device__ __forceinline__ void cluster_sync_all() {
     asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");

@@ -325,13 +325,18 @@ fn every_exact_kernel(
     );
 }
 
-/// Partial tiles, several chunks, odd leading dimensions (the elementwise loads), bias, beta.
+/// Partial tiles, several chunks, odd leading dimensions (the elementwise loads), bias, beta;
+/// eleven chunks, so a K split over a cluster (fmaws) runs several rounds, the last one partial.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_exact_kernel_gives_the_models_bits() {
     every_exact_kernel(
         "every exact kernel",
-        &[(257, 129, 300, 0, true, 0.0), (131, 67, 517, 3, false, 0.5)],
+        &[
+            (257, 129, 300, 0, true, 0.0),
+            (131, 67, 517, 3, false, 0.5),
+            (33, 65, 2600, 1, true, 0.5),
+        ],
         false,
     );
 }

@@ -84,7 +84,8 @@ fn rows_follow_the_batch<A: Element, C: Element>(
     rows
 }
 
-const NK: &[(usize, usize)] = &[(333, 1000), (1000, 129), (4096, 4096)];
+// (1000, 2600): narrow and deep, where the exact routes split K over a cluster at m 33-1024.
+const NK: &[(usize, usize)] = &[(333, 1000), (1000, 129), (4096, 4096), (1000, 2600)];
 
 fn rows_sweep<A: Element, C: Element>(ops: &[Op]) {
     let ctx = context();
