@@ -497,8 +497,8 @@ fn mutated_check(from: &str, to: &str) -> Result<(), String> {
 fn a_template_that_skips_a_k_fails_the_host_check() {
     // The last k of every full k-tile left out.
     let err = mutated_check(
-        "for (int kk = 0; kk < BK; ++kk) step(",
-        "for (int kk = 0; kk < BK - 1; ++kk) step(",
+        "for (int kk = 0; kk < BK; ++kk) W::step(",
+        "for (int kk = 0; kk < BK - 1; ++kk) W::step(",
     )
     .expect_err("the mutated kernel passed");
     assert!(err.contains("elements differ from fma-k256"), "{err}");
