@@ -49,35 +49,11 @@ struct fma_decode_staged {
     template <int N>
     __device__ __forceinline__ static void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
-    __device__ __forceinline__ static void cp_async4(void* smem, const void* gmem) {
-        const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem) : "memory");
-    }
-
-    // Copies one 16-byte piece by cp.async when it is aligned and wholly valid. Otherwise (an
-    // odd leading dimension, or the edge of the matrix) 4 bytes at a time by cp.async where the
-    // address allows (every f32; pairs of half elements at 4-byte addresses), so the stage still
-    // arrives while the chain runs, and element by element through registers where it does not;
-    // invalid elements become zeros (never used). The same values land in the stage either way.
+    // Copies one 16-byte piece by cp.async when it is aligned and wholly valid; otherwise
+    // element by element through registers, invalid elements as zeros (never used).
     __device__ __forceinline__ static void copy_piece(TAB* d, const TAB* src, int valid) {
         if (valid == kPieceElems && (reinterpret_cast<size_t>(src) & 15) == 0) {
             cp_async16(d, src);
-        } else if (sizeof(TAB) == 4) {
-#pragma unroll 1
-            for (int e = 0; e < kPieceElems; ++e) {
-                if (e < valid) cp_async4(d + e, src + e);
-                else d[e] = from_f32<TAB>(0.0f);
-            }
-        } else if ((reinterpret_cast<size_t>(src) & 3) == 0) {
-#pragma unroll 1
-            for (int e = 0; e < kPieceElems; e += 2) {
-                if (e + 1 < valid) {
-                    cp_async4(d + e, src + e);
-                } else {
-                    d[e] = e < valid ? src[e] : from_f32<TAB>(0.0f);
-                    d[e + 1] = from_f32<TAB>(0.0f);
-                }
-            }
         } else {
 #pragma unroll
             for (int e = 0; e < kPieceElems; ++e) d[e] = e < valid ? src[e] : from_f32<TAB>(0.0f);

@@ -1,0 +1,207 @@
+// Family `fmadecs`, contract `fma-k256` (see common/fma_chunks.cuh), for small m (decode),
+// nn only (A stored [m, k], B stored [k, n]).
+//
+// Like fma_decode_gemm: a block covers Cfg::M rows and 32 columns, its Cfg::K_SPLIT warps
+// reduce K chunks in parallel, and the chunk results are folded in ascending chunk order. The
+// difference is how the operands arrive: each warp streams its chunk through Cfg::STAGES
+// shared-memory stages, each a slice of kRows k-rows of B ([kRows][32]) and of A
+// ([M][kRows]), copied with cp.async, so several stages per warp are in flight while the FMA
+// chain consumes the oldest. Decode is bound by how many bytes of B are in flight (a register
+// batch of loads kept too few) and, for larger m, by A loads in the FMA loop.
+#pragma once
+#include "common/element.cuh"
+#include "common/epilogue.cuh"
+#include "common/fma_chunks.cuh"
+#include "common/operand_layout.cuh"
+#include "common/timing_perturbation.cuh"
+
+template <typename TAB, typename TC, int OP, typename Cfg>
+struct fma_decode_staged {
+    static constexpr int BM = Cfg::M, BN = Cfg::N, KS = Cfg::K_SPLIT, S = Cfg::STAGES;
+    static constexpr int kChunk = Cfg::kChunk;  // the contract's K chunk
+    // k-rows of B in one slice: one per lane.
+    static constexpr int kRows = 32;
+    static constexpr int kThreads = Cfg::kThreads;
+    static constexpr int kSliceElems = kRows * BN;
+    static constexpr int kASliceElems = BM * kRows;
+    static constexpr int kStageElems = kSliceElems + kASliceElems;
+    static constexpr int kSharedBytes = Cfg::kSharedBytes;
+    // 16-byte pieces of one slice row, and elements in a piece.
+    static constexpr int kPieceElems = 16 / (int)sizeof(TAB);
+    static constexpr int kRowPieces = BN / kPieceElems;
+    using Layout = OperandLayout<OP>;
+
+    // The layout against the numbers the generator delivers from the manifest
+    // (fma/fma_decode_staged.toml): per warp S stages of a B slice and an A slice, then the
+    // partials of every warp; whole slices a chunk, split evenly over the lanes; the tier's cap.
+    static_assert(kThreads == BN * KS && BN == 32 &&
+                      kSharedBytes == KS * S * kStageElems * (int)sizeof(TAB) + KS * BM * BN * (int)sizeof(float) &&
+                      kSharedBytes <= Cfg::kMaxSharedBytes && kChunk % kRows == 0 && (kRows * kRowPieces) % 32 == 0,
+                  "fma_decode_staged: its layout does not match the config the generator delivered");
+
+    __device__ __forceinline__ static void cp_async16(void* smem, const void* gmem) {
+        const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+    }
+    // "memory": the compiler must not move the plain shared-memory reads of a stage across the
+    // wait (the __syncwarp after it also keeps them there).
+    __device__ __forceinline__ static void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+    template <int N>
+    __device__ __forceinline__ static void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+    __device__ __forceinline__ static void cp_async4(void* smem, const void* gmem) {
+        const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem) : "memory");
+    }
+
+    // Copies one 16-byte piece by cp.async when it is aligned and wholly valid; otherwise
+    // element by element through registers, invalid elements as zeros (never used). With
+    // kNarrow (a launch whose A or B has a leading dimension or base that is not 16-byte
+    // aligned, so most pieces are not), 4 bytes at a time by cp.async where the address allows
+    // (every f32; pairs of half elements at 4-byte addresses), so the stage still arrives while
+    // the chain runs. The same values land in the stage either way. (The narrow copies are a
+    // path of their own, chosen once a launch: inside the aligned path they cost it 1-6%.)
+    template <bool kNarrow>
+    __device__ __forceinline__ static void copy_piece(TAB* d, const TAB* src, int valid) {
+        if (valid == kPieceElems && (reinterpret_cast<size_t>(src) & 15) == 0) {
+            cp_async16(d, src);
+        } else if (!kNarrow) {
+#pragma unroll
+            for (int e = 0; e < kPieceElems; ++e) d[e] = e < valid ? src[e] : from_f32<TAB>(0.0f);
+        } else if (sizeof(TAB) == 4) {
+#pragma unroll 1
+            for (int e = 0; e < kPieceElems; ++e) {
+                if (e < valid) cp_async4(d + e, src + e);
+                else d[e] = from_f32<TAB>(0.0f);
+            }
+        } else if ((reinterpret_cast<size_t>(src) & 3) == 0) {
+#pragma unroll 1
+            for (int e = 0; e < kPieceElems; e += 2) {
+                if (e + 1 < valid) {
+                    cp_async4(d + e, src + e);
+                } else {
+                    d[e] = e < valid ? src[e] : from_f32<TAB>(0.0f);
+                    d[e + 1] = from_f32<TAB>(0.0f);
+                }
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < kPieceElems; ++e) d[e] = e < valid ? src[e] : from_f32<TAB>(0.0f);
+        }
+    }
+
+    // Starts copying stage `s` of the chunk [k0, k1) into `dst`: the B slice [kRows][BN], then
+    // the A slice [BM][kRows] (rows past k1, columns past n and rows past m become zeros).
+    template <bool kNarrow, typename Args>
+    __device__ __forceinline__ static void issue_stage(TAB* dst, const TAB* a, const TAB* b, int s, int k0, int k1,
+                                                       int m0, int j0, int lane, const Args& p) {
+        const int kr0 = k0 + s * kRows;
+#pragma unroll
+        for (int i = 0; i < kRows * kRowPieces / 32; ++i) {
+            const int q = lane + 32 * i;
+            const int row = q / kRowPieces;
+            const int col = (q % kRowPieces) * kPieceElems;
+            const int k = kr0 + row;
+            const int valid = k < k1 ? min(kPieceElems, p.n - (j0 + col)) : 0;
+            copy_piece<kNarrow>(dst + row * BN + col, b + Layout::b_index(k, j0 + col, p.ldb), valid);
+        }
+        constexpr int kAPieces = BM * kRows / kPieceElems;
+#pragma unroll
+        for (int i = 0; i < (kAPieces + 31) / 32; ++i) {
+            const int q = lane + 32 * i;
+            if (q < kAPieces) {
+                const int r = q / (kRows / kPieceElems);
+                const int u = (q % (kRows / kPieceElems)) * kPieceElems;
+                const int valid = m0 + r < p.m ? min(kPieceElems, k1 - (kr0 + u)) : 0;
+                copy_piece<kNarrow>(dst + kSliceElems + r * kRows + u, a + Layout::a_index(m0 + r, kr0 + u, p.lda), valid);
+            }
+        }
+        cp_async_commit();
+    }
+
+    // Args: the family's ABI struct. The narrow copies where A or B is not 16-byte aligned.
+    template <typename Args>
+    __device__ static void run(const Args& p) {
+        constexpr size_t kAlign = 16 / sizeof(TAB);
+        const bool aligned = p.lda % kAlign == 0 && p.ldb % kAlign == 0 &&
+                             (reinterpret_cast<size_t>(p.a) & 15) == 0 && (reinterpret_cast<size_t>(p.b) & 15) == 0;
+        if (aligned) run_copies<false>(p);
+        else run_copies<true>(p);
+    }
+
+    template <bool kNarrow, typename Args>
+    __device__ __forceinline__ static void run_copies(const Args& p) {
+        extern __shared__ __align__(16) unsigned char shared_raw[];
+        TAB* stages = reinterpret_cast<TAB*>(shared_raw);  // [KS][S] x (B [kRows][BN], A [BM][kRows])
+        float* partials = reinterpret_cast<float*>(shared_raw + KS * S * kStageElems * sizeof(TAB));  // [KS][BM][BN]
+        const TAB* a = static_cast<const TAB*>(p.a);
+        const TAB* b = static_cast<const TAB*>(p.b);
+        const int lane = threadIdx.x % BN;
+        const int warp = threadIdx.x / BN;
+        const int m0 = blockIdx.x * BM;
+        const int j0 = blockIdx.y * BN;
+        const int j = j0 + lane;
+        const int rows = min(BM, p.m - m0);
+        const bool col_ok = j < p.n;
+        const int chunks = fma_chunk_count<kChunk>(p.k);
+        const int rounds = (chunks + KS - 1) / KS;
+        TAB* mine = stages + warp * S * kStageElems;
+        const int fr = threadIdx.x / BN;
+        float total = 0.0f;
+
+        for (int round = 0; round < rounds; ++round) {
+            const int c = round * KS + warp;
+            float part[BM];
+#pragma unroll
+            for (int r = 0; r < BM; ++r) part[r] = 0.0f;
+            if (c < chunks) {
+                const int k0 = c * kChunk;
+                const int k1 = min(k0 + kChunk, p.k);
+                const int nslices = (k1 - k0 + kRows - 1) / kRows;
+                // Prologue: S - 1 stages in flight. Every issue commits a group (empty past
+                // the last slice), so "at most S - 1 groups pending" means slice s arrived.
+#pragma unroll
+                for (int s = 0; s < S - 1; ++s) {
+                    GEMM_PERTURB(kPerturbProducerIssue, s);
+                    if (s < nslices) issue_stage<kNarrow>(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, p);
+                    else cp_async_commit();
+                }
+                for (int s = 0; s < nslices; ++s) {
+                    const int next = s + S - 1;
+                    GEMM_PERTURB(kPerturbProducerIssue, next);
+                    if (next < nslices) issue_stage<kNarrow>(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, p);
+                    else cp_async_commit();
+                    GEMM_PERTURB(kPerturbConsumerWait, s);
+                    cp_async_wait<S - 1>();
+                    __syncwarp();
+                    GEMM_PERTURB(kPerturbConsumerRead, s);
+                    const TAB* slice = mine + (s % S) * kStageElems;
+                    const TAB* sa = slice + kSliceElems;
+                    const int kb = k0 + s * kRows;
+                    if (kb + kRows <= k1) {
+#pragma unroll
+                        for (int u = 0; u < kRows; ++u) {
+                            const float bv = to_f32(slice[u * BN + lane]);
+#pragma unroll
+                            for (int r = 0; r < BM; ++r)
+                                if (r < rows) part[r] = fmaf(to_f32(sa[r * kRows + u]), bv, part[r]);
+                        }
+                    } else {
+                        for (int u = 0; u < k1 - kb; ++u) {
+                            const float bv = to_f32(slice[u * BN + lane]);
+#pragma unroll
+                            for (int r = 0; r < BM; ++r)
+                                if (r < rows) part[r] = fmaf(to_f32(sa[r * kRows + u]), bv, part[r]);
+                        }
+                    }
+                    // Every lane is done with slice s before the next issue overwrites it.
+                    GEMM_PERTURB(kPerturbConsumerRelease, s);
+                    __syncwarp();
+                }
+                cp_async_wait<0>();
+            }
+            total = fma_fold_round<BM, BN, KS>(partials, part, warp, lane, fr, round, chunks, total);
+        }
+        if (fr < rows && col_ok) epilogue_store<TC>(total, m0 + fr, j, p);
+    }
+};
