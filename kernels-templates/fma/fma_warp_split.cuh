@@ -42,8 +42,8 @@ struct fma_warp_split {
     static constexpr int kTotals = kShare / (4 * kThreads);  // float4 of them a thread folds
 
     // The layout against the numbers the generator delivers from the manifest
-    // (fma/fma_warp_split.toml): two stages, the slot and the totals, whole k-tiles a chunk, whole float4
-    // of the share a thread, the tier's cap.
+    // (fma/fma_warp_split.toml): two stages, the slot and the totals, whole k-tiles a chunk,
+    // whole float4 of the share a thread, the tier's cap.
     static_assert(Cfg::kSharedBytes == (2 * kStageFloats + kSlotFloats + kShare) * (int)sizeof(float) &&
                       Cfg::kSharedBytes <= Cfg::kMaxSharedBytes && kChunk % BK == 0 &&
                       kShare % (4 * kThreads) == 0 && kTotals >= 1,
@@ -133,7 +133,7 @@ struct fma_warp_split {
             for (int q = 0; q < kTotals; ++q) {
                 const uint32_t at = from + 4u * (rank * kShare + (q * kThreads + (int)threadIdx.x) * 4);
                 float4 f = tot[q * kThreads];
-                // Two loads in flight at a time: more spill beside the chain's 64 registers.
+                // Two loads in flight at a time: more of them spilled beside the chain's registers.
 #pragma unroll 2
                 for (int s = 0; s < kSplit; ++s) {
                     const int cc = r * kSplit + s;
