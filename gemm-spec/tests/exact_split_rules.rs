@@ -1,0 +1,123 @@
+//! The exact policy's K split over a cluster (kind `fma_warp_split`, family `fmaws`): the
+//! shipped tiles derive their cluster along z from `split_k` and take any K (the fold runs in
+//! rounds, nothing holds every chunk at once); a split outside the kind's limits, or on a tier
+//! without clusters, is refused before nvcc, naming the rule.
+
+mod support;
+
+use gemm_spec::SpecSource;
+
+/// Every spec file of the shipped folder, `edit` applied to the one named `file`.
+fn shipped_with(file: &str, edit: impl Fn(&str) -> String) -> Vec<SpecSource> {
+    let dir = support::root().join("specs");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let text = if name == file { edit(&text) } else { text };
+        out.push(SpecSource { file: name, text });
+    }
+    out
+}
+
+/// The first shipped `fmaws` tile of sm90a.toml as written, from `[[tile]]` to its last key.
+fn first_split_tile(sm90a: &str) -> String {
+    let start = sm90a
+        .find("[[tile]]\nfamily = \"fmaws\"")
+        .expect("sm90a.toml has an fmaws tile");
+    let end = start + sm90a[start..].find("\n\n").unwrap();
+    sm90a[start..end].to_string()
+}
+
+fn errors_with_first_split_tile(edit: impl Fn(&str) -> String) -> Vec<String> {
+    let sources = shipped_with("sm90a.toml", |text| {
+        let tile = first_split_tile(text);
+        text.replacen(&tile, &edit(&tile), 1)
+    });
+    match support::load_sources(&sources) {
+        Ok(_) => panic!("the edited fmaws tile validated"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+#[test]
+fn shipped_exact_splits_take_a_cluster_along_z_and_any_k() {
+    let v = support::load_dir(&support::root().join("specs")).unwrap();
+    let mut splits = 0;
+    for tier in &v.specs.tiers {
+        for tile in &tier.tiles {
+            let family = &v.specs.families[&tile.family];
+            if family.kind.template != "fma_warp_split" {
+                continue;
+            }
+            for &(op, dtype) in &family.variants {
+                let d = v.specs.derive(tier, tile, op, dtype).unwrap().unwrap();
+                assert!(
+                    d.split_k > 1,
+                    "{}.{}: split_k {}",
+                    tile.family,
+                    tile.name,
+                    d.split_k
+                );
+                assert_eq!(d.max_k, None, "{}.{} bounds K", tile.family, tile.name);
+                // Two stages of A and B, the slot and the rank's share of the totals, all f32:
+                // what the template's static_assert checks.
+                let (m, n, k) = (tile.m as u64, tile.n as u64, tile.k as u64);
+                let want = (2 * k * (m + n) + m * n + m * n / d.split_k as u64) * 4;
+                assert_eq!(d.shared_bytes, want, "{}.{}", tile.family, tile.name);
+                splits += 1;
+            }
+        }
+    }
+    assert!(splits > 0, "no shipped tier has an fma_warp_split tile");
+}
+
+#[test]
+fn a_split_of_sixteen_is_refused_by_the_kinds_rule() {
+    let errors = errors_with_first_split_tile(|tile| {
+        let line = tile.lines().find(|l| l.starts_with("split_k = ")).unwrap();
+        tile.replacen(line, "split_k = 16", 1)
+    });
+    assert!(
+        errors.iter().any(|e| e.contains("split_k in [2, 4, 8]")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_split_tile_of_odd_width_is_refused_by_the_kinds_rule() {
+    let errors = errors_with_first_split_tile(|tile| {
+        let line = tile.lines().find(|l| l.starts_with("n = ")).unwrap();
+        tile.replacen(line, "n = 96", 1)
+    });
+    assert!(
+        errors.iter().any(|e| e.contains("n % 64 == 0")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn a_tier_without_clusters_cannot_take_the_split() {
+    // sm80 lists fmaws: its instruction needs compute capability 9.0.
+    let sources = shipped_with("sm80.toml", |text| {
+        let at = text
+            .find("families = [")
+            .expect("sm80.toml lists its families");
+        let mut out = text.to_string();
+        out.insert_str(at + "families = [".len(), "\"fmaws\", ");
+        out
+    });
+    let errors: Vec<String> = match support::load_sources(&sources) {
+        Ok(_) => panic!("sm80 validated with fmaws"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    };
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("fmaws") && e.contains("9.0")),
+        "{errors:?}"
+    );
+}
