@@ -464,9 +464,10 @@ fn the_plain_kernels_give_their_contracts_bits_on_the_cpu() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Runs one shipped fma_warp_gemm nn f32 kernel with its template's text `from` replaced by
-/// `to` (in a copy of the templates) through the same driver and check, and returns the error.
-fn mutated_check(from: &str, to: &str) -> Result<(), String> {
+/// Runs one shipped fma_warp_gemm nn f32 kernel with the text `from` of `file` (under
+/// kernels-templates/) replaced by `to` (in a copy of the templates) through the same driver and
+/// check, and returns the error.
+fn mutated_check(file: &str, from: &str, to: &str) -> Result<(), String> {
     let (catalog, _) = gemm_aot_tests::catalog(&gemm_aot_tests::shipped_specs());
     let kernel = *plain_kernels(&catalog)
         .iter()
@@ -481,7 +482,7 @@ fn mutated_check(from: &str, to: &str) -> Result<(), String> {
             std::fs::copy(&p, templates.join(d).join(p.file_name().unwrap())).unwrap();
         }
     }
-    let path = templates.join("fma/fma_warp_gemm.cuh");
+    let path = templates.join(file);
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(
         text.matches(from).count(),
@@ -497,8 +498,9 @@ fn mutated_check(from: &str, to: &str) -> Result<(), String> {
 fn a_template_that_skips_a_k_fails_the_host_check() {
     // The last k of every full k-tile left out.
     let err = mutated_check(
-        "for (int kk = 0; kk < BK; ++kk) W::step(",
-        "for (int kk = 0; kk < BK - 1; ++kk) W::step(",
+        "fma/fma_warp_tiles.cuh",
+        "for (int kk = 0; kk < BK; ++kk) step(",
+        "for (int kk = 0; kk < BK - 1; ++kk) step(",
     )
     .expect_err("the mutated kernel passed");
     assert!(err.contains("elements differ from fma-k256"), "{err}");
@@ -509,6 +511,7 @@ fn a_template_missing_a_barrier_fails_the_host_check() {
     // No barrier between storing the next k-tile and reading it: the threads of the block run
     // on, reading stages the others have not written.
     let err = mutated_check(
+        "fma/fma_warp_gemm.cuh",
         "                GEMM_PERTURB(kPerturbConsumerRelease, kt);\n                __syncthreads();",
         "                GEMM_PERTURB(kPerturbConsumerRelease, kt);",
     )

@@ -451,6 +451,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
+    let geomean = shapes::geometric_mean(rows.iter().filter_map(|r| r["ratio_to_cublas"].as_f64()));
     let mut doc = serde_json::json!({
         "date": date, "card": card, "commit": args.commit, "tier": ctx.tier().name,
         "method": "one process; same buffers; alternating single launches timed with CUDA events; 3 warm-up pairs; median; rotating input sets when an input set fits in L2",
@@ -458,7 +459,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let shapes_tag = if let Some(file) = &args.shapes {
         doc["shape_list"] = file.display().to_string().into();
-        doc["geometric_mean_ratio"] = geometric_mean(&doc["rows"]).into();
+        doc["geometric_mean_ratio"] = geomean.into();
         "-exact-shapes"
     } else {
         ""
@@ -470,22 +471,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")?;
     println!("wrote {}", path.display());
     Ok(())
-}
-
-/// The geometric mean of the rows' ratios to cuBLAS (0 when there are none).
-fn geometric_mean(rows: &serde_json::Value) -> f64 {
-    let logs: Vec<f64> = rows
-        .as_array()
-        .map(|r| {
-            r.iter()
-                .filter_map(|r| r["ratio_to_cublas"].as_f64())
-                .map(f64::ln)
-                .collect()
-        })
-        .unwrap_or_default();
-    if logs.is_empty() {
-        0.0
-    } else {
-        (logs.iter().sum::<f64>() / logs.len() as f64).exp()
-    }
 }

@@ -32,13 +32,19 @@ fn first_split_tile(sm90a: &str) -> String {
     sm90a[start..end].to_string()
 }
 
-fn errors_with_first_split_tile(edit: impl Fn(&str) -> String) -> Vec<String> {
+/// The validation errors when the first shipped fmaws tile's line starting `key = ` reads
+/// `line` instead.
+fn errors_with_tile_line(key: &str, line: &str) -> Vec<String> {
     let sources = shipped_with("sm90a.toml", |text| {
         let tile = first_split_tile(text);
-        text.replacen(&tile, &edit(&tile), 1)
+        let old = tile
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("the fmaws tile has no `{key}`"));
+        text.replacen(&tile, &tile.replacen(old, line, 1), 1)
     });
     match support::load_sources(&sources) {
-        Ok(_) => panic!("the edited fmaws tile validated"),
+        Ok(_) => panic!("the fmaws tile with `{line}` validated"),
         Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
     }
 }
@@ -76,27 +82,17 @@ fn shipped_exact_splits_take_a_cluster_along_z_and_any_k() {
 }
 
 #[test]
-fn a_split_of_sixteen_is_refused_by_the_kinds_rule() {
-    let errors = errors_with_first_split_tile(|tile| {
-        let line = tile.lines().find(|l| l.starts_with("split_k = ")).unwrap();
-        tile.replacen(line, "split_k = 16", 1)
-    });
-    assert!(
-        errors.iter().any(|e| e.contains("split_k in [2, 4, 8]")),
-        "{errors:?}"
-    );
-}
-
-#[test]
-fn a_split_tile_of_odd_width_is_refused_by_the_kinds_rule() {
-    let errors = errors_with_first_split_tile(|tile| {
-        let line = tile.lines().find(|l| l.starts_with("n = ")).unwrap();
-        tile.replacen(line, "n = 96", 1)
-    });
-    assert!(
-        errors.iter().any(|e| e.contains("n % 64 == 0")),
-        "{errors:?}"
-    );
+fn a_split_outside_the_kinds_rules_is_refused_naming_the_rule() {
+    for (key, line, rule) in [
+        ("split_k", "split_k = 16", "split_k in [2, 4, 8]"),
+        ("n", "n = 96", "n % 64 == 0"),
+    ] {
+        let errors = errors_with_tile_line(key, line);
+        assert!(
+            errors.iter().any(|e| e.contains(rule)),
+            "{line}: {errors:?}"
+        );
+    }
 }
 
 #[test]

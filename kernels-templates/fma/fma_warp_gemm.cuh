@@ -71,15 +71,7 @@ struct fma_warp_gemm {
             const float* Bs = As + BK * BM;
             const bool next = kt + 1 < tiles;
             if (next) W::load(t, p, (kt + 1) * BK, ra, rb);
-            // Past K the stage holds zeros, and a zero step would still change -0.0 to +0.0:
-            // the last tile runs only its valid k.
-            const int kcount = min(BK, p.k - kt * BK);
-            if (kcount == BK) {
-#pragma unroll
-                for (int kk = 0; kk < BK; ++kk) W::step(As, Bs, kk, ty, tx, acc);
-            } else {
-                for (int kk = 0; kk < kcount; ++kk) W::step(As, Bs, kk, ty, tx, acc);
-            }
+            W::steps(As, Bs, min(BK, p.k - kt * BK), ty, tx, acc);
             if ((kt + 1) % kTilesPerChunk == 0 || !next) {
                 const int chunk = kt / kTilesPerChunk;
 #pragma unroll

@@ -69,15 +69,7 @@ struct fma_warp_split {
             // This rank's next k-tile: its chunk's next, else its next chunk's first.
             const int nk = kt + 1 < kt1 ? kt + 1 : (c + kSplit < chunks ? (c + kSplit) * kTilesPerChunk : -1);
             if (nk >= 0) W::load(t, p, nk * BK, ra, rb);
-            // Past K the stage holds zeros, and a zero step would still change -0.0 to +0.0:
-            // the last tile runs only its valid k.
-            const int kcount = min(BK, p.k - kt * BK);
-            if (kcount == BK) {
-#pragma unroll
-                for (int kk = 0; kk < BK; ++kk) W::step(As, Bs, kk, ty, tx, acc);
-            } else {
-                for (int kk = 0; kk < kcount; ++kk) W::step(As, Bs, kk, ty, tx, acc);
-            }
+            W::steps(As, Bs, min(BK, p.k - kt * BK), ty, tx, acc);
             if (nk >= 0) {
                 GEMM_PERTURB(kPerturbProducerIssue, nk);
                 W::store(smem + (buf ^ 1) * kStageFloats, ra, rb);

@@ -146,6 +146,18 @@ struct fma_warp_tiles {
             for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
 
+    // One stage's k into the chain, ascending: all BK unrolled, or only the valid k of K's last
+    // k-tile (past K the stage holds zeros, and a zero step would still change -0.0 to +0.0).
+    __device__ __forceinline__ static void steps(const float* As, const float* Bs, int kcount, int ty, int tx,
+                                                 float (&acc)[8][8]) {
+        if (kcount == BK) {
+#pragma unroll
+            for (int kk = 0; kk < BK; ++kk) step(As, Bs, kk, ty, tx, acc);
+        } else {
+            for (int kk = 0; kk < kcount; ++kk) step(As, Bs, kk, ty, tx, acc);
+        }
+    }
+
     // The block's operand tiles at (m0, n0) and what the launch's alignment allows.
     template <typename Args>
     __device__ __forceinline__ static Tiles tiles_at(const Args& p, int m0, int n0) {

@@ -91,7 +91,8 @@ __device__ __forceinline__ void cluster_arrive_release() { asm volatile("barrier
 __device__ __forceinline__ void cluster_wait_acquire() { asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory"); }
 // Every thread of every CTA of the cluster (warp-aligned).
 __device__ __forceinline__ void cluster_sync_all() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+    cluster_arrive_release();
+    cluster_wait_acquire();
 }
 // Named barrier `id` (1..15; 0 is __syncthreads) over `count` threads (whole warps).
 __device__ __forceinline__ void named_bar_sync(int id, int count) {
