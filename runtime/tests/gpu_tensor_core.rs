@@ -791,9 +791,11 @@ fn the_default_policy_is_tensor_core_for_half_inputs_only() {
 /// one the shape does not fit (a K split's bounded K, a cluster the grid cannot take) is
 /// skipped and printed, as the tuner skips it.
 /// The plain-load kernels (a route's `unaligned` one) are compared by `contract_equivalence`.
-fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
+/// With f32 operands (TF32, contract tc-tf32-k8) the wgmma kernel, which computes C^T = B^T A^T
+/// with B^T from registers, is compared with the mma.sync ones.
+fn every_candidate_gives_the_routed_bits<A: Element, C: Element>(op: Op) {
     let ctx = context();
-    let dtype = DtypeTriple::new(Dtype::Bf16, C::DTYPE, Dtype::F32);
+    let dtype = DtypeTriple::new(A::DTYPE, C::DTYPE, Dtype::F32);
     let beta = if op == Op::Tn { 1.0 } else { 0.0 };
     for (m, n, k) in [
         (1000usize, 2304usize, 768usize),
@@ -811,8 +813,8 @@ fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
         let mut rng = Rng::fresh(&format!("candidates {op} {dtype} {m}x{n}x{k}"));
         let (a_len, lda) = (m * k, if op == Op::Tn { m } else { k });
         let (b_len, ldb) = (k * n, if op == Op::Nt { k } else { n });
-        let a = ctx.upload(&rng.vec::<bf16>(a_len)).unwrap();
-        let b = ctx.upload(&rng.vec::<bf16>(b_len)).unwrap();
+        let a = ctx.upload(&rng.vec::<A>(a_len)).unwrap();
+        let b = ctx.upload(&rng.vec::<A>(b_len)).unwrap();
         let bias = ctx.upload(&rng.vec::<C>(n)).unwrap();
         let c0: Vec<C> = rng.vec(m * n);
         let run = |on: Option<KernelId>| -> Option<(Vec<u32>, &'static str)> {
@@ -871,17 +873,29 @@ fn every_candidate_gives_the_routed_bits<C: Element>(op: Op) {
 #[test]
 #[ignore = "needs a CUDA device"]
 fn tc_every_candidate_gives_the_routed_bits_nn_bf16() {
-    every_candidate_gives_the_routed_bits::<bf16>(Op::Nn);
+    every_candidate_gives_the_routed_bits::<bf16, bf16>(Op::Nn);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn tc_every_candidate_gives_the_routed_bits_nt_bf16() {
-    every_candidate_gives_the_routed_bits::<bf16>(Op::Nt);
+    every_candidate_gives_the_routed_bits::<bf16, bf16>(Op::Nt);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_every_candidate_gives_the_routed_bits_nn_tf32() {
+    every_candidate_gives_the_routed_bits::<f32, f32>(Op::Nn);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_every_candidate_gives_the_routed_bits_nt_tf32() {
+    every_candidate_gives_the_routed_bits::<f32, f32>(Op::Nt);
 }
 
 #[test]
 #[ignore = "needs a CUDA device"]
 fn tc_every_candidate_gives_the_routed_bits_tn_f32() {
-    every_candidate_gives_the_routed_bits::<f32>(Op::Tn);
+    every_candidate_gives_the_routed_bits::<bf16, f32>(Op::Tn);
 }
