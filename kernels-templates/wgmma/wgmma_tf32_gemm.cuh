@@ -1,5 +1,6 @@
-// Kind `wgmma_tf32_gemm` of the tensor-core policy, contract tc-tf32-k8 (f32 inputs as TF32):
-// wgmma m64nNk8 .tf32 for nn and nt, where B may be stored n-contiguous (docs/tensor-core.md §10).
+// Kind `wgmma_tf32_gemm` of the tensor-core policy, contracts tc-tf32-k8 and tc-tf32-k8-c512
+// (f32 inputs as TF32): wgmma m64nNk8 .tf32 for nn and nt, where B may be stored n-contiguous
+// (docs/tensor-core.md §10).
 //
 // wgmma reads TF32 from shared memory only K-major, and has no transpose bits for it; nn's B is
 // stored [k, n]. So the product runs transposed, C^T = B^T * A^T, the way cuBLAS's TF32 kernel
@@ -10,26 +11,39 @@
 // sum of a k8 step are the same for either orientation.
 //
 // A CTA computes Cfg::M rows x Cfg::N = 64 * CONSUMERS columns of C a tile: the instruction's N is
-// the tile's m (64..256), each consumer warpgroup owns 64 columns (its M). Warpgroup 0 is the
+// the tile's m (16..256), each consumer warpgroup owns 64 columns (its M). Warpgroup 0 is the
 // producer: one thread issues TMA loads of A ([m, k] boxes of 32 k = one 128-byte row) and B
 // (nt: one [n, k] box; nn: N / 32 boxes of [32 k rows x 32 n]) into a STAGES-deep ring (full /
 // empty mbarriers). Each consumer, for every stage, loads the stage's four k8 fragments of its
 // 64 columns of B^T into one of two register sets, issues four wgmma m64nNk8 in ascending k, and
 // commits; once the next stage's group is committed it waits for the previous group
-// (wgmma_wait<1>) and releases that stage. Every output element is one f32 accumulator from +0
-// over the k8 steps in ascending order; TMA zero-fills past m, n and k, so a padded step adds
-// nothing. No split of K.
+// (wgmma_wait<1>) and releases that stage. Every chain is one f32 accumulator from +0 over its
+// k8 steps in ascending order; TMA zero-fills past m, n and k, so a padded step adds nothing.
 //
-// Persistent grid: CTA `id` walks tiles id, id + count, ... in TcTileOrder; the grid decides who
-// computes a tile, never how.
+// tc-tf32-k8 (Cfg::kChunk == 0): one chain over all of K. tc-tf32-k8-c512 (kChunk = 512): a chain
+// a chunk of K, the chunks added in ascending order from +0 (one f32 addition each), either
+//  * SPLIT_K == 1: into a second accumulator set as each chunk ends, or
+//  * SPLIT_K > 1: a cluster of SPLIT_K CTAs along z (blockIdx.z = rank) shares every tile it
+//    walks, in rounds: in round r, rank q runs chunk r * S + q (if K has it) and leaves its
+//    partial sums in its shared-memory slot (each thread's fragment, as it holds it); its
+//    consumer warps signal every rank (an mbarrier arrive with cluster-scope release) and wait
+//    until every rank has; each rank then adds 1/S of every fragment's entries from the round's
+//    slots into its running total, ascending chunk order, through distributed shared memory, and
+//    signals that it has read them; a rank overwrites its slot only after every rank has. After
+//    the last round each rank stores its share. Any K; the producer takes no part and keeps
+//    loading ahead.
 //
-// Epilogue: straight from the accumulators (tc-tf32-k8's tail, common/epilogue.cuh: v = acc;
-// + bias[n]; fma(beta, old C, v); one rounding), rows >= m and columns >= n skipped. A thread's
-// d[4j + 2h + e] is column n0 + 64 cw + 16 warp + lane / 4 + 8h, row m0 + 8j + 2 (lane % 4) + e.
+// Persistent grid: CTA (cluster) `id` walks tiles id, id + count, ... in TcTileOrder; the grid
+// decides who computes a tile, never how.
+//
+// Epilogue: straight from the accumulators (common/epilogue.cuh: v = acc; + bias[n]; fma(beta,
+// old C, v); one rounding), rows >= m and columns >= n skipped. A thread's d[4j + 2h + e] is
+// column n0 + 64 cw + 16 warp + lane / 4 + 8h, row m0 + 8j + 2 (lane % 4) + e.
 //
 // Launch (the generator's entry point, from the manifest): __launch_bounds__(kThreads, 1),
-// dynamic shared memory kSharedBytes = STAGES * (M + N) * 32 * 4 (the ring) + 2 * STAGES * 8
-// (full + empty mbarriers) + 1024 (alignment slack: swizzle atoms start on 1024 bytes).
+// cluster (1, 1, SPLIT_K), grid.z = SPLIT_K, dynamic shared memory kSharedBytes = STAGES * (M + N)
+// * 32 * 4 (the ring) + kPartialBytes (a split's slot, M * N * 4, and its two mbarriers) + 2 *
+// STAGES * 8 (full + empty mbarriers) + 1024 (alignment slack: swizzle atoms start on 1024 bytes).
 // 256 x 128 x 32, 4 stages, 2 consumers: 196608 + 64 + 1024 = 197696 bytes.
 #pragma once
 #include <cstdint>
@@ -57,12 +71,18 @@ struct wgmma_tf32_gemm {
     static constexpr int kBarrierBytes = 2 * kStages * 8;
     static constexpr int kSharedBytes = Cfg::kSharedBytes;
     static constexpr int kProducerRegs = 24, kConsumerRegs = Cfg::kAccumulatorRegisters;
+    static constexpr int kChunk = Cfg::kChunk;  // 0: one chain over K (tc-tf32-k8)
+    static constexpr int kSplit = Cfg::SPLIT_K;
+    static constexpr int kPartialBytes = Cfg::kPartialBytes;  // a split's slot and its 2 mbarriers
+    static constexpr int kShare = (BM / 2) / kSplit;          // fragment entries a rank folds
+    static constexpr bool kFoldSet = kChunk > 0 && kSplit == 1;
 
     // The layout against the numbers the generator delivers from the manifest
     // (wgmma/wgmma_tf32_gemm.toml): the carve of shared memory, the boxes the loads assume.
     static_assert(sizeof(TAB) == 4 && OperandLayout<OP>::kAContiguousK && BK == 32 && BN == 64 * kConsumers &&
-                      BM % 64 == 0 && BM <= 256 &&
-                      kSharedBytes == kStages * kStageBytes + kBarrierBytes + 1024 &&
+                      BM % 16 == 0 && BM <= 256 && kChunk % BK == 0 && (kSplit == 1 || kChunk > 0) &&
+                      (BM / 2) % kSplit == 0 && kPartialBytes == (kSplit > 1 ? BM * BN * 4 + 16 : 0) &&
+                      kSharedBytes == kStages * kStageBytes + kPartialBytes + kBarrierBytes + 1024 &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kThreads == 128 * (1 + kConsumers) &&
                       Cfg::kABoxInner == 32 && Cfg::kABoxOuter == BM && Cfg::kSwizzleA == 128 &&
                       Cfg::kBBoxInner == 32 && Cfg::kBBoxOuter == (kBKMajor ? BN : 32) && Cfg::kSwizzleB == 128 &&
@@ -75,7 +95,11 @@ struct wgmma_tf32_gemm {
         extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
         const uint32_t sbase = (tc_smem_u32(tc_smem_raw) + 1023u) & ~1023u;
         const uint32_t sA0 = sbase, sB0 = sbase + kStages * kABytes;
-        const uint32_t bar0 = sbase + kStages * kStageBytes;  // full[s], then empty[s]
+        const uint32_t sP = sbase + kStages * kStageBytes;  // a split's slot
+        const uint32_t bar0 = sP + kPartialBytes;           // full[s], then empty[s]
+        // Split: "every rank's partials of the round are in its slot" and "every rank has read
+        // them", each an mbarrier at the end of the slot (kPartialBytes includes them).
+        const uint32_t ready_bar = bar0 - 16, free_bar = bar0 - 8;
         auto full = [&](int s) { return bar0 + 8u * s; };
         auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
 
@@ -85,13 +109,24 @@ struct wgmma_tf32_gemm {
                 mbar_init(full(s), 1);
                 mbar_init(empty(s), 4 * kConsumers);  // every consumer warp
             }
+            if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a round
+                mbar_init(ready_bar, kSplit * 4 * kConsumers);
+                mbar_init(free_bar, kSplit * 4 * kConsumers);
+            }
             mbar_init_fence();
         }
-        __syncthreads();
+        // A split's peers arrive on each other's barriers: all are initialised before any goes on.
+        if constexpr (kSplit > 1) cluster_sync_all(); else __syncthreads();
 
         const TcTileOrder order{(p.m + BM - 1) / BM, (p.n + BN - 1) / BN};
         const int ntiles = order.count();
         const int nk = (p.k + BK - 1) / BK;
+        // K's chunks (one chunk of all of K for tc-tf32-k8), in rounds of kSplit: rank krank
+        // runs chunk r * kSplit + krank of round r, where K has it.
+        const int per = kChunk > 0 ? kChunk / BK : nk;
+        const int nchunks = kChunk > 0 ? (p.k + kChunk - 1) / kChunk : (nk > 0 ? 1 : 0);
+        const int rounds = (nchunks + kSplit - 1) / kSplit;
+        const int krank = kSplit > 1 ? (int)blockIdx.z : 0;
 
         if (wg == 0) {
             if constexpr (kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
@@ -102,20 +137,24 @@ struct wgmma_tf32_gemm {
                     int tm, tn;
                     order.tile(t, tm, tn);
                     const int m0 = tm * BM, n0 = tn * BN;
-                    for (int kb = 0; kb < nk; ++kb) {
-                        GEMM_PERTURB(kPerturbProducerAcquire, kb);
-                        mbar_wait(empty(s), ph ^ 1);
-                        GEMM_PERTURB(kPerturbProducerIssue, kb);
-                        mbar_arrive_expect_tx(full(s), kStageBytes);
-                        const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
-                        tma_load_2d(a, &p.a_map, full(s), kb * BK, m0);
-                        if constexpr (kBKMajor) {
-                            tma_load_2d(b, &p.b_map, full(s), kb * BK, n0);
-                        } else {
+                    for (int ch = krank; ch < nchunks; ch += kSplit) {
+                        const int kb_end = min(nk, (ch + 1) * per);
+                        for (int kb = ch * per; kb < kb_end; ++kb) {
+                            GEMM_PERTURB(kPerturbProducerAcquire, kb);
+                            mbar_wait(empty(s), ph ^ 1);
+                            GEMM_PERTURB(kPerturbProducerIssue, kb);
+                            mbar_arrive_expect_tx(full(s), kStageBytes);
+                            const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
+                            tma_load_2d(a, &p.a_map, full(s), kb * BK, m0);
+                            if constexpr (kBKMajor) {
+                                tma_load_2d(b, &p.b_map, full(s), kb * BK, n0);
+                            } else {
 #pragma unroll
-                            for (int i = 0; i < BN / 32; ++i) tma_load_2d(b + i * kBBoxBytes, &p.b_map, full(s), n0 + 32 * i, kb * BK);
+                                for (int i = 0; i < BN / 32; ++i)
+                                    tma_load_2d(b + i * kBBoxBytes, &p.b_map, full(s), n0 + 32 * i, kb * BK);
+                            }
+                            if (++s == kStages) { s = 0; ph ^= 1; }
                         }
-                        if (++s == kStages) { s = 0; ph ^= 1; }
                     }
                 }
             }
@@ -127,19 +166,23 @@ struct wgmma_tf32_gemm {
             const int nl0 = cw * 64 + warp * 16 + lane / 4;  // + 8 (i % 2)
             const int kq = lane % 4;                          // + 8 kk + 4 (i / 2)
             float d[BM / 2];
+            float fold[kFoldSet ? BM / 2 : 1];       // the chunks folded so far (no split)
+            float total[kSplit > 1 ? kShare : 1];    // a split rank's share, folded so far
             // Two register sets of B^T fragments, stages alternating between them; indexed by
             // constants only, so each set keeps its own registers while a wgmma group reads it.
             uint32_t frag[2][BK / 8][4];
             int s = 0;
             uint32_t ph = 0;
             int prev = -1;  // the stage the previous group read
+            uint32_t rph = 0, fph = 0;  // split: phases of ready_bar and free_bar
+            bool free_pending = false;  // split: peers may still read this CTA's slot
             // One stage into set SET: its fragments loaded (each truncated to TF32), four k8
             // steps in ascending k, one group; then the previous group (set SET ^ 1) retires and
             // its stage is released.
-            auto stage = [&](auto set, int kb, uint32_t& m_ph) {
+            auto stage = [&](auto set, int kb) {
                 constexpr int SET = decltype(set)::value;
                 GEMM_PERTURB(kPerturbConsumerWait, kb);
-                mbar_wait(full(s), m_ph);
+                mbar_wait(full(s), ph);
                 GEMM_PERTURB(kPerturbConsumerRead, kb);
                 const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
 #pragma unroll
@@ -161,7 +204,7 @@ struct wgmma_tf32_gemm {
                     mbar_release_after_generic_reads(empty(prev), lane);
                 }
                 prev = s;
-                if (++s == kStages) { s = 0; m_ph ^= 1; }
+                if (++s == kStages) { s = 0; ph ^= 1; }
             };
             for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
                 int tm, tn;
@@ -169,36 +212,119 @@ struct wgmma_tf32_gemm {
                 const int m0 = tm * BM, n0 = tn * BN;
 #pragma unroll
                 for (int i = 0; i < BM / 2; ++i) d[i] = 0.0f;
-                prev = -1;
-                int kb = 0;
-                for (; kb + 1 < nk; kb += 2) {
-                    stage(std::integral_constant<int, 0>{}, kb, ph);
-                    stage(std::integral_constant<int, 1>{}, kb + 1, ph);
+                if constexpr (kFoldSet) {
+#pragma unroll
+                    for (int i = 0; i < BM / 2; ++i) fold[i] = 0.0f;
                 }
-                if (kb < nk) stage(std::integral_constant<int, 0>{}, kb, ph);
-                wgmma_wait<0>();
-                fence_fragments(frag[0]);
-                fence_fragments(frag[1]);
-                GEMM_PERTURB(kPerturbConsumerRelease, nk);
-                if (prev >= 0) mbar_release_after_generic_reads(empty(prev), lane);
+                if constexpr (kSplit > 1) {
 #pragma unroll
-                for (int i = 0; i < BM / 2; ++i) wgmma_reg_fence(d[i]);
-                GEMM_PERTURB(kPerturbEpilogue, t);
-                // d[4j + 2h + e] is C's (row m0 + 8j + 2 kq + e, column n0 + nl0 + 8h).
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int col = n0 + nl0 + 8 * h;
-                    if (col >= p.n) continue;
-#pragma unroll
-                    for (int j = 0; j < BM / 8; ++j)
-#pragma unroll
-                        for (int e = 0; e < 2; ++e) {
-                            const int row = m0 + 8 * j + 2 * kq + e;
-                            if (row < p.m) epilogue_store<TC>(d[4 * j + 2 * h + e], row, col, p);
+                    for (int u = 0; u < kShare; ++u) total[u] = 0.0f;
+                }
+                for (int r = 0; r < rounds; ++r) {
+                    const int ch = r * kSplit + krank;
+                    if (ch < nchunks) {  // this rank's chunk of the round: its chain from +0
+                        const int kb0 = ch * per, kb_end = min(nk, (ch + 1) * per);
+                        prev = -1;
+                        int kb = kb0;
+                        for (; kb + 1 < kb_end; kb += 2) {
+                            stage(std::integral_constant<int, 0>{}, kb);
+                            stage(std::integral_constant<int, 1>{}, kb + 1);
                         }
+                        if (kb < kb_end) stage(std::integral_constant<int, 0>{}, kb);
+                        wgmma_wait<0>();
+                        fence_fragments(frag[0]);
+                        fence_fragments(frag[1]);
+                        GEMM_PERTURB(kPerturbConsumerRelease, kb_end);
+                        if (prev >= 0) mbar_release_after_generic_reads(empty(prev), lane);
+#pragma unroll
+                        for (int i = 0; i < BM / 2; ++i) wgmma_reg_fence(d[i]);
+                    }
+                    if constexpr (kFoldSet) {
+#pragma unroll
+                        for (int i = 0; i < BM / 2; ++i) {
+                            fold[i] = __fadd_rn(fold[i], d[i]);  // ascending fold
+                            d[i] = 0.0f;
+                        }
+                    } else if constexpr (kSplit > 1) {
+                        fold_round(sP, ready_bar, free_bar, rph, fph, free_pending, r, ch < nchunks, nchunks, krank,
+                                   cw, lane, tid, d, total);
+                    }
+                }
+                GEMM_PERTURB(kPerturbEpilogue, t);
+                if constexpr (kSplit > 1) {
+                    // Rank krank's share: entries krank * kShare .. of every fragment.
+#pragma unroll
+                    for (int u = 0; u < kShare; ++u) store(p, total[u], krank * kShare + u, m0, n0, nl0, kq);
+                } else {
+#pragma unroll
+                    for (int i = 0; i < BM / 2; ++i) store(p, kFoldSet ? fold[i] : d[i], i, m0, n0, nl0, kq);
                 }
             }
+            if constexpr (kSplit > 1) {
+                if (free_pending) mbar_wait_acquire_cluster(free_bar, fph);  // peers have read the last slot
+            }
         }
+        if constexpr (kSplit > 1) {
+            __syncwarp();
+            cluster_sync_all();  // no CTA leaves while a peer may still read it or arrive on it
+        }
+    }
+
+    // Split, one round of consumer thread (cw, tid): once every rank has read this CTA's slot
+    // (the previous round), its chunk's partials d go into the slot (none when K has no chunk
+    // for it this round); after every rank's have, the thread adds entries krank * kShare .. of
+    // its fragment position from every rank's slot, ascending chunk order, into `total`, and
+    // signals that it has read them. d restarts from +0.
+    __device__ __forceinline__ static void fold_round(uint32_t sP, uint32_t ready_bar, uint32_t free_bar, uint32_t& rph,
+                                                      uint32_t& fph, bool& free_pending, int r, bool has_chunk,
+                                                      int nchunks, int krank, int cw, int lane, int tid,
+                                                      float (&d)[BM / 2], float (&total)[kSplit > 1 ? kShare : 1]) {
+        if (free_pending) {
+            mbar_wait_acquire_cluster(free_bar, fph);
+            fph ^= 1;
+        }
+        if (has_chunk) {
+#pragma unroll
+            for (int i = 0; i < BM / 2; ++i) st_shared_f32(partial_at(sP, cw, i, tid), d[i]);
+        }
+#pragma unroll
+        for (int i = 0; i < BM / 2; ++i) d[i] = 0.0f;
+        fence_acq_rel_cluster();
+        __syncwarp();
+        if (lane == 0)
+            for (int q = 0; q < kSplit; ++q) mbar_arrive_release_cluster(ready_bar, q);
+        mbar_wait_acquire_cluster(ready_bar, rph);
+        rph ^= 1;
+        GEMM_PERTURB(kPerturbEpilogue, r);
+#pragma unroll
+        for (int q = 0; q < kSplit; ++q) {  // chunk r * kSplit + q lies in rank q's slot
+            if (r * kSplit + q < nchunks) {
+                float v[kShare];
+#pragma unroll
+                for (int u = 0; u < kShare; ++u) v[u] = ld_shared_cluster_f32(partial_at(sP, cw, krank * kShare + u, tid), q);
+#pragma unroll
+                for (int u = 0; u < kShare; ++u) total[u] = __fadd_rn(total[u], v[u]);
+            }
+        }
+        fence_acq_rel_cluster();
+        __syncwarp();
+        if (lane == 0)
+            for (int q = 0; q < kSplit; ++q) mbar_arrive_release_cluster(free_bar, q);
+        free_pending = true;
+    }
+
+    // Where entry i of consumer thread (cw, tid)'s fragment lies in a split's slot (consecutive
+    // threads at consecutive words: no bank conflicts; a peer reads it as its owner wrote it).
+    __device__ __forceinline__ static uint32_t partial_at(uint32_t sP, int cw, int i, int tid) {
+        return sP + 4u * ((cw * (BM / 2) + i) * 128 + tid);
+    }
+
+    // The epilogue of fragment entry i (d[4j + 2h + e]: C's row m0 + 8j + 2 kq + e, column n0 +
+    // nl0 + 8h), skipped outside m x n.
+    template <class Args>
+    __device__ __forceinline__ static void store(const Args& p, float v, int i, int m0, int n0, int nl0, int kq) {
+        const int row = m0 + 8 * (i / 4) + 2 * kq + (i % 2), col = n0 + nl0 + 8 * ((i / 2) % 2);
+        if (row < p.m && col < p.n) epilogue_store<TC>(v, row, col, p);
     }
 
     // Shared address of B(k, n) in a stage at `b` (k < 32 of the stage, n < BN of the tile), as
