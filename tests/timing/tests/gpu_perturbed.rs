@@ -155,11 +155,19 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         Case::new(TC, Op::Nn, BF16, (700, 1000, 8200)).bias(),
         Case::new(TC, Op::Nn, BF16, (1500, 1000, 8200)),
         Case::new(TC, Op::Nt, BF16, (700, 2200, 7000)).bias(),
-        // TF32: cp.async dec, mid, wide, and the unaligned kernel.
+        // TF32: wgmma (C^T = B^T A^T) 16-row decode, 64 x 64, 128 x 64 and 256 x 128 tiles;
+        // TN's cp.async wide; the unaligned kernel.
         Case::new(TC, Op::Nn, F32, (16, 1024, 512)),
         Case::new(TC, Op::Nt, F32, (200, 512, 256)).bias(),
+        Case::new(TC, Op::Nn, F32, (256, 4096, 1024)).beta(0.5),
+        Case::new(TC, Op::Nn, F32, (1500, 4096, 2048)),
         Case::new(TC, Op::Tn, F32, (600, 512, 320)).beta(1.0),
         Case::new(TC, Op::Nn, F32, (33, 65, 47)).pad(3),
+        // TF32 chunked (tc-tf32-k8-c512): 16-row tiles in a K split of 4, 64 x 64 in a split
+        // of 8 (a last round some ranks sit out), and 128 x 64 with a second accumulator set.
+        Case::new(TC, Op::Nn, F32, (5, 1000, 8200)),
+        Case::new(TC, Op::Nt, F32, (40, 700, 8200)).bias(),
+        Case::new(TC, Op::Nn, F32, (700, 1000, 8200)),
         // Exact: the cp.async-staged decode, the transposed decode, mid and tiled.
         Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
         Case::new(EX, Op::Nn, F32, (12, 4096, 2048)),
@@ -189,6 +197,13 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         "tcwidechunk.mid ",
         "tcwidechunk.mid2 ",
         "tcwidechunk.mid2n192 ",
+        "tcwide32.dec16 ",
+        "tcwide32.small ",
+        "tcwide32.narrow ",
+        "tcwide32.wide ",
+        "tcwide32chunk.dec16s4 (K split 4)",
+        "tcwide32chunk.small8 (K split 8)",
+        "tcwide32chunk.narrow ",
         "tcasync32.",
         "tcmma32.any",
         "fmadecs.",
@@ -225,6 +240,9 @@ fn perturbed_candidates_give_the_routed_bits() {
         Case::new(TC, Op::Nt, BF16_F32, (200, 2304, 776)).bias(),
         Case::new(TC, Op::Tn, BF16_F32, (1030, 1000, 520)).beta(1.0),
         Case::new(TC, Op::Nn, BF16, (300, 1000, 8200)),
+        // TF32, both contracts: the wgmma and mma.sync kernels, the chunked splits.
+        Case::new(TC, Op::Nn, F32, (13, 3072, 1024)),
+        Case::new(TC, Op::Nt, F32, (300, 1000, 8200)).bias(),
     ];
     let seeds: Vec<u32> = perturbation_seeds().into_iter().take(2).collect();
     let mut failures = Vec::new();
