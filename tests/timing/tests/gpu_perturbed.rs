@@ -163,6 +163,8 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         Case::new(TC, Op::Nn, F32, (1500, 4096, 2048)),
         Case::new(TC, Op::Tn, F32, (600, 512, 320)).beta(1.0),
         Case::new(TC, Op::Nn, F32, (33, 65, 47)).pad(3),
+        // The TF32 TMA kernels take that one repacked; k = 0 keeps the plain loads.
+        Case::new(TC, Op::Nt, F32, (7, 64, 0)).bias(),
         // TF32 chunked (tc-tf32-k8-c512): 16-row tiles in a K split of 4, 64 x 64 in a split
         // of 8 (a last round some ranks sit out), and 128 x 64 with a second accumulator set.
         Case::new(TC, Op::Nn, F32, (5, 1000, 8200)),
