@@ -170,12 +170,15 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         Case::new(TC, Op::Nn, F32, (5, 1000, 8200)),
         Case::new(TC, Op::Nt, F32, (40, 700, 8200)).bias(),
         Case::new(TC, Op::Nn, F32, (700, 1000, 8200)),
-        // Exact: the cp.async-staged decode, the transposed decode, mid and tiled.
+        // Exact: the cp.async-staged decode, the transposed decode, the warp-tiled kernels,
+        // NT's mid tile, and the K split over a cluster of 8 (fmaws).
         Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
         Case::new(EX, Op::Nn, F32, (12, 4096, 2048)),
         Case::new(EX, Op::Nt, BF16_F32, (8, 1024, 1024)),
         Case::new(EX, Op::Nn, F32, (100, 1024, 1024)),
         Case::new(EX, Op::Tn, BF16_F32, (512, 512, 768)).bias(),
+        Case::new(EX, Op::Nt, F32, (100, 1024, 1024)).bias(),
+        Case::new(EX, Op::Nn, F32, (128, 1024, 4096)),
     ];
     let seeds = perturbation_seeds();
     let (failures, compared) = compare(&plain, &perturbed, &cases, &seeds);
@@ -209,6 +212,8 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         "tcasync32.",
         "tcmma32.any",
         "fmadecs.",
+        "fmaw.",
+        "fmaws.ws64s8 (K split 8)",
         "fma.",
     ] {
         assert!(
