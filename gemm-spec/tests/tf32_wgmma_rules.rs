@@ -1,0 +1,162 @@
+//! TF32 on wgmma (kind `wgmma_tf32_gemm`, families `tcwide32` and `tcwide32chunk`): the shipped
+//! tiles derive what the template asserts (a cluster along z from `split_k`, any K, the shared
+//! memory of the ring and a split's slot); tiles outside the kind's rules, a K split under the
+//! unchunked contract, and a tier without wgmma are refused before nvcc, naming the rule.
+
+mod support;
+
+use gemm_spec::SpecSource;
+
+/// Every spec file of the shipped folder, `edit` applied to the one named `file`.
+fn shipped_with(file: &str, edit: impl Fn(&str) -> String) -> Vec<SpecSource> {
+    let dir = support::root().join("specs");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let text = if name == file { edit(&text) } else { text };
+        out.push(SpecSource { file: name, text });
+    }
+    out
+}
+
+/// The first shipped tile of `family` in sm90a.toml as written, from `[[tile]]` to its last key.
+fn first_tile(sm90a: &str, family: &str) -> String {
+    let start = sm90a
+        .find(&format!("[[tile]]\nfamily = \"{family}\""))
+        .unwrap_or_else(|| panic!("sm90a.toml has a {family} tile"));
+    let end = start + sm90a[start..].find("\n\n").unwrap();
+    sm90a[start..end].to_string()
+}
+
+/// The validation errors when the first shipped tile of `family` gets `line` in place of its
+/// line starting `key = ` (or appended, when it has none).
+fn errors_with_tile_line(family: &str, key: &str, line: &str) -> Vec<String> {
+    let sources = shipped_with("sm90a.toml", |text| {
+        let tile = first_tile(text, family);
+        let edited = match tile.lines().find(|l| l.starts_with(&format!("{key} = "))) {
+            Some(old) => tile.replacen(old, line, 1),
+            None => format!("{tile}\n{line}"),
+        };
+        text.replacen(&tile, &edited, 1)
+    });
+    match support::load_sources(&sources) {
+        Ok(_) => panic!("the {family} tile with `{line}` validated"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+#[test]
+fn shipped_tf32_wgmma_tiles_derive_what_the_template_asserts() {
+    let v = support::load_dir(&support::root().join("specs")).unwrap();
+    let (mut plain, mut splits) = (0, 0);
+    for tier in &v.specs.tiers {
+        for tile in &tier.tiles {
+            let family = &v.specs.families[&tile.family];
+            if family.kind.template != "wgmma_tf32_gemm" {
+                continue;
+            }
+            let contract = &v.specs.contracts[&family.contract];
+            for &(op, dtype) in &family.variants {
+                let d = v.specs.derive(tier, tile, op, dtype).unwrap().unwrap();
+                let (m, n, k) = (tile.m as u64, tile.n as u64, tile.k as u64);
+                let stages = tile.param("stages").unwrap() as u64;
+                // A stage is one 128-byte row of f32 k; a split's slot holds the tile in f32
+                // and its two mbarriers; two mbarriers a stage; 1024 bytes of alignment slack.
+                assert_eq!(k * 4, 128, "{}.{}", tile.family, tile.name);
+                let slot = if d.split_k > 1 { m * n * 4 + 16 } else { 0 };
+                assert_eq!(
+                    d.shared_bytes,
+                    stages * (m + n) * k * 4 + slot + stages * 16 + 1024,
+                    "{}.{}",
+                    tile.family,
+                    tile.name
+                );
+                assert_eq!(d.max_k, None, "{}.{} bounds K", tile.family, tile.name);
+                if d.split_k > 1 {
+                    assert!(
+                        contract.chunk > 0,
+                        "{}.{}: a split under an unchunked contract",
+                        tile.family,
+                        tile.name
+                    );
+                    splits += 1;
+                } else {
+                    plain += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        plain > 0 && splits > 0,
+        "shipped wgmma_tf32_gemm kernels: {plain} unsplit, {splits} split"
+    );
+}
+
+#[test]
+fn a_tf32_tile_outside_the_kinds_rules_is_refused_naming_the_rule() {
+    for (family, key, line, rule) in [
+        // wgmma's N is the tile's rows: 48 is not one of the wrapped widths.
+        (
+            "tcwide32",
+            "m",
+            "m = 48",
+            "m in [16, 32, 64, 128, 192, 256]",
+        ),
+        // Each consumer warpgroup owns 64 columns (the 128-column tile with one consumer).
+        (
+            "tcwide32",
+            "consumers",
+            "consumers = 1",
+            "n == 64 * consumers",
+        ),
+        // A stage is one 128-byte row of f32: 32 k.
+        ("tcwide32", "k", "k = 64", "k * ab_bytes == 128"),
+        // A K split needs the chunked contract (tc-tf32-k8 is one chain over K).
+        (
+            "tcwide32",
+            "split_k",
+            "split_k = 2",
+            "split_k in [1, 2, 4, 8]",
+        ),
+        // The portable cluster size is 8.
+        (
+            "tcwide32chunk",
+            "split_k",
+            "split_k = 16",
+            "split_k in [1, 2, 4, 8]",
+        ),
+    ] {
+        let errors = errors_with_tile_line(family, key, line);
+        assert!(
+            errors.iter().any(|e| e.contains(rule)),
+            "{family} with {line}: {errors:?}"
+        );
+    }
+}
+
+#[test]
+fn a_tier_without_wgmma_cannot_take_the_tf32_kind() {
+    // sm80 lists tcwide32: its instruction is sm_90a's alone.
+    let sources = shipped_with("sm80.toml", |text| {
+        let at = text
+            .find("families = [")
+            .expect("sm80.toml lists its families");
+        let mut out = text.to_string();
+        out.insert_str(at + "families = [".len(), "\"tcwide32\", ");
+        out
+    });
+    let errors: Vec<String> = match support::load_sources(&sources) {
+        Ok(_) => panic!("sm80 validated with tcwide32"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    };
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("tcwide32") && e.contains("9.0")),
+        "{errors:?}"
+    );
+}
