@@ -5,24 +5,6 @@
 
 mod support;
 
-use gemm_spec::SpecSource;
-
-/// Every spec file of the shipped folder, `edit` applied to the one named `file`.
-fn shipped_with(file: &str, edit: impl Fn(&str) -> String) -> Vec<SpecSource> {
-    let dir = support::root().join("specs");
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(&dir).unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".toml") {
-            continue;
-        }
-        let text = std::fs::read_to_string(e.path()).unwrap();
-        let text = if name == file { edit(&text) } else { text };
-        out.push(SpecSource { file: name, text });
-    }
-    out
-}
-
 /// The first shipped `fmaws` tile of sm90a.toml as written, from `[[tile]]` to its last key.
 fn first_split_tile(sm90a: &str) -> String {
     let start = sm90a
@@ -35,7 +17,7 @@ fn first_split_tile(sm90a: &str) -> String {
 /// The validation errors when the first shipped fmaws tile's line starting `key = ` reads
 /// `line` instead.
 fn errors_with_tile_line(key: &str, line: &str) -> Vec<String> {
-    let sources = shipped_with("sm90a.toml", |text| {
+    let sources = support::shipped_with("sm90a.toml", |text| {
         let tile = first_split_tile(text);
         let old = tile
             .lines()
@@ -98,18 +80,7 @@ fn a_split_outside_the_kinds_rules_is_refused_naming_the_rule() {
 #[test]
 fn a_tier_without_clusters_cannot_take_the_split() {
     // sm80 lists fmaws: its instruction needs compute capability 9.0.
-    let sources = shipped_with("sm80.toml", |text| {
-        let at = text
-            .find("families = [")
-            .expect("sm80.toml lists its families");
-        let mut out = text.to_string();
-        out.insert_str(at + "families = [".len(), "\"fmaws\", ");
-        out
-    });
-    let errors: Vec<String> = match support::load_sources(&sources) {
-        Ok(_) => panic!("sm80 validated with fmaws"),
-        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
-    };
+    let errors = support::errors_with_family_on("sm80.toml", "fmaws");
     assert!(
         errors
             .iter()

@@ -5,24 +5,6 @@
 
 mod support;
 
-use gemm_spec::SpecSource;
-
-/// Every spec file of the shipped folder, `edit` applied to the one named `file`.
-fn shipped_with(file: &str, edit: impl Fn(&str) -> String) -> Vec<SpecSource> {
-    let dir = support::root().join("specs");
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(&dir).unwrap().flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".toml") {
-            continue;
-        }
-        let text = std::fs::read_to_string(e.path()).unwrap();
-        let text = if name == file { edit(&text) } else { text };
-        out.push(SpecSource { file: name, text });
-    }
-    out
-}
-
 /// The first shipped tile of `family` in sm90a.toml as written, from `[[tile]]` to its last key.
 fn first_tile(sm90a: &str, family: &str) -> String {
     let start = sm90a
@@ -35,7 +17,7 @@ fn first_tile(sm90a: &str, family: &str) -> String {
 /// The validation errors when the first shipped tile of `family` gets `line` in place of its
 /// line starting `key = ` (or appended, when it has none).
 fn errors_with_tile_line(family: &str, key: &str, line: &str) -> Vec<String> {
-    let sources = shipped_with("sm90a.toml", |text| {
+    let sources = support::shipped_with("sm90a.toml", |text| {
         let tile = first_tile(text, family);
         let edited = match tile.lines().find(|l| l.starts_with(&format!("{key} = "))) {
             Some(old) => tile.replacen(old, line, 1),
@@ -141,18 +123,7 @@ fn a_tf32_tile_outside_the_kinds_rules_is_refused_naming_the_rule() {
 #[test]
 fn a_tier_without_wgmma_cannot_take_the_tf32_kind() {
     // sm80 lists tcwide32: its instruction is sm_90a's alone.
-    let sources = shipped_with("sm80.toml", |text| {
-        let at = text
-            .find("families = [")
-            .expect("sm80.toml lists its families");
-        let mut out = text.to_string();
-        out.insert_str(at + "families = [".len(), "\"tcwide32\", ");
-        out
-    });
-    let errors: Vec<String> = match support::load_sources(&sources) {
-        Ok(_) => panic!("sm80 validated with tcwide32"),
-        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
-    };
+    let errors = support::errors_with_family_on("sm80.toml", "tcwide32");
     assert!(
         errors
             .iter()

@@ -103,6 +103,39 @@ pub fn load_sources(sources: &[SpecSource]) -> Result<Validated, SpecErrors> {
     gemm_spec::load_sources(sources, &kinds(), &defaults())
 }
 
+/// Every spec file of the shipped folder, `edit` applied to the one named `file`.
+pub fn shipped_with(file: &str, edit: impl Fn(&str) -> String) -> Vec<SpecSource> {
+    let dir = root().join("specs");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let text = if name == file { edit(&text) } else { text };
+        out.push(SpecSource { file: name, text });
+    }
+    out
+}
+
+/// The validation errors of the shipped specs with `family` added to the family list of tier
+/// file `file` (a tier the family's instruction or kind does not allow).
+pub fn errors_with_family_on(file: &str, family: &str) -> Vec<String> {
+    let sources = shipped_with(file, |text| {
+        let at = text
+            .find("families = [")
+            .unwrap_or_else(|| panic!("{file} lists its families"));
+        let mut out = text.to_string();
+        out.insert_str(at + "families = [".len(), &format!("\"{family}\", "));
+        out
+    });
+    match load_sources(&sources) {
+        Ok(_) => panic!("{file} validated with {family}"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
 /// Validates a spec folder against the test kinds and the shipped hardware table.
 pub fn load_dir(dir: &Path) -> Result<Validated, SpecErrors> {
     gemm_spec::load_dir(dir, &kinds(), &defaults())
