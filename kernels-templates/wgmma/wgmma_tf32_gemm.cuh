@@ -126,6 +126,8 @@ struct wgmma_tf32_gemm {
         const int per = kChunk > 0 ? kChunk / BK : nk;
         const int nchunks = kChunk > 0 ? (p.k + kChunk - 1) / kChunk : (nk > 0 ? 1 : 0);
         const int rounds = (nchunks + kSplit - 1) / kSplit;
+        // The split's rank, also the distributed-shared-memory target rank of its peers: the
+        // cluster is (1, 1, SPLIT_K) and grid.z == SPLIT_K, so blockIdx.z is %cluster_ctarank.
         const int krank = kSplit > 1 ? (int)blockIdx.z : 0;
 
         if (wg == 0) {
