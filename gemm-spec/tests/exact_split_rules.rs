@@ -5,32 +5,6 @@
 
 mod support;
 
-/// The first shipped `fmaws` tile of sm90a.toml as written, from `[[tile]]` to its last key.
-fn first_split_tile(sm90a: &str) -> String {
-    let start = sm90a
-        .find("[[tile]]\nfamily = \"fmaws\"")
-        .expect("sm90a.toml has an fmaws tile");
-    let end = start + sm90a[start..].find("\n\n").unwrap();
-    sm90a[start..end].to_string()
-}
-
-/// The validation errors when the first shipped fmaws tile's line starting `key = ` reads
-/// `line` instead.
-fn errors_with_tile_line(key: &str, line: &str) -> Vec<String> {
-    let sources = support::shipped_with("sm90a.toml", |text| {
-        let tile = first_split_tile(text);
-        let old = tile
-            .lines()
-            .find(|l| l.starts_with(&format!("{key} = ")))
-            .unwrap_or_else(|| panic!("the fmaws tile has no `{key}`"));
-        text.replacen(&tile, &tile.replacen(old, line, 1), 1)
-    });
-    match support::load_sources(&sources) {
-        Ok(_) => panic!("the fmaws tile with `{line}` validated"),
-        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
-    }
-}
-
 #[test]
 fn shipped_exact_splits_take_a_cluster_along_z_and_any_k() {
     let v = support::load_dir(&support::root().join("specs")).unwrap();
@@ -69,7 +43,7 @@ fn a_split_outside_the_kinds_rules_is_refused_naming_the_rule() {
         ("split_k", "split_k = 16", "split_k in [2, 4, 8]"),
         ("n", "n = 96", "n % 64 == 0"),
     ] {
-        let errors = errors_with_tile_line(key, line);
+        let errors = support::errors_with_sm90a_tile_line("fmaws", key, line);
         assert!(
             errors.iter().any(|e| e.contains(rule)),
             "{line}: {errors:?}"

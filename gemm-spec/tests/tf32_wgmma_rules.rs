@@ -5,32 +5,6 @@
 
 mod support;
 
-/// The first shipped tile of `family` in sm90a.toml as written, from `[[tile]]` to its last key.
-fn first_tile(sm90a: &str, family: &str) -> String {
-    let start = sm90a
-        .find(&format!("[[tile]]\nfamily = \"{family}\""))
-        .unwrap_or_else(|| panic!("sm90a.toml has a {family} tile"));
-    let end = start + sm90a[start..].find("\n\n").unwrap();
-    sm90a[start..end].to_string()
-}
-
-/// The validation errors when the first shipped tile of `family` gets `line` in place of its
-/// line starting `key = ` (or appended, when it has none).
-fn errors_with_tile_line(family: &str, key: &str, line: &str) -> Vec<String> {
-    let sources = support::shipped_with("sm90a.toml", |text| {
-        let tile = first_tile(text, family);
-        let edited = match tile.lines().find(|l| l.starts_with(&format!("{key} = "))) {
-            Some(old) => tile.replacen(old, line, 1),
-            None => format!("{tile}\n{line}"),
-        };
-        text.replacen(&tile, &edited, 1)
-    });
-    match support::load_sources(&sources) {
-        Ok(_) => panic!("the {family} tile with `{line}` validated"),
-        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
-    }
-}
-
 #[test]
 fn shipped_tf32_wgmma_tiles_derive_what_the_template_asserts() {
     let v = support::load_dir(&support::root().join("specs")).unwrap();
@@ -112,7 +86,7 @@ fn a_tf32_tile_outside_the_kinds_rules_is_refused_naming_the_rule() {
             "split_k in [1, 2, 4, 8]",
         ),
     ] {
-        let errors = errors_with_tile_line(family, key, line);
+        let errors = support::errors_with_sm90a_tile_line(family, key, line);
         assert!(
             errors.iter().any(|e| e.contains(rule)),
             "{family} with {line}: {errors:?}"

@@ -119,6 +119,27 @@ pub fn shipped_with(file: &str, edit: impl Fn(&str) -> String) -> Vec<SpecSource
     out
 }
 
+/// The validation errors of the shipped specs when the first tile of `family` in sm90a.toml
+/// gets `line` in place of its line starting `key = ` (or appended, when it has none).
+pub fn errors_with_sm90a_tile_line(family: &str, key: &str, line: &str) -> Vec<String> {
+    let sources = shipped_with("sm90a.toml", |text| {
+        let start = text
+            .find(&format!("[[tile]]\nfamily = \"{family}\""))
+            .unwrap_or_else(|| panic!("sm90a.toml has a {family} tile"));
+        let end = start + text[start..].find("\n\n").unwrap();
+        let tile = &text[start..end];
+        let edited = match tile.lines().find(|l| l.starts_with(&format!("{key} = "))) {
+            Some(old) => tile.replacen(old, line, 1),
+            None => format!("{tile}\n{line}"),
+        };
+        format!("{}{edited}{}", &text[..start], &text[end..])
+    });
+    match load_sources(&sources) {
+        Ok(_) => panic!("the {family} tile with `{line}` validated"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
 /// The validation errors of the shipped specs with `family` added to the family list of tier
 /// file `file` (a tier the family's instruction or kind does not allow).
 pub fn errors_with_family_on(file: &str, family: &str) -> Vec<String> {
