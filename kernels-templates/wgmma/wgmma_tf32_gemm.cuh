@@ -37,7 +37,8 @@
 // decides who computes a tile, never how.
 //
 // Epilogue: straight from the accumulators (common/epilogue.cuh: v = acc; + bias[n]; fma(beta,
-// old C, v); one rounding), rows >= m and columns >= n skipped. A thread's d[4j + 2h + e] is
+// old C, v); one rounding), rows >= m and columns >= n skipped; with beta != 0 the old values of
+// 8 entries are loaded before their stores (a load behind each store was the TN rows' bottleneck). A thread's d[4j + 2h + e] is
 // column n0 + 64 cw + 16 warp + lane / 4 + 8h, row m0 + 8j + 2 (lane % 4) + e.
 //
 // Launch (the generator's entry point, from the manifest): __launch_bounds__(kThreads, 1),
@@ -62,15 +63,20 @@ template <typename TAB, typename TC, int OP, typename Cfg>
 struct wgmma_tf32_gemm {
     static constexpr int BM = Cfg::M, BN = Cfg::N, BK = Cfg::K;
     static constexpr int kStages = Cfg::STAGES, kConsumers = Cfg::CONSUMERS;
+    static constexpr bool kAKMajor = OperandLayout<OP>::kAContiguousK;  // nn, nt: A stored [m, k]
     static constexpr bool kBKMajor = OperandLayout<OP>::kBContiguousK;  // nt: B stored [n, k]
     static constexpr int kThreads = Cfg::kThreads;
     static constexpr int kABytes = BM * BK * 4;  // one stage of A: BM rows of 128 bytes
     static constexpr int kBBytes = BN * BK * 4;  // one stage of B
     static constexpr int kStageBytes = kABytes + kBBytes;
     static constexpr int kBBoxBytes = 32 * 32 * 4;  // nn: one [32 k x 32 n] box of B
-    static constexpr int kBarrierBytes = 2 * kStages * 8;
+    // tn: A arrives m-contiguous (BM / 32 boxes of [32 k x 32 m]) in the stage's A slot, and the
+    // producer warpgroup transposes each box in place into the K-major rows wgmma reads; a third
+    // barrier a stage says the loads landed.
+    static constexpr int kBarrierBytes = (kAKMajor ? 2 : 3) * kStages * 8;
     static constexpr int kSharedBytes = Cfg::kSharedBytes;
-    static constexpr int kProducerRegs = 24, kConsumerRegs = Cfg::kAccumulatorRegisters;
+    // The transposing producer needs more than the 24 registers a TMA-issuing one does.
+    static constexpr int kProducerRegs = kAKMajor ? 24 : 56, kConsumerRegs = Cfg::kAccumulatorRegisters;
     static constexpr int kChunk = Cfg::kChunk;  // 0: one chain over K (tc-tf32-k8)
     static constexpr int kSplit = Cfg::SPLIT_K;
     static constexpr int kPartialBytes = Cfg::kPartialBytes;  // a split's slot and its 2 mbarriers
@@ -79,15 +85,15 @@ struct wgmma_tf32_gemm {
 
     // The layout against the numbers the generator delivers from the manifest
     // (wgmma/wgmma_tf32_gemm.toml): the carve of shared memory, the boxes the loads assume.
-    static_assert(sizeof(TAB) == 4 && OperandLayout<OP>::kAContiguousK && BK == 32 && BN == 64 * kConsumers &&
+    static_assert(sizeof(TAB) == 4 && BK == 32 && BN == 64 * kConsumers && (kAKMajor || BM % 32 == 0) &&
                       BM % 16 == 0 && BM <= 256 && kChunk % BK == 0 && (kSplit == 1 || kChunk > 0) &&
                       (BM / 2) % kSplit == 0 && kPartialBytes == (kSplit > 1 ? BM * BN * 4 + 16 : 0) &&
                       kSharedBytes == kStages * kStageBytes + kPartialBytes + kBarrierBytes + 1024 &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kThreads == 128 * (1 + kConsumers) &&
-                      Cfg::kABoxInner == 32 && Cfg::kABoxOuter == BM && Cfg::kSwizzleA == 128 &&
+                      Cfg::kABoxInner == 32 && Cfg::kABoxOuter == (kAKMajor ? BM : 32) && Cfg::kSwizzleA == 128 &&
                       Cfg::kBBoxInner == 32 && Cfg::kBBoxOuter == (kBKMajor ? BN : 32) && Cfg::kSwizzleB == 128 &&
                       (kConsumers == 1 || (kConsumerRegs % 8 == 0 && kConsumerRegs <= 256 &&
-                                           128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= 65536)),
+                                           128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= kThreads * (65536 / kThreads / 8 * 8))),
                   "wgmma_tf32_gemm: its layout does not match the config the generator delivered");
 
     template <class Args>
@@ -96,18 +102,20 @@ struct wgmma_tf32_gemm {
         const uint32_t sbase = (tc_smem_u32(tc_smem_raw) + 1023u) & ~1023u;
         const uint32_t sA0 = sbase, sB0 = sbase + kStages * kABytes;
         const uint32_t sP = sbase + kStages * kStageBytes;  // a split's slot
-        const uint32_t bar0 = sP + kPartialBytes;           // full[s], then empty[s]
+        const uint32_t bar0 = sP + kPartialBytes;           // full[s], empty[s], then (tn) landed[s]
         // Split: "every rank's partials of the round are in its slot" and "every rank has read
         // them", each an mbarrier at the end of the slot (kPartialBytes includes them).
         const uint32_t ready_bar = bar0 - 16, free_bar = bar0 - 8;
         auto full = [&](int s) { return bar0 + 8u * s; };
         auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
+        auto landed = [&](int s) { return bar0 + 8u * (2 * kStages + s); };
 
         const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
         if (threadIdx.x == 0) {
             for (int s = 0; s < kStages; ++s) {
                 mbar_init(full(s), 1);
                 mbar_init(empty(s), 4 * kConsumers);  // every consumer warp
+                if constexpr (!kAKMajor) mbar_init(landed(s), 1);
             }
             if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a round
                 mbar_init(ready_bar, kSplit * 4 * kConsumers);
@@ -132,7 +140,9 @@ struct wgmma_tf32_gemm {
 
         if (wg == 0) {
             if constexpr (kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
-            if (tid == 0) {
+            if constexpr (!kAKMajor) {
+                produce_tn(p, order, ntiles, nk, sA0, sB0, full, empty, landed, tid);
+            } else if (tid == 0) {
                 int s = 0;
                 uint32_t ph = 0;
                 for (int t = blockIdx.x; t < ntiles; t += gridDim.x) {
@@ -148,13 +158,7 @@ struct wgmma_tf32_gemm {
                             mbar_arrive_expect_tx(full(s), kStageBytes);
                             const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
                             tma_load_2d(a, &p.a_map, full(s), kb * BK, m0);
-                            if constexpr (kBKMajor) {
-                                tma_load_2d(b, &p.b_map, full(s), kb * BK, n0);
-                            } else {
-#pragma unroll
-                                for (int i = 0; i < BN / 32; ++i)
-                                    tma_load_2d(b + i * kBBoxBytes, &p.b_map, full(s), n0 + 32 * i, kb * BK);
-                            }
+                            load_b(p, b, full(s), n0, kb);
                             if (++s == kStages) { s = 0; ph ^= 1; }
                         }
                     }
@@ -257,6 +261,17 @@ struct wgmma_tf32_gemm {
                     // Rank krank's share: entries krank * kShare .. of every fragment.
 #pragma unroll
                     for (int u = 0; u < kShare; ++u) store(p, total[u], krank * kShare + u, m0, n0, nl0, kq);
+                } else if (p.beta != 0.0f) {
+                    // C's old values 8 at a time, loaded before the group's stores (one after
+                    // the other, each load would wait for the store before it).
+#pragma unroll
+                    for (int i0 = 0; i0 < BM / 2; i0 += kOldGroup) {
+                        float old[kOldGroup];
+#pragma unroll
+                        for (int u = 0; u < kOldGroup; ++u) old[u] = load_old(p, i0 + u, m0, n0, nl0, kq);
+#pragma unroll
+                        for (int u = 0; u < kOldGroup; ++u) store(p, kFoldSet ? fold[i0 + u] : d[i0 + u], old[u], i0 + u, m0, n0, nl0, kq);
+                    }
                 } else {
 #pragma unroll
                     for (int i = 0; i < BM / 2; ++i) store(p, kFoldSet ? fold[i] : d[i], i, m0, n0, nl0, kq);
@@ -270,6 +285,104 @@ struct wgmma_tf32_gemm {
             __syncwarp();
             cluster_sync_all();  // no CTA leaves while a peer may still read it or arrive on it
         }
+    }
+
+    // One stage of B (k-block kb, columns n0..): a [k x BN] box (nt) or BN / 32 boxes of [32 k x 32 n].
+    template <class Args>
+    __device__ __forceinline__ static void load_b(const Args& p, uint32_t b, uint32_t bar, int n0, int kb) {
+        if constexpr (kBKMajor) {
+            tma_load_2d(b, &p.b_map, bar, kb * BK, n0);
+        } else {
+#pragma unroll
+            for (int i = 0; i < BN / 32; ++i) tma_load_2d(b + i * kBBoxBytes, &p.b_map, bar, n0 + 32 * i, kb * BK);
+        }
+    }
+
+    // tn's producer warpgroup. Stage j of the CTA is k-block j % nk of its tile j / nk (tc-tf32-k8:
+    // one chain over K, no split), in ring slot j % kStages. Thread 0 loads stages kStages - 2
+    // ahead: raw A into the stage's A slot and B, on landed[s]. The warpgroup waits for stage j to
+    // land, transposes its A in place, fences and arrives on full[s]; then every thread waits for
+    // the consumers to release stage j - 2 (they do once they run stage j - 1, released a step
+    // ago, so the transposition of stage j + 1 overlaps their stage j - 1; waiting for stage j - 1
+    // instead put each transposition behind the consumers' previous stage) and thread 0 loads
+    // stage j + kStages - 2 into its slot.
+    template <class Args, class Full, class Empty, class Landed>
+    __device__ __forceinline__ static void produce_tn(const Args& p, const TcTileOrder& order, int ntiles, int nk, uint32_t sA0,
+                                                      uint32_t sB0, Full full, Empty empty, Landed landed, int tid) {
+        static_assert(kChunk == 0 && kSplit == 1, "tn's stage sequence is k-blocks of whole tiles");
+        const int mine = (int)blockIdx.x < ntiles ? (ntiles - 1 - (int)blockIdx.x) / (int)gridDim.x + 1 : 0;
+        const int total = mine * nk;
+        auto issue = [&](int jj) {  // thread 0; slot jj % kStages is free
+            int tm, tn;
+            order.tile((int)blockIdx.x + (jj / nk) * (int)gridDim.x, tm, tn);
+            const int s = jj % kStages, kb = jj % nk;
+            mbar_arrive_expect_tx(landed(s), kStageBytes);
+#pragma unroll
+            for (int i = 0; i < BM / 32; ++i) tma_load_2d(sA0 + s * kABytes + i * kBBoxBytes, &p.a_map, landed(s), tm * BM + 32 * i, kb * BK);
+            load_b(p, sB0 + s * kBBytes, landed(s), tn * BN, kb);
+        };
+        if (tid == 0)
+            for (int jj = 0; jj < min(kStages - 2, total); ++jj) issue(jj);
+        for (int j = 0; j < total; ++j) {
+            const int s = j % kStages;
+            mbar_wait(landed(s), (uint32_t)((j / kStages) & 1));
+            transpose_a(sA0 + s * kABytes, tid);
+            if (tid == 0) mbar_arrive(full(s));
+            const int next = j + kStages - 2;  // into the slot of stage j - 2
+            if (next < total) {
+                if (next >= kStages) {
+                    GEMM_PERTURB(kPerturbProducerAcquire, next % nk);
+                    mbar_wait(empty(next % kStages), (uint32_t)(((next / kStages) & 1) ^ 1));
+                    GEMM_PERTURB(kPerturbProducerIssue, next % nk);
+                }
+                if (tid == 0) issue(next);
+            }
+        }
+    }
+
+    // tn, the producer warpgroup (thread tid of 128): a stage's A, BM / 32 boxes of [32 k rows x 32
+    // m] (128B-swizzled, as TMA left them), transposed in place into K-major rows (128 bytes of 32
+    // k per m, swizzled as TMA would have: box b's rows are the stage's rows 32 b ..): box b's
+    // chunk c of row k goes to chunk k / 4 of row 32 b + 4 c + e. A unit is 4 k x 4 m: four
+    // 16-byte loads, a 4 x 4 transpose in registers, four 16-byte stores. A round is two boxes,
+    // one unit a thread, all loads before a barrier and all stores after it (a unit's stores land
+    // on its mirror's loads). The 8 lanes of a quarter warp take units on a diagonal (k4 = i, m4 =
+    // (g + i) % 8), so their loads (chunk m4 ^ (k % 8) of row k) and stores (chunk k4 ^ (m % 8) of
+    // row m) each hit 8 distinct 16-byte chunks. Then the writes are fenced for wgmma's async
+    // proxy and the warpgroup synchronises.
+    __device__ __forceinline__ static void transpose_a(uint32_t a, int tid) {
+        static_assert(BK == 32 && BM % 32 == 0, "tn: whole boxes of 32 k x 32 m");
+        constexpr int kBoxes = BM / 32;
+        const int i = tid & 7, g = (tid >> 3) & 7, bo = tid >> 6;  // bo: the round's box 0 or 1
+        const int k4 = i, m4 = (g + i) & 7;
+#pragma unroll 1
+        for (int b0 = 0; b0 < kBoxes; b0 += 2) {
+            const int b = b0 + bo;
+            uint32_t v[4][4];  // [k offset][m offset]
+            const uint32_t box = a + b * kBBoxBytes;
+            if (b < kBoxes) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int k = 4 * k4 + e;
+                    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];"
+                                 : "=r"(v[e][0]), "=r"(v[e][1]), "=r"(v[e][2]), "=r"(v[e][3])
+                                 : "r"(box + k * 128 + ((m4 ^ (k & 7)) << 4))
+                                 : "memory");
+                }
+            }
+            named_bar_sync(1, 128);
+            if (b < kBoxes) {
+#pragma unroll
+                for (int f = 0; f < 4; ++f) {
+                    const int m = 4 * m4 + f;
+                    asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(box + m * 128 + ((k4 ^ (m & 7)) << 4)),
+                                 "r"(v[0][f]), "r"(v[1][f]), "r"(v[2][f]), "r"(v[3][f])
+                                 : "memory");
+                }
+            }
+        }
+        fence_proxy_async_shared();  // the writes, before wgmma reads them through the async proxy
+        named_bar_sync(1, 128);
     }
 
     // Split, one round of consumer thread (cw, tid): once every rank has read this CTA's slot
@@ -327,6 +440,18 @@ struct wgmma_tf32_gemm {
     __device__ __forceinline__ static void store(const Args& p, float v, int i, int m0, int n0, int nl0, int kq) {
         const int row = m0 + 8 * (i / 4) + 2 * kq + (i % 2), col = n0 + nl0 + 8 * ((i / 2) % 2);
         if (row < p.m && col < p.n) epilogue_store<TC>(v, row, col, p);
+    }
+    // The same with C's old value read beforehand by load_old (beta != 0).
+    static constexpr int kOldGroup = 8;
+    template <class Args>
+    __device__ __forceinline__ static float load_old(const Args& p, int i, int m0, int n0, int nl0, int kq) {
+        const int row = m0 + 8 * (i / 4) + 2 * kq + (i % 2), col = n0 + nl0 + 8 * ((i / 2) % 2);
+        return row < p.m && col < p.n ? epilogue_old<TC>(row, col, p) : 0.0f;
+    }
+    template <class Args>
+    __device__ __forceinline__ static void store(const Args& p, float v, float old, int i, int m0, int n0, int nl0, int kq) {
+        const int row = m0 + 8 * (i / 4) + 2 * kq + (i % 2), col = n0 + nl0 + 8 * ((i / 2) % 2);
+        if (row < p.m && col < p.n) epilogue_store_old<TC>(v, old, row, col, p);
     }
 
     // Shared address of B(k, n) in a stage at `b` (k < 32 of the stage, n < BN of the tile), as

@@ -914,6 +914,12 @@ fn tc_every_candidate_gives_the_routed_bits_nt_tf32() {
 
 #[test]
 #[ignore = "needs a CUDA device"]
+fn tc_every_candidate_gives_the_routed_bits_tn_tf32() {
+    every_candidate_gives_the_routed_bits::<f32, f32>(Op::Tn);
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
 fn tc_every_candidate_gives_the_routed_bits_tn_f32() {
     every_candidate_gives_the_routed_bits::<bf16, f32>(Op::Tn);
 }
