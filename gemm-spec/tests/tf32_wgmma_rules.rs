@@ -1,14 +1,17 @@
-//! TF32 on wgmma (kind `wgmma_tf32_gemm`, families `tcwide32` and `tcwide32chunk`): the shipped
-//! tiles derive what the template asserts (a cluster along z from `split_k`, any K, the shared
-//! memory of the ring and a split's slot); tiles outside the kind's rules, a K split under the
-//! unchunked contract, and a tier without wgmma are refused before nvcc, naming the rule.
+//! TF32 on wgmma (kind `wgmma_tf32_gemm`, families `tcwide32`, `tcwide32tn` and `tcwide32chunk`):
+//! the shipped tiles derive what the template asserts (a cluster along z from `split_k`, any K,
+//! the shared memory of the ring, tn's third barrier a stage and a split's slot); tiles outside
+//! the kind's rules (tn's among them), a K split under the unchunked contract, and a tier without
+//! wgmma are refused before nvcc, naming the rule.
 
 mod support;
+
+use gemm_spec::Op;
 
 #[test]
 fn shipped_tf32_wgmma_tiles_derive_what_the_template_asserts() {
     let v = support::load_dir(&support::root().join("specs")).unwrap();
-    let (mut plain, mut splits) = (0, 0);
+    let (mut plain, mut splits, mut tn) = (0, 0, 0);
     for tier in &v.specs.tiers {
         for tile in &tier.tiles {
             let family = &v.specs.families[&tile.family];
@@ -21,12 +24,14 @@ fn shipped_tf32_wgmma_tiles_derive_what_the_template_asserts() {
                 let (m, n, k) = (tile.m as u64, tile.n as u64, tile.k as u64);
                 let stages = tile.param("stages").unwrap() as u64;
                 // A stage is one 128-byte row of f32 k; a split's slot holds the tile in f32
-                // and its two mbarriers; two mbarriers a stage; 1024 bytes of alignment slack.
+                // and its two mbarriers; two mbarriers a stage (tn: three, its loads landing
+                // before the transposition); 1024 bytes of alignment slack.
                 assert_eq!(k * 4, 128, "{}.{}", tile.family, tile.name);
                 let slot = if d.split_k > 1 { m * n * 4 + 16 } else { 0 };
+                let barriers = if op == Op::Tn { 24 } else { 16 };
                 assert_eq!(
                     d.shared_bytes,
-                    stages * (m + n) * k * 4 + slot + stages * 16 + 1024,
+                    stages * (m + n) * k * 4 + slot + stages * barriers + 1024,
                     "{}.{}",
                     tile.family,
                     tile.name
@@ -43,12 +48,21 @@ fn shipped_tf32_wgmma_tiles_derive_what_the_template_asserts() {
                 } else {
                     plain += 1;
                 }
+                if op == Op::Tn {
+                    assert!(
+                        tile.m % 32 == 0 && stages >= 3 && contract.chunk == 0,
+                        "{}.{}: tn transposes whole [32 k x 32 m] boxes, stages - 2 ahead, one chain",
+                        tile.family,
+                        tile.name
+                    );
+                    tn += 1;
+                }
             }
         }
     }
     assert!(
-        plain > 0 && splits > 0,
-        "shipped wgmma_tf32_gemm kernels: {plain} unsplit, {splits} split"
+        plain > 0 && splits > 0 && tn > 0,
+        "shipped wgmma_tf32_gemm kernels: {plain} unsplit, {splits} split, {tn} tn"
     );
 }
 
@@ -77,6 +91,15 @@ fn a_tf32_tile_outside_the_kinds_rules_is_refused_naming_the_rule() {
             "split_k",
             "split_k = 2",
             "split_k in [1, 2, 4, 8]",
+        ),
+        // tn's A arrives in boxes of 32 m, transposed whole.
+        ("tcwide32tn", "m", "m = 16", "a_k_major || m % 32 == 0"),
+        // tn loads stages - 2 ahead of the stage it transposes.
+        (
+            "tcwide32tn",
+            "stages",
+            "stages = 2",
+            "a_k_major || stages >= 3",
         ),
         // The portable cluster size is 8.
         (
