@@ -1,6 +1,7 @@
 // Kind `wgmma_tf32_gemm` of the tensor-core policy, contracts tc-tf32-k8 and tc-tf32-k8-c512
-// (f32 inputs as TF32): wgmma m64nNk8 .tf32 for nn and nt, where B may be stored n-contiguous
-// (docs/tensor-core.md §10).
+// (f32 inputs as TF32): wgmma m64nNk8 .tf32 for nn and nt, where B may be stored n-contiguous,
+// and for tn (tc-tf32-k8 only), whose m-contiguous A the producer warpgroup transposes in shared
+// memory (produce_tn, transpose_a below; docs/tensor-core.md §10).
 //
 // wgmma reads TF32 from shared memory only K-major, and has no transpose bits for it; nn's B is
 // stored [k, n]. So the product runs transposed, C^T = B^T * A^T, the way cuBLAS's TF32 kernel
