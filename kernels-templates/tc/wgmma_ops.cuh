@@ -10,6 +10,17 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+// Whether a kernel of `threads` threads (one producer warpgroup, `consumers` consumer warpgroups)
+// may move registers with setmaxnreg: the producer down to `producer`, the consumers up to
+// `consumer` (a multiple of 8, at most 256) a thread. The pool is what the launch allocated,
+// threads x the cap __launch_bounds__(threads, 1) gives (65536 / threads, down to a multiple of
+// 8: 168 at 384); asking the consumers for more than the producer gives back waits forever (a
+// 64 / 224 split hung on the H200). One consumer warpgroup takes no setmaxnreg.
+constexpr bool setmaxnreg_fits(int threads, int consumers, int producer, int consumer) {
+    return consumers == 1 || (consumer % 8 == 0 && consumer <= 256 &&
+                              128 * producer + 128 * consumers * consumer <= threads * (65536 / threads / 8 * 8));
+}
+
 // Descriptor of a 128B-swizzled tile at shared address `saddr` (1024-byte aligned atoms):
 // lbo / sbo in bytes (K-major: sbo = 8 rows x 128 B, lbo unused; MN-major: lbo = stride between
 // 64-element MN chunks, sbo = stride between 8-row K groups).

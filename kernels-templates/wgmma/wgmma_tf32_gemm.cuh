@@ -93,8 +93,7 @@ struct wgmma_tf32_gemm {
                       kSharedBytes <= Cfg::kMaxSharedBytes && kThreads == 128 * (1 + kConsumers) &&
                       Cfg::kABoxInner == 32 && Cfg::kABoxOuter == (kAKMajor ? BM : 32) && Cfg::kSwizzleA == 128 &&
                       Cfg::kBBoxInner == 32 && Cfg::kBBoxOuter == (kBKMajor ? BN : 32) && Cfg::kSwizzleB == 128 &&
-                      (kConsumers == 1 || (kConsumerRegs % 8 == 0 && kConsumerRegs <= 256 &&
-                                           128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= kThreads * (65536 / kThreads / 8 * 8))),
+                      setmaxnreg_fits(kThreads, kConsumers, kProducerRegs, kConsumerRegs),
                   "wgmma_tf32_gemm: its layout does not match the config the generator delivered");
 
     template <class Args>
@@ -343,8 +342,8 @@ struct wgmma_tf32_gemm {
 
     // tn, the producer warpgroup (thread tid of 128): a stage's A, BM / 32 boxes of [32 k rows x 32
     // m] (128B-swizzled, as TMA left them), transposed in place into K-major rows (128 bytes of 32
-    // k per m, swizzled as TMA would have: box b's rows are the stage's rows 32 b ..): box b's
-    // chunk c of row k goes to chunk k / 4 of row 32 b + 4 c + e. A unit is 4 k x 4 m: four
+    // k per m, swizzled as TMA would have: box b's rows are the stage's rows 32 b ..): value e of
+    // box b's chunk c in row k goes to row 32 b + 4 c + e, chunk k / 4. A unit is 4 k x 4 m: four
     // 16-byte loads, a 4 x 4 transpose in registers, four 16-byte stores. A round is two boxes,
     // one unit a thread, all loads before a barrier and all stores after it (a unit's stores land
     // on its mirror's loads). The 8 lanes of a quarter warp take units on a diagonal (k4 = i, m4 =

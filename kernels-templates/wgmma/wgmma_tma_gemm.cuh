@@ -157,8 +157,7 @@ struct wgmma_tma_gemm {
                       BN % kCBoxInner == 0 && kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0 &&
                       kChunk % BK == 0 && BM == 64 * kTileConsumers &&
                       (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)) &&
-                      (kConsumers == 1 || (kConsumerRegs % 8 == 0 && kConsumerRegs <= 256 &&
-                                           128 * kProducerRegs + 128 * kConsumers * kConsumerRegs <= kThreads * (65536 / kThreads / 8 * 8))),
+                      setmaxnreg_fits(kThreads, kConsumers, kProducerRegs, kConsumerRegs),
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
 
     template <class Args>

@@ -809,6 +809,9 @@ fn every_candidate_gives_the_routed_bits<A: Element, C: Element>(op: Op) {
         // A narrow output over a deep reduction 512 does not divide (98 chunks, the last partial):
         // the K splits' rounds, a last round some ranks sit out.
         (13, 1000, 50000),
+        // More tiles than SMs for every candidate (288 of the largest, 256 x 128), m off the
+        // tiles: every CTA of a persistent grid walks several tiles.
+        (2100, 4096, 1024),
     ] {
         let Some(route) = tc_route(&ctx, op, dtype, (m as u64, n as u64, k as u64)) else {
             continue;
