@@ -5,8 +5,8 @@
 
 use gemm_spec::kinds::{describe, Derived};
 use gemm_spec::{
-    ConversionKind, Dtype, DtypeTriple, Family, GridKind, MapOperand, Op, OperandPath, SpecSet,
-    Tier, Tile,
+    ConversionKind, Dtype, DtypeTriple, Family, GridKind, MapOperand, Op, OperandPath, Prepass,
+    SpecSet, Tier, Tile,
 };
 use thiserror::Error;
 
@@ -25,6 +25,8 @@ pub struct CatalogKernel {
     pub contract: String,
     pub op: Op,
     pub dtype: DtypeTriple,
+    /// A copy its launch makes first (its family's `prepass`).
+    pub prepass: Prepass,
     pub tile: Tile,
     /// What the template's manifest derives for this kernel.
     pub derived: Derived,
@@ -230,6 +232,7 @@ impl KernelCatalog {
                         contract: family.contract.clone(),
                         op,
                         dtype,
+                        prepass: family.prepass,
                         tile: tile.clone(),
                         describe: describe(&family.kind, &derived),
                         threads: derived.threads,

@@ -109,6 +109,7 @@ pub fn kernel_set(catalog: &KernelCatalog) -> &'static KernelSet {
                 shared_bytes: u32::try_from(k.shared_bytes).unwrap_or(u32::MAX),
                 min_blocks: k.min_blocks.unwrap_or(0),
                 abi: leak(family.map_or("", |f| f.abi.as_str())),
+                prepass: k.prepass,
             }
         })
         .collect();

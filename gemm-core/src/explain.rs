@@ -7,7 +7,7 @@
 
 use crate::kernel_set::KernelSet;
 use crate::planner::{Refusal, Routed, StoredAb, StoredOperand, GRID_X_MAX, GRID_YZ_MAX};
-use crate::table::{GridKind, KernelInfo, OperandPath, TierId};
+use crate::table::{GridKind, KernelInfo, OperandPath, Prepass, TierId};
 use crate::vocab::{Dtype, DtypeTriple, Op, Policy, DIM_MAX};
 use std::fmt::Write;
 use thiserror::Error;
@@ -201,10 +201,13 @@ impl KernelSet {
             );
         }
         let k_present = (q.k > 0).then_some(ALIGNED);
+        // The call as routed: a kernel that reads A's transposed copy gets it (below).
+        let transposes_a = routed.kernel.prepass == Prepass::TransposeA;
         let ab = StoredAb {
             a: k_present,
             b: k_present,
             dtype: dtype.ab,
+            a_transposed: transposes_a,
         };
         let picked = routed.pick(&ab).ok();
         let k = picked.map_or(routed.kernel, |p| p.kernel);
@@ -233,6 +236,12 @@ impl KernelSet {
             );
         }
         let _ = writeln!(s, "  tile {}", k.tile);
+        if transposes_a && !k0_unaligned {
+            let _ = writeln!(
+                s,
+                "  A, stored [k, m], is copied transposed into [m, k] scratch first (bits unchanged), and this kernel reads the copy as nn does, within the context's repack limit"
+            );
+        }
         let repacks = routed.kernel.operands == OperandPath::Tma
             && self.conversion_for(tier, dtype.ab, dtype.ab).is_some();
         if repacks && !k0_unaligned {

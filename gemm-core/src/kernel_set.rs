@@ -348,9 +348,19 @@ impl KernelSet {
         from: Dtype,
         to: Dtype,
     ) -> Option<&'static ConversionInfo> {
+        self.tier_conversions(tier).iter().find(|c| {
+            c.from == from
+                && c.to == to
+                && !matches!(c.kind, ConversionKind::Row(_) | ConversionKind::Transpose)
+        })
+    }
+
+    /// The transposing bit copy of `dtype` on `tier` ([`ConversionKind::Transpose`]), if the
+    /// specs build one: what a [`Prepass::TransposeA`](crate::Prepass) kernel's launch runs.
+    pub fn transpose_for(&self, tier: TierId, dtype: Dtype) -> Option<&'static ConversionInfo> {
         self.tier_conversions(tier)
             .iter()
-            .find(|c| c.from == from && c.to == to && !matches!(c.kind, ConversionKind::Row(_)))
+            .find(|c| c.from == dtype && c.to == dtype && c.kind == ConversionKind::Transpose)
     }
 
     /// The row kernel of `tier` computing `op` from `from` rows into `to`, if the specs build

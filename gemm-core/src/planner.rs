@@ -9,7 +9,9 @@
 //! ranges (which one contract spans), so every row stays independent of the batch.
 
 use crate::kernel_set::KernelSet;
-use crate::table::{GridKind, KernelInfo, KernelRef, Operand, OperandPath, RouteHit, TierId};
+use crate::table::{
+    GridKind, KernelInfo, KernelRef, Operand, OperandPath, Prepass, RouteHit, TierId,
+};
 use crate::tma::{check_tma, TensorMapKey, TmaProblem};
 use crate::vocab::{Dtype, DtypeTriple, Op, Policy, DIM_MAX};
 
@@ -126,6 +128,9 @@ pub struct StoredAb {
     pub b: Option<StoredOperand>,
     /// Their element type (the kernel's: f32 in the half fallback).
     pub dtype: Dtype,
+    /// Whether `a` is A's transposed copy (`[m, k]`), which a [`Prepass::TransposeA`] kernel
+    /// reads; `false`: A as the call stores it.
+    pub a_transposed: bool,
 }
 
 /// Why the route's unaligned kernel runs.
@@ -135,6 +140,9 @@ pub enum UnalignedWhy {
     Misaligned(Operand),
     /// TMA cannot take A or B.
     Tma(Operand, TmaProblem),
+    /// The kernel reads a copy of the operand (its [`Prepass`]) that the call could not make
+    /// (the scratch bound, a frozen scratch, k = 0).
+    NotCopied(Operand),
 }
 
 /// The kernel that runs a call.
@@ -152,6 +160,9 @@ pub enum PickError {
     /// TMA cannot take an operand and the route has no unaligned kernel, or the kernel table's
     /// box or swizzle breaks TMA's rules (which no fallback should hide).
     Tma(Operand, TmaProblem),
+    /// The kernel reads a copy of the operand that the call could not make, and the route has
+    /// no unaligned kernel.
+    NotCopied(Operand),
 }
 
 /// Why a kernel's grid cannot be launched.
@@ -361,6 +372,10 @@ impl Routed {
     pub fn pick(&self, ab: &StoredAb) -> Result<Picked, PickError> {
         let k = self.kernel;
         let why = match k.operands {
+            // Its A is the transposed copy or nothing it can read.
+            _ if k.prepass == Prepass::TransposeA && !ab.a_transposed => {
+                Some(UnalignedWhy::NotCopied(Operand::A))
+            }
             OperandPath::Loads => None,
             OperandPath::CpAsync => {
                 let align = u64::from(k.operands.alignment());
@@ -417,6 +432,7 @@ impl Routed {
                 unaligned: None,
             }),
             (Some(UnalignedWhy::Tma(o, p)), None) => Err(PickError::Tma(o, p)),
+            (Some(UnalignedWhy::NotCopied(o)), None) => Err(PickError::NotCopied(o)),
         }
     }
 }
@@ -457,6 +473,7 @@ mod tests {
             shared_bytes: 0,
             min_blocks: 0,
             abi: "a",
+            prepass: crate::table::Prepass::None,
         }
     }
 

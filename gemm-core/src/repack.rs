@@ -4,13 +4,17 @@
 //! bits, so this changes speed only (the unaligned kernel of the same contract gives those
 //! bits too, slower).
 //!
+//! A kernel whose family has `prepass = "transpose-a"` (TF32 tn on wgmma) reads A transposed:
+//! its A is always copied, `[k, m]` into `[m, k]`, the same values in the layout the kernel
+//! reads, so the bits are the kernel's on those values, as for any copy.
+//!
 //! Decided by addresses, leading dimensions, k, the set's conversions and the caller's
 //! scratch bound; the bound reads m through A's size, which may choose between two kernels of
 //! one contract and so never changes a row's bits.
 
 use crate::kernel_set::KernelSet;
 use crate::planner::{map_key as key, Routed, StoredAb, StoredOperand};
-use crate::table::{ConversionInfo, Operand, OperandPath, TierId};
+use crate::table::{ConversionInfo, Operand, OperandPath, Prepass, TierId};
 use crate::tma::{check_tma, TmaProblem};
 use crate::vocab::Dtype;
 
@@ -31,6 +35,9 @@ pub struct RepackedOperand {
     pub operand: Operand,
     /// The operand as the caller stores it.
     pub from: StoredOperand,
+    /// Whether the copy is the transposition (`[cols, rows]` of `from`): a
+    /// [`Prepass::TransposeA`] kernel's A. Else the same rows and columns.
+    pub transposed: bool,
     /// The copy's leading dimension ([`aligned_ld`] of its columns).
     pub ld: u64,
     /// Byte offset of the copy in the scratch.
@@ -38,17 +45,42 @@ pub struct RepackedOperand {
 }
 
 impl RepackedOperand {
+    /// Rows and columns of the copy.
+    pub fn shape(&self) -> (u64, u64) {
+        if self.transposed {
+            (self.from.cols, self.from.rows)
+        } else {
+            (self.from.rows, self.from.cols)
+        }
+    }
+
     /// Bytes of the copy.
     pub fn bytes(&self, dtype: Dtype) -> u64 {
-        self.from.rows * self.ld * dtype.size_bytes()
+        self.shape()
+            .0
+            .saturating_mul(self.ld)
+            .saturating_mul(dtype.size_bytes())
+    }
+
+    /// The copy as the kernel reads it, at scratch address `address`.
+    pub fn stored(&self, address: u64) -> StoredOperand {
+        let (rows, cols) = self.shape();
+        StoredOperand {
+            address,
+            rows,
+            cols,
+            ld: self.ld,
+        }
     }
 }
 
 /// What a call copies before its GEMM.
 #[derive(Clone, Copy, Debug)]
 pub struct RepackPlan {
-    /// The repack conversion of the operands' type.
-    pub conversion: &'static ConversionInfo,
+    /// The bit copy of the operands' type, for the copies that keep their layout.
+    pub conversion: Option<&'static ConversionInfo>,
+    /// The transposing bit copy, for a [`Prepass::TransposeA`] kernel's A.
+    pub transpose: Option<&'static ConversionInfo>,
     /// A's copy, if A is copied.
     pub a: Option<RepackedOperand>,
     /// B's copy, if B is copied.
@@ -62,6 +94,15 @@ impl RepackPlan {
     pub fn copies(&self) -> impl Iterator<Item = RepackedOperand> + '_ {
         self.a.into_iter().chain(self.b)
     }
+
+    /// The conversion kernel that makes `copy`.
+    pub fn conversion_of(&self, copy: &RepackedOperand) -> Option<&'static ConversionInfo> {
+        if copy.transposed {
+            self.transpose
+        } else {
+            self.conversion
+        }
+    }
 }
 
 /// Why a call is not repacked.
@@ -69,7 +110,8 @@ impl RepackPlan {
 pub enum NoRepack {
     /// The kernel takes A and B as they are (or reads no tensor maps).
     NotNeeded,
-    /// The tier has no repack conversion for the operands' type.
+    /// The tier has no repack (or, for a transposed copy, no transposing) conversion for the
+    /// operands' type.
     NoConversion,
     /// A problem a copy does not solve (k = 0, a dimension TMA cannot take).
     NotAlignment(Operand, TmaProblem),
@@ -83,9 +125,12 @@ pub enum NoRepack {
 }
 
 impl Routed {
-    /// Which of A and B the route's TMA kernel needs copied into aligned scratch, within
+    /// Which of A and B the route's kernel needs copied into aligned scratch, within
     /// `limit_bytes` of scratch; `Err` says why none is (the route's unaligned kernel then
-    /// runs where the kernel cannot take an operand, [`Routed::pick`]).
+    /// runs where the kernel cannot take an operand, [`Routed::pick`]). A
+    /// [`Prepass::TransposeA`] kernel always has A copied, transposed; the others (TMA
+    /// kernels) have an operand copied, as stored, where TMA cannot take its address or
+    /// leading dimension alone.
     pub fn repack(
         &self,
         set: &KernelSet,
@@ -94,16 +139,40 @@ impl Routed {
         limit_bytes: u64,
     ) -> Result<RepackPlan, NoRepack> {
         let k = self.kernel;
-        if k.operands != OperandPath::Tma {
+        let transposes_a = k.prepass == Prepass::TransposeA;
+        if k.operands != OperandPath::Tma && !transposes_a {
             return Err(NoRepack::NotNeeded);
         }
         let mut copies: [Option<RepackedOperand>; 2] = [None, None];
+        if transposes_a {
+            let Some(s) = ab.a else {
+                return Err(NoRepack::NotAlignment(
+                    Operand::A,
+                    TmaProblem::Dimension { rows: 0, cols: 0 },
+                ));
+            };
+            // A stored [k, m] is copied as [m, k], its rows 16-byte aligned.
+            copies[0] = Some(RepackedOperand {
+                operand: Operand::A,
+                from: s,
+                transposed: true,
+                ld: aligned_ld(s.rows, ab.dtype),
+                offset: 0,
+            });
+        }
         for map in k.tensor_maps.iter().filter(|m| !m.optional) {
             let (slot, stored) = match map.operand {
                 Operand::A => (0, ab.a),
                 Operand::B => (1, ab.b),
                 _ => continue,
             };
+            if let Some(copy) = copies[slot] {
+                // The transposed copy must satisfy every rule of the map, or copying is useless.
+                if let Err(p) = check_tma(0, &key(copy.stored(0), ab.dtype, map)) {
+                    return Err(NoRepack::NotAlignment(map.operand, p));
+                }
+                continue;
+            }
             let Some(s) = stored else {
                 return Err(NoRepack::NotAlignment(
                     map.operand,
@@ -113,22 +182,18 @@ impl Routed {
             match check_tma(s.address, &key(s, ab.dtype, map)) {
                 Ok(()) => {}
                 Err(TmaProblem::BaseMisaligned { .. } | TmaProblem::StrideMisaligned { .. }) => {
-                    let ld = aligned_ld(s.cols, ab.dtype);
-                    let copy = StoredOperand {
-                        address: 0,
-                        ld,
-                        ..s
-                    };
-                    // The copy must satisfy every rule (dimensions too), or copying is useless.
-                    if let Err(p) = check_tma(0, &key(copy, ab.dtype, map)) {
-                        return Err(NoRepack::NotAlignment(map.operand, p));
-                    }
-                    copies[slot] = Some(RepackedOperand {
+                    let copy = RepackedOperand {
                         operand: map.operand,
                         from: s,
-                        ld,
+                        transposed: false,
+                        ld: aligned_ld(s.cols, ab.dtype),
                         offset: 0,
-                    });
+                    };
+                    // The copy must satisfy every rule (dimensions too), or copying is useless.
+                    if let Err(p) = check_tma(0, &key(copy.stored(0), ab.dtype, map)) {
+                        return Err(NoRepack::NotAlignment(map.operand, p));
+                    }
+                    copies[slot] = Some(copy);
                 }
                 Err(p) => return Err(NoRepack::NotAlignment(map.operand, p)),
             }
@@ -136,9 +201,21 @@ impl Routed {
         if copies.iter().all(Option::is_none) {
             return Err(NoRepack::NotNeeded);
         }
-        let conversion = set
-            .conversion_for(tier, ab.dtype, ab.dtype)
-            .ok_or(NoRepack::NoConversion)?;
+        let needs = |transposed: bool| copies.iter().flatten().any(|c| c.transposed == transposed);
+        let conversion = match needs(false) {
+            true => Some(
+                set.conversion_for(tier, ab.dtype, ab.dtype)
+                    .ok_or(NoRepack::NoConversion)?,
+            ),
+            false => None,
+        };
+        let transpose = match needs(true) {
+            true => Some(
+                set.transpose_for(tier, ab.dtype)
+                    .ok_or(NoRepack::NoConversion)?,
+            ),
+            false => None,
+        };
         let mut end = 0u64;
         for c in copies.iter_mut().flatten() {
             c.offset = end;
@@ -156,6 +233,7 @@ impl Routed {
         }
         Ok(RepackPlan {
             conversion,
+            transpose,
             a: copies[0],
             b: copies[1],
             scratch_bytes: end,

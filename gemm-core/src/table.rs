@@ -97,6 +97,44 @@ pub enum OperandPath {
     Tma,
 }
 
+/// A copy a kernel's launch makes of an operand before the kernel runs, because the kernel
+/// reads it in another layout than the call stores it (a family's `prepass`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Prepass {
+    /// None: the kernel reads A and B as stored (or through an aligned repack).
+    #[default]
+    None,
+    /// A tn kernel that reads A as nn does, K-major: each call copies A, stored `[k, m]`,
+    /// transposed into `[m, k]` scratch (a bit copy), and the kernel reads the copy. TF32
+    /// wgmma reads its shared-memory operand only K-major, and tn stores both operands
+    /// MN-major; the copy is memory-bound, the kernel then runs at nn's speed.
+    TransposeA,
+}
+
+impl Prepass {
+    /// `transpose-a`, as families write it (`None` for no prepass).
+    pub fn as_str(self) -> Option<&'static str> {
+        match self {
+            Prepass::None => None,
+            Prepass::TransposeA => Some("transpose-a"),
+        }
+    }
+
+    /// The prepass a spec word names.
+    pub fn parse(word: &str) -> Option<Prepass> {
+        (word == "transpose-a").then_some(Prepass::TransposeA)
+    }
+
+    /// The layout the kernel's body reads for a call of `op`: nn for a tn kernel whose A is
+    /// copied transposed.
+    pub fn layout(self, op: Op) -> Op {
+        match (self, op) {
+            (Prepass::TransposeA, Op::Tn) => Op::Nn,
+            _ => op,
+        }
+    }
+}
+
 impl OperandPath {
     /// `loads`, `cp.async` or `tma`, as manifests write it.
     pub fn as_str(self) -> &'static str {
@@ -154,6 +192,9 @@ pub enum ConversionKind {
     /// A type to itself, bits unchanged: an operand TMA cannot take copied into aligned
     /// scratch (or a prepared weight), for the route's own kernel.
     Repack,
+    /// A type to itself, bits unchanged, transposed: `dst[c, r] = src[r, c]`, for a kernel
+    /// whose [`Prepass`] reads an operand in the other layout.
+    Transpose,
     /// A reduction along each row, its tree fixed by the kernel's contract and independent
     /// of the number of rows (the fronts' batch-invariant softmax, log_softmax and mean).
     Row(RowOp),
@@ -437,6 +478,8 @@ pub struct KernelInfo {
     pub min_blocks: u32,
     /// The argument struct the kernel takes by value (one of the set's [`AbiInfo`]s).
     pub abi: &'static str,
+    /// A copy its launch makes first ([`Prepass::TransposeA`]: A transposed into scratch).
+    pub prepass: Prepass,
 }
 
 impl KernelInfo {
@@ -499,6 +542,24 @@ impl ConversionInfo {
             .div_ceil(self.block_threads.max(1) as u64)
             .clamp(1, Self::MAX_BLOCKS);
         (blocks as u32, 1, 1)
+    }
+
+    /// Source tiles of a [`ConversionKind::Transpose`] kernel (`transpose_matrix.cuh`): a
+    /// block moves one square of this many rows and columns at a time.
+    pub const TRANSPOSE_TILE: u64 = 32;
+
+    /// Launch grid of this conversion over a `rows x cols` source: a block per 32 x 32 tile
+    /// for a transposition, a thread per element for the others; at most
+    /// [`MAX_BLOCKS`](Self::MAX_BLOCKS) either way (the kernels loop over the rest).
+    pub fn launch_grid(&self, rows: u64, cols: u64) -> (u32, u32, u32) {
+        match self.kind {
+            ConversionKind::Transpose => {
+                let t = Self::TRANSPOSE_TILE;
+                let tiles = rows.div_ceil(t).saturating_mul(cols.div_ceil(t));
+                (tiles.clamp(1, Self::MAX_BLOCKS) as u32, 1, 1)
+            }
+            _ => self.grid_for(rows.saturating_mul(cols)),
+        }
     }
 }
 

@@ -115,6 +115,12 @@ pub enum SpecErrorKind {
     },
     #[error("conversion {name}: {problem}")]
     Conversion { name: String, problem: String },
+    #[error("family {family}: prepass `{prepass}` {problem}")]
+    Prepass {
+        family: String,
+        prepass: String,
+        problem: String,
+    },
     #[error("tier {tier} has a tile of family {family}, which is not in its `families` list")]
     FamilyNotUsed { tier: String, family: String },
     #[error(

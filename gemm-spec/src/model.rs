@@ -8,7 +8,7 @@ use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 use crate::Location;
 /// An operand as a tensor map describes it (A, B or C).
 pub use gemm_core::Operand as MapOperand;
-pub use gemm_core::{ConversionKind, DimRange, GridKind, OperandPath, RowOp};
+pub use gemm_core::{ConversionKind, DimRange, GridKind, OperandPath, Prepass, RowOp};
 use std::collections::BTreeMap;
 
 /// An MMA-like instruction a family is built on, and where it exists.
@@ -339,10 +339,18 @@ pub struct Family {
     pub instruction: String,
     /// The (op, dtype) pairs the family instantiates, in spec order.
     pub variants: Vec<(Op, DtypeTriple)>,
+    /// A copy each launch makes before the kernel ([`Prepass::None`]: none).
+    pub prepass: Prepass,
     pub location: Location,
 }
 
 impl Family {
+    /// The layout the kernels of variant `op` read (and their template is instantiated for):
+    /// nn for a tn variant whose A is copied transposed, else `op`.
+    pub fn layout(&self, op: Op) -> Op {
+        self.prepass.layout(op)
+    }
+
     pub fn has_variant(&self, op: Op, dtype: DtypeTriple) -> bool {
         self.variants.contains(&(op, dtype))
     }
@@ -380,6 +388,8 @@ pub struct Conversion {
     pub row_op: Option<RowOp>,
     /// A row kernel's contract (`row-t256`); empty for an elementwise conversion.
     pub contract: String,
+    /// A transposing bit copy ([`ConversionKind::Transpose`]).
+    pub transpose: bool,
     pub location: Location,
 }
 
@@ -388,6 +398,7 @@ impl Conversion {
     pub fn kind_of(&self, from: Dtype, to: Dtype) -> Option<ConversionKind> {
         match self.row_op {
             Some(op) => Some(ConversionKind::Row(op)),
+            None if self.transpose => (from == to).then_some(ConversionKind::Transpose),
             None => ConversionKind::of(from, to),
         }
     }
@@ -641,7 +652,7 @@ impl SpecSet {
         Some(crate::kinds::derive(&kernel_point(
             &family.kind,
             tile,
-            op,
+            family.layout(op),
             dtype,
             self.contracts.get(&family.contract)?,
             self.instructions.get(&family.instruction)?,

@@ -117,6 +117,9 @@ pub struct RawFamily {
     pub instruction: String,
     /// Op name to the dtype triples the family instantiates for it.
     pub variants: BTreeMap<String, Spanned<Vec<Spanned<String>>>>,
+    /// A copy each launch makes before the kernel (`transpose-a`: tn kernels that read A
+    /// transposed, as nn); none when absent.
+    pub prepass: Option<String>,
 }
 
 /// An elementwise conversion kernel (the half fallback's upcast and downcast, the repack) or
@@ -135,6 +138,10 @@ pub struct RawConversion {
     pub row_op: Option<String>,
     /// A row kernel's contract, `row-t<threads>` (its reduction tree).
     pub contract: Option<String>,
+    /// A transposing bit copy (`dst[c, r] = src[r, c]`, a type to itself): what a
+    /// `prepass = "transpose-a"` family's launches run.
+    #[serde(default)]
+    pub transpose: bool,
 }
 
 /// One compute capability's limits (`[[hardware]]`).

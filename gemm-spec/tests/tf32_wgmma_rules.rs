@@ -1,6 +1,7 @@
 //! TF32 on wgmma (kind `wgmma_tf32_gemm`, families `tcwide32`, `tcwide32tn` and `tcwide32chunk`):
 //! the shipped tiles derive what the template asserts (a cluster along z from `split_k`, any K,
-//! the shared memory of the ring, tn's third barrier a stage and a split's slot); tiles outside
+//! the shared memory of the ring, tn's third barrier a stage and a split's slot; `tcwide32tncopy`'s
+//! tn kernels, which read A's transposed copy, derive nn's); tiles outside
 //! the kind's rules (tn's among them), a K split under the unchunked contract, and a tier without
 //! wgmma are refused before nvcc, naming the rule.
 
@@ -21,6 +22,8 @@ fn shipped_tf32_wgmma_tiles_derive_what_the_template_asserts() {
             let contract = &v.specs.contracts[&family.contract];
             for &(op, dtype) in &family.variants {
                 let d = v.specs.derive(tier, tile, op, dtype).unwrap().unwrap();
+                // A tn variant whose A is copied transposed first reads it as nn does.
+                let layout = family.layout(op);
                 let (m, n, k) = (tile.m as u64, tile.n as u64, tile.k as u64);
                 let stages = tile.param("stages").unwrap() as u64;
                 // A stage is one 128-byte row of f32 k; a split's slot holds the tile in f32
@@ -28,7 +31,7 @@ fn shipped_tf32_wgmma_tiles_derive_what_the_template_asserts() {
                 // before the transposition); 1024 bytes of alignment slack.
                 assert_eq!(k * 4, 128, "{}.{}", tile.family, tile.name);
                 let slot = if d.split_k > 1 { m * n * 4 + 16 } else { 0 };
-                let barriers = if op == Op::Tn { 24 } else { 16 };
+                let barriers = if layout == Op::Tn { 24 } else { 16 };
                 assert_eq!(
                     d.shared_bytes,
                     stages * (m + n) * k * 4 + slot + stages * barriers + 1024,
@@ -48,7 +51,7 @@ fn shipped_tf32_wgmma_tiles_derive_what_the_template_asserts() {
                 } else {
                     plain += 1;
                 }
-                if op == Op::Tn {
+                if layout == Op::Tn {
                     assert!(
                         tile.m % 32 == 0 && stages >= 3 && contract.chunk == 0,
                         "{}.{}: tn transposes whole [32 k x 32 m] boxes, stages - 2 ahead, one chain",

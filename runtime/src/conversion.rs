@@ -53,7 +53,7 @@ impl Context {
             ..ArgSources::default()
         });
         let geometry = Geometry {
-            grid: step.info.grid_for(step.rows * step.cols),
+            grid: step.info.launch_grid(step.rows, step.cols),
             block: (step.info.block_threads, 1, 1),
             shared_bytes: 0,
             cluster: NO_CLUSTER,

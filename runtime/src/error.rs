@@ -145,6 +145,15 @@ pub enum GemmError {
     /// the graph, or make the first captured request the largest.
     #[error("the half fallback needs {needed} bytes of scratch but a captured graph froze it at {frozen} bytes; drop the graph or capture the largest request first")]
     ScratchFrozen { needed: u64, frozen: u64 },
+    /// A kernel named for tuning reads a copy of an operand (its family's prepass: A
+    /// transposed) that the call could not make: over the stream's repack limit, or while a
+    /// captured graph froze the scratch smaller. A routed call runs its route's unaligned
+    /// kernel instead; only `Context::gemm_on_kernel` returns this.
+    #[error("kernel {kernel} reads a transposed copy of {operand} that this call could not make (the stream's repack limit, or scratch frozen by a captured graph); raise Context::set_repack_limit or drop the graph")]
+    CopyNotMade {
+        kernel: &'static str,
+        operand: Operand,
+    },
     /// The half fallback's scratch size does not fit in 64 bits of bytes.
     #[error("the half fallback would need {elements} f32 of scratch, more than can be addressed")]
     ScratchTooLarge { elements: usize },
@@ -301,6 +310,7 @@ impl GemmError {
             GemmError::ObserverFull { .. } => "observer_full",
             GemmError::ScratchFrozen { .. } => "scratch_frozen",
             GemmError::ScratchTooLarge { .. } => "scratch_too_large",
+            GemmError::CopyNotMade { .. } => "copy_not_made",
             GemmError::NoConversion { .. } => "no_conversion",
             GemmError::UnknownKernel(_) => "unknown_kernel",
             GemmError::Tma { .. } => "tma",
@@ -410,6 +420,10 @@ pub(crate) mod tests {
                 frozen: 1,
             },
             GemmError::ScratchTooLarge { elements: 1 },
+            GemmError::CopyNotMade {
+                kernel: "k",
+                operand: Operand::A,
+            },
             GemmError::NoConversion {
                 tier: "t",
                 from: Dtype::Bf16,
@@ -516,9 +530,10 @@ pub(crate) mod tests {
             GemmError::PtxJit { .. } => 33,
             GemmError::NotPerturbed { .. } => 34,
             GemmError::NoRowKernel { .. } => 35,
+            GemmError::CopyNotMade { .. } => 36,
         }
     }
-    const VARIANTS: usize = 36;
+    const VARIANTS: usize = 37;
 
     #[test]
     fn every_variant_is_listed_and_has_a_distinct_snake_case_kind() {

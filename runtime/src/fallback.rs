@@ -154,6 +154,9 @@ impl Context {
         };
         let stored = Stored {
             a: dense(shape.a, a_up.is_some()),
+            // A prepass kernel's copy is made on the repack path only; here its route's
+            // unaligned kernel runs (Routed::pick).
+            a_transposed: false,
             b: dense(shape.b, b_up.is_some()),
             ldc: if half_c { n } else { shape.ldc },
             dtypes: (Dtype::F32, Dtype::F32),

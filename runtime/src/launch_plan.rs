@@ -95,6 +95,10 @@ pub(crate) fn plan_gemm(
 ) -> Result<GemmPlan, GemmError> {
     let picked = routed.pick(&stored.ab(ops)).map_err(|e| match e {
         PickError::Tma(operand, problem) => GemmError::Tma { operand, problem },
+        PickError::NotCopied(operand) => GemmError::CopyNotMade {
+            kernel: routed.kernel.name,
+            operand,
+        },
     })?;
     let kernel = picked.kernel;
     let maps = encode_maps(ctx, kernel, ops, stored, (m, n))?;

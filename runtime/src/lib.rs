@@ -218,7 +218,7 @@ pub use stream::Mode;
 pub use table::{
     AbiFieldInfo, AbiFlagInfo, AbiInfo, ArgBytes, ArgSources, ContractInfo, ConversionId,
     ConversionInfo, ConversionKind, Dtype, DtypeTriple, FieldKind, GridKind, KernelId, KernelInfo,
-    KernelRef, KernelResources, ModuleInfo, Op, OperandPath, Policy, PtxModule, RouteHit,
+    KernelRef, KernelResources, ModuleInfo, Op, OperandPath, Policy, Prepass, PtxModule, RouteHit,
     RouteInfo, RowOp, TensorMap, TensorMapPlan, TierId, TierInfo, TierPtx, TileShape,
 };
 pub use tensor_map_cache::TensorMapBytes;

@@ -17,7 +17,7 @@ use crate::emit::RequestFacts;
 use crate::error::GemmError;
 use crate::launch_plan::{plan_gemm, PlanSummary};
 use crate::observer::{LaunchKind, Observer};
-use crate::request::{Operands, Placed, Repacked, Stored};
+use crate::request::{Operands, Placed, Repacked, Stored, StoredMatrix};
 use crate::table::KernelRef;
 use gemm_core::{RepackPlan, Routed};
 
@@ -106,9 +106,15 @@ impl Context {
                 _ => (&mut scratch_ops.b, &mut scratch_stored.b),
             };
             let Some(source) = *operand else { continue };
+            let info = plan.conversion_of(&copy).ok_or(GemmError::NoConversion {
+                tier: self.tier().name,
+                from: stored.dtypes.0,
+                to: stored.dtypes.0,
+            })?;
             steps.push(Conversion {
                 kind: LaunchKind::OperandRepack,
-                info: plan.conversion,
+                info,
+                // The source's own rows and columns; a transposition writes them swapped.
                 rows: copy.from.rows,
                 cols: copy.from.cols,
                 ld_src: copy.from.ld,
@@ -117,7 +123,15 @@ impl Context {
                 region: copy.offset as usize,
             });
             *operand = Some(region(copy.offset));
-            matrix.ld = copy.ld;
+            let (rows, cols) = copy.shape();
+            *matrix = StoredMatrix {
+                rows,
+                cols,
+                ld: copy.ld,
+            };
+            if copy.transposed {
+                scratch_stored.a_transposed = true;
+            }
         }
         // Planned (maps encoded, grid) before the first launch: a failure enqueues nothing.
         let gemm = plan_gemm(self, routed, (m, n, k), &scratch_ops, scratch_stored, beta)?;
@@ -126,7 +140,9 @@ impl Context {
         if O::ENABLED {
             observer.reserve(steps.len() + 1)?;
         }
-        self.function(KernelRef::Conversion(plan.conversion.id))?;
+        for step in &steps {
+            self.function(KernelRef::Conversion(step.info.id))?;
+        }
         self.function(KernelRef::Gemm(summary.kernel))?;
         for step in &steps {
             let dst = region(step.region as u64);

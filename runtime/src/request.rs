@@ -310,6 +310,8 @@ pub(crate) struct StoredMatrix {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Stored {
     pub a: StoredMatrix,
+    /// Whether `a` is A's transposed copy (`[m, k]`) for a kernel whose prepass reads one.
+    pub a_transposed: bool,
     pub b: StoredMatrix,
     pub ldc: u64,
     pub dtypes: (Dtype, Dtype),
@@ -330,6 +332,7 @@ impl Stored {
             a: one(ops.a, self.a),
             b: one(ops.b, self.b),
             dtype: self.dtypes.0,
+            a_transposed: self.a_transposed,
         }
     }
 }
@@ -415,6 +418,7 @@ pub(crate) fn checked_operands<A: Element, C: Element>(
             cols: a_cols,
             ld: req.a.ld as u64,
         },
+        a_transposed: false,
         b: StoredMatrix {
             rows: b_rows,
             cols: b_cols,

@@ -7,6 +7,7 @@
 
 mod common;
 use common::*;
+use gemm_runtime::tuning::TuningError;
 use gemm_runtime::*;
 
 const TC: Policy = Policy::TensorCore;
@@ -244,4 +245,100 @@ fn tuned_regions_keep_rows_invariant_across_their_m_boundaries() {
         eprintln!("tuned {n}x{k}: m in {ms:?} bit-equal to m = {m_full} through {kernels:?}");
     }
     assert!(checked > 0);
+}
+
+/// A kernel whose family copies A transposed first (`prepass = "transpose-a"`, TF32 tn read as
+/// nn) gives the routed tn kernel's bits (beta 1, a bias) from a view of A at any m, its rows
+/// those of the whole batch; the launch reports A's copy; and with no scratch allowed, naming
+/// it is refused with `CopyNotMade`, C untouched.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn prepass_kernels_read_a_transposed_copy_with_the_routed_bits() {
+    let ctx = context();
+    let f32s = DtypeTriple::new(Dtype::F32, Dtype::F32, Dtype::F32);
+    let prepass: Vec<&KernelInfo> = ctx
+        .kernels()
+        .tier_kernels(ctx.tier().id)
+        .iter()
+        .filter(|k| k.prepass == Prepass::TransposeA)
+        .collect();
+    if prepass.is_empty() {
+        eprintln!(
+            "skipped: tier {} has no kernel that copies A transposed",
+            ctx.tier().name
+        );
+        return;
+    }
+    // An odd m (A's ld 1001 f32: rows off 16 bytes) and an odd k (the copy's rows padded from
+    // 1003 to 1004 f32), then more tiles than SMs.
+    for (m_full, n, k) in [(1001usize, 768usize, 1003usize), (2100, 1024, 512)] {
+        let mut rng = Rng::fresh(&format!("prepass {m_full}x{n}x{k}"));
+        let a = ctx.upload(&rng.vec::<f32>(k * m_full)).unwrap();
+        let b = ctx.upload(&rng.vec::<f32>(k * n)).unwrap();
+        let bias = ctx.upload(&rng.vec::<f32>(n)).unwrap();
+        let c0: Vec<f32> = rng.vec(m_full * n);
+        // C's first m rows, from the first m columns of A ([k, m_full] as stored).
+        let run = |m: usize, on: Option<KernelId>| -> Result<(Launch, Vec<u32>), TuningError> {
+            let mut c = ctx.upload(&c0[..m * n]).unwrap();
+            let req = GemmRequest::new(Op::Tn, (m, n, k), a.mat(m_full), b.mat(n), c.mat_mut(n))
+                .with_bias(Some(bias.mat(n)))
+                .with_beta(1.0)
+                .with_policy(TC);
+            let launch = match on {
+                None => ctx.gemm(req)?,
+                Some(id) => ctx.gemm_on_kernel(req, id)?,
+            };
+            let bits = ctx.download(&c).unwrap().into_iter().map(bits).collect();
+            Ok((launch, bits))
+        };
+        let Some(route) = ctx.route(TC, Op::Tn, f32s, m_full as u64, n as u64, k as u64) else {
+            eprintln!("skipped {m_full}x{n}x{k}: no tensor-core tn f32 route");
+            continue;
+        };
+        let (_, want) = run(m_full, None).unwrap();
+        for kernel in &prepass {
+            if !kernel.can_stand_in_for(ctx.kernels().kernel(route.kernel).unwrap(), k as u64) {
+                continue;
+            }
+            for m in [1, 77, m_full] {
+                let (launch, got) = run(m, Some(kernel.id)).unwrap();
+                let copied = launch.repacked.expect("A's copy is reported");
+                assert!(copied.a && copied.scratch_bytes > 0, "{launch:?}");
+                let diff = got.iter().zip(&want).position(|(g, w)| g != w);
+                assert!(
+                    diff.is_none(),
+                    "{} at {m}x{n}x{k}: element {} differs from the routed tn kernel at {m_full} rows",
+                    kernel.name,
+                    diff.unwrap_or(0)
+                );
+            }
+            // No scratch: refused before anything is enqueued, C untouched.
+            ctx.set_repack_limit(0);
+            let mut c = ctx.upload(&c0[..n]).unwrap();
+            let err = ctx
+                .gemm_on_kernel(
+                    GemmRequest::new(Op::Tn, (1, n, k), a.mat(m_full), b.mat(n), c.mat_mut(n))
+                        .with_policy(TC),
+                    kernel.id,
+                )
+                .err();
+            ctx.set_repack_limit(u64::MAX);
+            assert!(
+                matches!(err, Some(TuningError::Gemm(GemmError::CopyNotMade { .. }))),
+                "{}: {err:?}",
+                kernel.name
+            );
+            let after: Vec<u32> = ctx.download(&c).unwrap().into_iter().map(bits).collect();
+            let before: Vec<u32> = c0[..n].iter().copied().map(bits).collect();
+            assert_eq!(
+                after, before,
+                "{}: C written by a refused call",
+                kernel.name
+            );
+            eprintln!(
+                "{} at {m_full}x{n}x{k}: the routed bits at m = 1, 77, {m_full}",
+                kernel.name
+            );
+        }
+    }
 }

@@ -144,7 +144,8 @@ pub fn gemm_entry(specs: &SpecSet, k: &CatalogKernel) -> String {
         family.kind.template,
         k.dtype.ab.cuda_type(),
         k.dtype.c.cuda_type(),
-        op_constant(k.op),
+        // The layout its body reads: nn for a tn kernel that reads A's transposed copy.
+        op_constant(k.prepass.layout(k.op)),
     );
     let grid_constant = specs
         .abis
@@ -154,8 +155,12 @@ pub fn gemm_entry(specs: &SpecSet, k: &CatalogKernel) -> String {
         Some(b) => format!("{}, {b}", k.threads),
         None => k.threads.to_string(),
     };
+    let reads = match k.prepass.as_str() {
+        Some(p) => format!(" (prepass {p}: reads A as nn)"),
+        None => String::new(),
+    };
     format!(
-        "\n// {} {} {} tile {} ({}x{}x{}), contract {}\n{}extern \"C\" __global__ void __launch_bounds__({bounds}) {}(const {}{} args) {{\n    {inst}::run(args);\n}}\n",
+        "\n// {} {}{reads} {} tile {} ({}x{}x{}), contract {}\n{}extern \"C\" __global__ void __launch_bounds__({bounds}) {}(const {}{} args) {{\n    {inst}::run(args);\n}}\n",
         k.family,
         k.op,
         k.dtype,

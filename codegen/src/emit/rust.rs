@@ -15,7 +15,7 @@ use crate::catalog::{CatalogConversion, CatalogKernel, KernelCatalog};
 use crate::compile::ptxas::KernelResources;
 use gemm_spec::{
     AbiField, BindSource, ConversionKind, Dtype, DtypeTriple, FieldType, GridKind, MapOperand, Op,
-    OperandPath, Policy, RowOp, SourceType, SpecSet,
+    OperandPath, Policy, Prepass, RowOp, SourceType, SpecSet,
 };
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -292,6 +292,10 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
     let min_blocks = lit(k.min_blocks.unwrap_or(0));
     let (cx, cy, cz) = (lit(k.cluster.0), lit(k.cluster.1), lit(k.cluster.2));
     let batch = k.batch;
+    let prepass = match k.prepass {
+        Prepass::None => quote!(Prepass::None),
+        Prepass::TransposeA => quote!(Prepass::TransposeA),
+    };
     let max_k = match k.derived.max_k {
         Some(v) => {
             let v = lit(v);
@@ -331,6 +335,7 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
             shared_bytes: #smem,
             min_blocks: #min_blocks,
             abi: #abi,
+            prepass: #prepass,
         }
     }
 }
@@ -349,6 +354,7 @@ fn conversion_info(catalog: &KernelCatalog, c: &CatalogConversion) -> TokenStrea
         ConversionKind::InputUpcast => quote!(ConversionKind::InputUpcast),
         ConversionKind::OutputDowncast => quote!(ConversionKind::OutputDowncast),
         ConversionKind::Repack => quote!(ConversionKind::Repack),
+        ConversionKind::Transpose => quote!(ConversionKind::Transpose),
         ConversionKind::Row(op) => {
             let op = match op {
                 RowOp::Softmax => quote!(RowOp::Softmax),

@@ -117,7 +117,9 @@ pub(super) fn resolve_conversion(
         specs
             .conversions
             .values()
-            .find(|c| c.row_op == row_op && c.variants.contains(pair))
+            .find(|c| {
+                c.row_op == row_op && c.transpose == raw.transpose && c.variants.contains(pair)
+            })
             .map(|c| c.name.clone())
     };
     let kind = check_template(
@@ -148,6 +150,10 @@ pub(super) fn resolve_conversion(
             Some((from, to)) if raw.row_op.is_some() && to != from && to != Dtype::F32 => problem(
                 sink,
                 format!("variant `{v}` reduces {from} rows into {to}; a row kernel writes its input's type or f32"),
+            ),
+            Some((from, to)) if raw.transpose && (from != to || raw.row_op.is_some()) => problem(
+                sink,
+                format!("variant `{v}`: a transposing conversion copies a type to itself (and is no row kernel)"),
             ),
             Some((from, to)) if raw.row_op.is_none() && ConversionKind::of(from, to).is_none() => problem(
                 sink,
@@ -185,6 +191,7 @@ pub(super) fn resolve_conversion(
         variants,
         row_op,
         contract,
+        transpose: raw.transpose,
         location: at,
     })
 }

@@ -181,14 +181,48 @@ pub(super) fn resolve_family(
             }
         }
     }
+    let prepass_problem = |sink: &mut Sink, word: &str, problem: String| {
+        sink.push(
+            at.clone(),
+            SpecErrorKind::Prepass {
+                family: name.to_string(),
+                prepass: word.to_string(),
+                problem,
+            },
+        )
+    };
+    let prepass = match &raw.prepass {
+        None => Prepass::None,
+        Some(w) => match Prepass::parse(w) {
+            Some(p) => p,
+            None => {
+                prepass_problem(
+                    sink,
+                    w,
+                    "is not a prepass: the one prepass is `transpose-a` (tn kernels that read A's transposed copy, as nn)".to_string(),
+                );
+                Prepass::None
+            }
+        },
+    };
     let mut variants = Vec::new();
     for (op_word, dtypes) in &raw.variants {
         let list_at = f_at(dtypes.span());
         let Ok(op) = op_word.parse::<Op>().map_err(|e| word(sink, e.to_string())) else {
             continue;
         };
+        if prepass == Prepass::TransposeA && op != Op::Tn {
+            prepass_problem(
+                sink,
+                "transpose-a",
+                format!("copies a tn call's A, stored [k, m], into [m, k]; variants.{op} has no such A: list tn variants only"),
+            );
+            continue;
+        }
+        // The template is instantiated for the layout the kernel reads (nn for tn under
+        // transpose-a).
         if let Some(k) = kind {
-            if !k.ops.contains(&op) {
+            if !k.ops.contains(&prepass.layout(op)) {
                 let ops: Vec<&str> = k.ops.iter().map(|o| o.as_str()).collect();
                 mismatch(
                     sink,
@@ -311,6 +345,7 @@ pub(super) fn resolve_family(
         abi: raw.abi.clone(),
         instruction: raw.instruction.clone(),
         variants,
+        prepass,
         location: at,
     })
 }

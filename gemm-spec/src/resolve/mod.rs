@@ -204,6 +204,7 @@ pub(crate) fn resolve(
             }
         }
     }
+    check_prepass_conversions(&mut sink, &specs);
     for (i, f) in files.iter().enumerate() {
         let Some(raw_tier) = &f.raw.tier else {
             let orphan = if !f.raw.tile.is_empty() {
@@ -250,4 +251,36 @@ pub(crate) fn resolve(
         crate::route_table::check_coverage(&specs, sink.errors);
     }
     (sink.errors.len() == before).then_some((specs, warnings))
+}
+
+/// A family whose launches copy A transposed needs the transposing conversion of each of its
+/// input types (conversions are built for every tier).
+fn check_prepass_conversions(sink: &mut Sink, specs: &SpecSet) {
+    for f in specs.families.values() {
+        let Some(word) = f.prepass.as_str() else {
+            continue;
+        };
+        let mut missing: Vec<crate::vocab::Dtype> = Vec::new();
+        for (_, d) in &f.variants {
+            let built = specs.conversions.values().any(|c| {
+                c.kind_of(d.ab, d.ab) == Some(ConversionKind::Transpose)
+                    && c.variants.contains(&(d.ab, d.ab))
+            });
+            if !built && !missing.contains(&d.ab) {
+                missing.push(d.ab);
+            }
+        }
+        for d in missing {
+            sink.push(
+                f.location.clone(),
+                SpecErrorKind::Prepass {
+                    family: f.name.clone(),
+                    prepass: word.to_string(),
+                    problem: format!(
+                        "needs a transposing conversion of {d} (a `[conversion.*]` with `transpose = true` and variant `{d}.{d}`), which no conversion builds"
+                    ),
+                },
+            );
+        }
+    }
 }

@@ -243,7 +243,7 @@ pub(super) fn resolve_tile(
     let hw = &tier.hardware;
     let mut most_smem = 0u64;
     for &(op, dtype) in &family.variants {
-        let point = kernel_point(kind, &tile, op, dtype, contract, inst, tier);
+        let point = kernel_point(kind, &tile, family.layout(op), dtype, contract, inst, tier);
         for b in broken_limits(&point) {
             let rule = b.limit.rule.text().to_string();
             if reported.contains(&rule) {

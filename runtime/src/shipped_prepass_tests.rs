@@ -1,0 +1,188 @@
+//! The plan of a kernel whose family copies A transposed first (`prepass = "transpose-a"`), over
+//! every such kernel of the shipped set: A is always copied, `[k, m]` into `[m, k]` with a
+//! 16-byte leading dimension, by the tier's transposing conversion; a misaligned B is repacked
+//! beside it; the scratch bound holds; and without the copy the route's unaligned kernel runs
+//! (or, with none, the call is refused), never the kernel on A as stored.
+
+use super::*;
+use crate::table::{ConversionKind, Op, Operand, Prepass, RouteHit};
+use gemm_core::{
+    aligned_ld, NoRepack, PickError, Routed, StoredAb, StoredOperand, UnalignedWhy,
+    REPACK_ALIGN_BYTES,
+};
+
+fn prepass_kernels() -> Vec<&'static KernelInfo> {
+    shipped()
+        .kernels()
+        .iter()
+        .filter(|k| k.prepass == Prepass::TransposeA)
+        .collect()
+}
+
+/// A route to `k` with the unaligned kernel `unaligned`.
+fn routed(k: &'static KernelInfo, unaligned: Option<&'static KernelInfo>) -> Routed {
+    Routed {
+        hit: RouteHit {
+            kernel: k.id,
+            rule: 1,
+            unaligned: unaligned.map(|u| u.id),
+        },
+        half_fallback: false,
+        kernel: k,
+        unaligned,
+    }
+}
+
+/// A tn call's A and B as stored: A `[k, m]`, B `[k, n]`, at 256-byte aligned addresses.
+fn tn_operands(m: u64, n: u64, k: u64, ldb: u64) -> StoredAb {
+    StoredAb {
+        a: Some(StoredOperand {
+            address: 1 << 20,
+            rows: k,
+            cols: m,
+            ld: m,
+        }),
+        b: Some(StoredOperand {
+            address: 1 << 30,
+            rows: k,
+            cols: n,
+            ld: ldb,
+        }),
+        dtype: Dtype::F32,
+        a_transposed: false,
+    }
+}
+
+fn round(bytes: u64) -> u64 {
+    bytes.div_ceil(REPACK_ALIGN_BYTES) * REPACK_ALIGN_BYTES
+}
+
+#[test]
+fn a_prepass_kernels_a_is_copied_transposed_within_the_bound() {
+    let set = shipped();
+    for k in prepass_kernels() {
+        assert_eq!(k.op, Op::Tn, "{}", k.name);
+        let r = routed(k, None);
+        // m = 1000 and k = 777: the copy is [1000, 777] with rows of 780 f32 (16 bytes).
+        let (m, n, depth) = (1000, 4096, 777);
+        let ab = tn_operands(m, n, depth, n);
+        let plan = r.repack(set, k.tier, &ab, u64::MAX).unwrap();
+        let a = plan.a.unwrap();
+        assert!(a.transposed && plan.b.is_none(), "{}", k.name);
+        assert_eq!(a.shape(), (m, depth));
+        assert_eq!(a.ld, aligned_ld(depth, Dtype::F32));
+        assert_eq!(a.ld, 780);
+        assert_eq!(plan.scratch_bytes, round(m * 780 * 4));
+        let t = plan.transpose.unwrap();
+        assert_eq!(t.kind, ConversionKind::Transpose);
+        assert_eq!((t.from, t.to, t.tier), (Dtype::F32, Dtype::F32, k.tier));
+        assert!(
+            plan.conversion.is_none(),
+            "no bit copy without a misaligned B"
+        );
+        assert!(std::ptr::eq(plan.conversion_of(&a).unwrap(), t));
+        // One byte under what the copy takes: refused with both numbers, nothing planned.
+        let limit = plan.scratch_bytes - 1;
+        match r.repack(set, k.tier, &ab, limit) {
+            Err(NoRepack::OverLimit { needed, limit: l }) => {
+                assert_eq!((needed, l), (plan.scratch_bytes, limit))
+            }
+            other => panic!("{}: {other:?}", k.name),
+        }
+        // k = 0: nothing to copy, so the kernel cannot run.
+        let mut empty = ab;
+        empty.a = None;
+        empty.b = None;
+        assert!(matches!(
+            r.repack(set, k.tier, &empty, u64::MAX),
+            Err(NoRepack::NotAlignment(Operand::A, _))
+        ));
+    }
+}
+
+#[test]
+fn a_misaligned_b_is_repacked_beside_the_transposed_a() {
+    let set = shipped();
+    for k in prepass_kernels() {
+        let r = routed(k, None);
+        // n = 50257 f32 columns: B's rows are off 16 bytes, so B is copied as stored too.
+        let (m, n, depth) = (512, 50257, 1024);
+        let ab = tn_operands(m, n, depth, n);
+        let plan = r.repack(set, k.tier, &ab, u64::MAX).unwrap();
+        let (a, b) = (plan.a.unwrap(), plan.b.unwrap());
+        assert!(a.transposed && !b.transposed, "{}", k.name);
+        assert_eq!(b.shape(), (depth, n));
+        assert_eq!(b.ld, 50260);
+        assert_eq!(b.offset, round(a.bytes(Dtype::F32)));
+        assert_eq!(plan.scratch_bytes, b.offset + round(b.bytes(Dtype::F32)));
+        assert_eq!(plan.conversion.unwrap().kind, ConversionKind::Repack);
+        assert_eq!(plan.transpose.unwrap().kind, ConversionKind::Transpose);
+    }
+}
+
+#[test]
+fn without_its_copy_a_prepass_kernel_never_reads_a_as_stored() {
+    let set = shipped();
+    for k in prepass_kernels() {
+        // Any tn kernel of the same contract that reads A as stored stands in as the route's
+        // unaligned kernel here.
+        let unaligned = set
+            .tier_kernels(k.tier)
+            .iter()
+            .find(|u| {
+                u.op == Op::Tn
+                    && u.contract == k.contract
+                    && u.dtype == k.dtype
+                    && u.prepass == Prepass::None
+            })
+            .unwrap_or_else(|| panic!("{}: no tn kernel of its contract", k.name));
+        let ab = tn_operands(2048, 4096, 4096, 4096);
+        let picked = routed(k, Some(unaligned)).pick(&ab).unwrap();
+        assert!(std::ptr::eq(picked.kernel, unaligned), "{}", k.name);
+        assert_eq!(picked.unaligned, Some(UnalignedWhy::NotCopied(Operand::A)));
+        assert_eq!(
+            routed(k, None).pick(&ab).err(),
+            Some(PickError::NotCopied(Operand::A))
+        );
+        // With the copy (what the repack path passes), the kernel itself runs.
+        let plan = routed(k, None).repack(set, k.tier, &ab, u64::MAX).unwrap();
+        let copied = StoredAb {
+            a: Some(plan.a.unwrap().stored(1 << 21)),
+            a_transposed: true,
+            ..ab
+        };
+        let picked = routed(k, None).pick(&copied).unwrap();
+        assert!(std::ptr::eq(picked.kernel, k) && picked.unaligned.is_none());
+    }
+}
+
+#[test]
+fn the_transposing_conversion_launches_a_block_per_32_x_32_tile() {
+    let set = shipped();
+    let mut seen = 0;
+    for t in set.tiers() {
+        let Some(c) = set.transpose_for(t.id, Dtype::F32) else {
+            continue;
+        };
+        seen += 1;
+        assert_eq!(c.launch_grid(4096, 1000), (128 * 32, 1, 1));
+        assert_eq!(c.launch_grid(33, 1), (2, 1, 1));
+        assert_eq!(c.launch_grid(0, 0), (1, 1, 1));
+        assert_eq!(
+            c.launch_grid(1 << 20, 1 << 20).0 as u64,
+            crate::table::ConversionInfo::MAX_BLOCKS
+        );
+        // The other conversions of the pair are not it.
+        let repack = set.conversion_for(t.id, Dtype::F32, Dtype::F32).unwrap();
+        assert_eq!(repack.kind, ConversionKind::Repack);
+    }
+    // Every tier with a prepass kernel has its conversion.
+    for k in prepass_kernels() {
+        assert!(
+            set.transpose_for(k.tier, Dtype::F32).is_some(),
+            "{}",
+            k.name
+        );
+    }
+    assert!(seen > 0 || prepass_kernels().is_empty());
+}
