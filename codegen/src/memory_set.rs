@@ -110,6 +110,7 @@ pub fn kernel_set(catalog: &KernelCatalog) -> &'static KernelSet {
                 min_blocks: k.min_blocks.unwrap_or(0),
                 abi: leak(family.map_or("", |f| f.abi.as_str())),
                 prepass: k.prepass,
+                vector_bytes: k.derived.vector_bytes.unwrap_or(0),
             }
         })
         .collect();

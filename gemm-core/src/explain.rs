@@ -242,6 +242,13 @@ impl KernelSet {
                 "  A, stored [k, m], is copied transposed into [m, k] scratch first (bits unchanged), and this kernel reads the copy as nn does, within the context's repack limit"
             );
         }
+        if k.vector_bytes > 0 && self.conversion_for(tier, dtype.ab, dtype.ab).is_some() {
+            let _ = writeln!(
+                s,
+                "  reads A and B as {}-byte vectors where their addresses and leading dimensions allow: an operand off that is copied (bits unchanged) into aligned scratch and this kernel reads the copy, within the context's repack limit (element by element beyond it, the same bits)",
+                k.vector_bytes
+            );
+        }
         let repacks = routed.kernel.operands == OperandPath::Tma
             && self.conversion_for(tier, dtype.ab, dtype.ab).is_some();
         if repacks && !k0_unaligned {

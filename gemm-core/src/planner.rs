@@ -474,6 +474,7 @@ mod tests {
             min_blocks: 0,
             abi: "a",
             prepass: crate::table::Prepass::None,
+            vector_bytes: 0,
         }
     }
 

@@ -4,6 +4,10 @@
 //! bits, so this changes speed only (the unaligned kernel of the same contract gives those
 //! bits too, slower).
 //!
+//! A plain-load kernel with a vector path (its manifest's `vector_bytes`: the exact policy's
+//! decode and warp-tiled kernels) reads an operand off that alignment element by element, the
+//! same values several times slower; such an operand is copied as for TMA.
+//!
 //! A kernel whose family has `prepass = "transpose-a"` (TF32 tn on wgmma) reads A transposed:
 //! its A is always copied, `[k, m]` into `[m, k]`, the same values in the layout the kernel
 //! reads, so the bits are the kernel's on those values, as for any copy.
@@ -24,7 +28,13 @@ pub const REPACK_ALIGN_BYTES: u64 = 256;
 /// The leading dimension of an aligned copy of rows of `cols` elements: `cols` rounded up to
 /// 16 bytes, TMA's stride rule (50257 bf16 columns: 50264).
 pub fn aligned_ld(cols: u64, dtype: Dtype) -> u64 {
-    let per = (16 / dtype.size_bytes()).max(1);
+    aligned_ld_to(cols, dtype, 16)
+}
+
+/// `cols` rounded up so that a row is a multiple of `bytes` (and of 16): the leading dimension
+/// of a copy for a kernel whose vector path needs `bytes`.
+fn aligned_ld_to(cols: u64, dtype: Dtype, bytes: u64) -> u64 {
+    let per = (bytes.max(16) / dtype.size_bytes()).max(1);
     cols.div_ceil(per).max(1) * per
 }
 
@@ -128,9 +138,10 @@ impl Routed {
     /// Which of A and B the route's kernel needs copied into aligned scratch, within
     /// `limit_bytes` of scratch; `Err` says why none is (the route's unaligned kernel then
     /// runs where the kernel cannot take an operand, [`Routed::pick`]). A
-    /// [`Prepass::TransposeA`] kernel always has A copied, transposed; the others (TMA
-    /// kernels) have an operand copied, as stored, where TMA cannot take its address or
-    /// leading dimension alone.
+    /// [`Prepass::TransposeA`] kernel always has A copied, transposed; a TMA kernel has an
+    /// operand copied, as stored, where TMA cannot take its address or leading dimension
+    /// alone; a kernel with a vector path ([`KernelInfo::vector_bytes`](crate::table::KernelInfo::vector_bytes)) where the operand's
+    /// address or row pitch is off it.
     pub fn repack(
         &self,
         set: &KernelSet,
@@ -140,7 +151,8 @@ impl Routed {
     ) -> Result<RepackPlan, NoRepack> {
         let k = self.kernel;
         let transposes_a = k.prepass == Prepass::TransposeA;
-        if k.operands != OperandPath::Tma && !transposes_a {
+        let vector = u64::from(k.vector_bytes);
+        if k.operands != OperandPath::Tma && !transposes_a && vector == 0 {
             return Err(NoRepack::NotNeeded);
         }
         let mut copies: [Option<RepackedOperand>; 2] = [None, None];
@@ -196,6 +208,26 @@ impl Routed {
                     copies[slot] = Some(copy);
                 }
                 Err(p) => return Err(NoRepack::NotAlignment(map.operand, p)),
+            }
+        }
+        if vector > 0 {
+            // A plain-load kernel's vector path: an operand whose address or row pitch is off
+            // it would be read element by element (the same values, several times slower).
+            let elem = ab.dtype.size_bytes();
+            for (slot, operand, stored) in [(0, Operand::A, ab.a), (1, Operand::B, ab.b)] {
+                let Some(s) = stored.filter(|_| copies[slot].is_none()) else {
+                    continue;
+                };
+                let off = |bytes: u64| !bytes.is_multiple_of(vector);
+                if off(s.address) || off(s.ld.saturating_mul(elem)) {
+                    copies[slot] = Some(RepackedOperand {
+                        operand,
+                        from: s,
+                        transposed: false,
+                        ld: aligned_ld_to(s.cols, ab.dtype, vector),
+                        offset: 0,
+                    });
+                }
             }
         }
         if copies.iter().all(Option::is_none) {

@@ -480,6 +480,10 @@ pub struct KernelInfo {
     pub abi: &'static str,
     /// A copy its launch makes first ([`Prepass::TransposeA`]: A transposed into scratch).
     pub prepass: Prepass,
+    /// A plain-load kernel's vector path: bytes A's and B's addresses and leading dimensions
+    /// must be multiples of for it (element by element otherwise, the same bits); the repack
+    /// copies an operand off it into aligned scratch. 0: no such path.
+    pub vector_bytes: u32,
 }
 
 impl KernelInfo {

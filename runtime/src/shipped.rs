@@ -76,8 +76,8 @@ pub fn conversion_for(tier: TierId, from: Dtype, to: Dtype) -> Option<&'static C
 mod tier_choice_tests;
 
 #[cfg(test)]
-#[path = "shipped_prepass_tests.rs"]
-mod prepass_tests;
+#[path = "shipped_repack_tests.rs"]
+mod repack_tests;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,9 @@
 //! Odd leading dimensions on the GPU: the repack (A or B copied, bits unchanged, into aligned
 //! scratch for the route's TMA kernel) and prepared weights give the bits of the unaligned
 //! kernel of the same contract, rows stay independent of the batch, the copies are recorded,
-//! and the scratch bound is kept.
+//! and the scratch bound is kept. The exact kernels' vector path reads such copies with the
+//! bits of their element-by-element path, and a tn kernel that reads A's transposed copy gives
+//! the routed tn kernel's bits.
 //!
 //! Skips, saying why, where the tier has no tensor-core route for bf16.
 
@@ -341,4 +343,81 @@ fn prepass_kernels_read_a_transposed_copy_with_the_routed_bits() {
             );
         }
     }
+}
+
+/// The exact policy's kernels with a vector path (`vector_bytes`: fmadecs, fmaw, fmaws) read an
+/// operand off it through an aligned copy: the launch reports the copy, the bits are those of
+/// the same kernel reading the operands as stored (element by element, repack off), and the
+/// copies are recorded before the GEMM.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn exact_vector_kernels_read_aligned_copies_with_the_same_bits() {
+    let ctx = context();
+    let tier = ctx.tier();
+    if !ctx
+        .kernels()
+        .tier_kernels(tier.id)
+        .iter()
+        .any(|k| k.vector_bytes > 0)
+    {
+        eprintln!(
+            "skipped: tier {} has no kernel with a vector path",
+            tier.name
+        );
+        return;
+    }
+    let mut checked = 0;
+    // An odd vocabulary (B's ld 1001) and an odd reduction (A's ld 1003), at decode, mid and
+    // large m (the decode, split and warp-tiled kernels).
+    for (n, k) in [(1001usize, 768usize), (264, 1003)] {
+        for m in [1usize, 16, 64, 300] {
+            let mut rng = Rng::fresh(&format!("exact vector {m}x{n}x{k}"));
+            let x = ctx.upload(&rng.vec::<f32>(m * k)).unwrap();
+            let w = ctx.upload(&rng.vec::<f32>(k * n)).unwrap();
+            let run = |limit: u64, rec: Option<&mut Recorder>| -> (Launch, Vec<u32>) {
+                ctx.set_repack_limit(limit);
+                let mut c = ctx.upload(&vec![poison::<f32>(); m * n]).unwrap();
+                let req = GemmRequest::linear(x.mat(k), w.mat(n), None, c.mat_mut(n), (m, n, k))
+                    .with_policy(Policy::Exact);
+                let launch = match rec {
+                    Some(r) => ctx.gemm_observed(req, r),
+                    None => ctx.gemm(req),
+                }
+                .unwrap_or_else(|e| panic!("{m}x{n}x{k}: {e}"));
+                ctx.set_repack_limit(u64::MAX);
+                let bits = ctx.download(&c).unwrap().into_iter().map(bits).collect();
+                (launch, bits)
+            };
+            let (plain, want) = run(0, None);
+            let info = plain.kernel.and_then(kernel).unwrap();
+            if info.vector_bytes == 0 {
+                eprintln!("{m}x{n}x{k}: {} has no vector path", info.name);
+                continue;
+            }
+            assert!(plain.repacked.is_none(), "{plain:?}");
+            let mut rec = Recorder::with_capacity(4);
+            let (copied, got) = run(u64::MAX, Some(&mut rec));
+            assert_eq!(copied.kernel, plain.kernel);
+            let r = copied
+                .repacked
+                .expect("an operand off the vector path is copied");
+            assert_eq!((r.a, r.b), (k % 4 != 0, n % 4 != 0), "{m}x{n}x{k}");
+            let kinds: Vec<LaunchKind> = rec.records().iter().map(|r| r.kind).collect();
+            assert_eq!(kinds.last(), Some(&LaunchKind::Gemm));
+            assert_eq!(kinds.len(), 1 + usize::from(r.a) + usize::from(r.b));
+            let diff = got.iter().zip(&want).position(|(g, w)| g != w);
+            assert!(
+                diff.is_none(),
+                "{m}x{n}x{k} on {}: element {} differs between the copy and the operands as stored",
+                info.name,
+                diff.unwrap_or(0)
+            );
+            eprintln!("{m}x{n}x{k} on {}: copies give the bits", info.name);
+            checked += 1;
+        }
+    }
+    assert!(
+        checked > 0,
+        "no exact route reached a kernel with a vector path"
+    );
 }

@@ -1,26 +1,38 @@
 # The planned next run of this step (not yet run: no device in the sessions since). Expects
 # .devx/bins.tar.xz holding the stripped release executables gpu_tensor_core, gpu_repack,
-# gpu_invariance, gemm-aot-tune and gemm-aot-bench, and .devx/unpack
-# (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin). Usage: bash next-run.sh <commit>
+# gpu_invariance, gpu_graph, gpu_serving, gemm-aot-tune and gemm-aot-bench, and .devx/unpack
+# (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin).
+# Usage, two device calls (each under 10 minutes): bash next-run.sh <commit> bits; then
+# bash next-run.sh <commit> times
 # First the bits of the TN candidates, tcwide32tncopy's (A transposed into scratch, then the NN
-# kernel) among them; then the tuner's times of every TN candidate at the six (n, k); then the
-# one-process bench over the routes.
+# kernel) among them; the exact kernels' copies of odd operands (their vector path); then the
+# tuner's times of every TN candidate at the six (n, k); then the one-process bench.
 bash .devx/unpack
 export LD_LIBRARY_PATH=$(dirname $(find / -name 'libcublas.so.1*' 2>/dev/null | head -1))
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+step=${2:-bits}
+if [ "$step" = bits ]; then
 cd runtime
 echo "== gpu_tensor_core (tf32 candidates: tn, nn, nt)"
 timeout 60 ../.devx/bin/gpu_tensor_core --ignored --exact tc_every_candidate_gives_the_routed_bits_tn_tf32 tc_every_candidate_gives_the_routed_bits_nn_tf32 tc_every_candidate_gives_the_routed_bits_nt_tf32 --nocapture --test-threads 1 2>&1 | grep -E "candidates give|skipped|panicked|test result" | cut -c1-400
 [ ${PIPESTATUS[0]} = 124 ] && { echo HANG; exit 1; }
-echo "== gpu_repack (the transposed copy of A)"
-timeout 40 ../.devx/bin/gpu_repack --ignored --exact prepass_kernels_read_a_transposed_copy_with_the_routed_bits --nocapture --test-threads 1 2>&1 | grep -E "routed bits|skipped|panicked|test result"
+echo "== gpu_repack (the transposed copy of A; the exact kernels' aligned copies; all of it)"
+timeout 60 ../.devx/bin/gpu_repack --ignored --nocapture --test-threads 1 2>&1 | grep -E "routed bits|give the bits|vector path|skipped|panicked|test result|^test "
 [ ${PIPESTATUS[0]} = 124 ] && { echo HANG; exit 1; }
+echo "== gpu_graph, gpu_serving (one launch a GEMM with the repack off)"
+timeout 60 ../.devx/bin/gpu_graph --ignored --test-threads 1 2>&1 | grep -E "^test |test result|panicked"
+timeout 60 ../.devx/bin/gpu_serving --ignored --test-threads 1 2>&1 | grep -E "^test |test result|panicked"
 echo "== memcheck (tn tf32 candidates)"
 timeout 60 compute-sanitizer --tool memcheck --print-limit 5 ../.devx/bin/gpu_tensor_core --ignored --exact tc_every_candidate_gives_the_routed_bits_tn_tf32 --test-threads 1 2>&1 | grep -E "ERROR SUMMARY|test result|panicked"
 echo "== gpu_invariance tc_tf32_rows_follow_the_batch"
 timeout 90 ../.devx/bin/gpu_invariance --ignored --exact tc_tf32_rows_follow_the_batch --test-threads 1 2>&1 | grep -E "^test |test result|panicked"
 cd ..
+fi
+if [ "$step" = times ]; then
 echo "== tune tn (every candidate, tcwide32tncopy's included)"
 timeout 170 .devx/bin/gemm-aot-tune --tier sm90a --shapes bench/shapes/tf32-tune.toml --op tn --dtype f32 --policy tensor-core --buckets 256,512,1024,2048 --out $OUT/tn.tuned.toml --json $OUT/tn-tune.json --time-limit 150 2>&1 | tail -30
 echo "== bench: TN rows"
 timeout 40 .devx/bin/gemm-aot-bench --policy tensor-core --dtype f32 --op tn --m 512,1024,4096 --nk 4096x4096,14336x4096,4096x14336,1024x4096,2304x768 --reps 10 --commit $1 --out $OUT/tn 2>&1 | grep -v "^  warning"
+echo "== bench: the exact odd rows (the copies per call included)"
+timeout 60 .devx/bin/gemm-aot-bench --policy exact --dtype f32 --shapes bench/shapes/models.toml --filter odd --m 1,16,64,1024 --reps 10 --commit $1 --out $OUT/exact-odd 2>&1 | grep -v "^  warning"
+fi

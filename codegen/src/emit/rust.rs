@@ -292,6 +292,7 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
     let min_blocks = lit(k.min_blocks.unwrap_or(0));
     let (cx, cy, cz) = (lit(k.cluster.0), lit(k.cluster.1), lit(k.cluster.2));
     let batch = k.batch;
+    let vector_bytes = lit(k.derived.vector_bytes.unwrap_or(0));
     let prepass = match k.prepass {
         Prepass::None => quote!(Prepass::None),
         Prepass::TransposeA => quote!(Prepass::TransposeA),
@@ -336,6 +337,7 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
             min_blocks: #min_blocks,
             abi: #abi,
             prepass: #prepass,
+            vector_bytes: #vector_bytes,
         }
     }
 }

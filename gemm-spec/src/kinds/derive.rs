@@ -74,6 +74,8 @@ pub struct Derived {
     /// Registers a thread of the accumulating warps is granted, when the manifest says (above
     /// the block's even share).
     pub accumulator_registers: Option<u64>,
+    /// Bytes a plain-load kernel's vector path needs its operands aligned to, when it has one.
+    pub vector_bytes: Option<u32>,
     pub tensor_maps: Vec<DerivedMap>,
     /// The builtin names' values for this kernel (the tile's m, n, k, ...), for `describe`.
     pub builtins: Vec<(String, i64)>,
@@ -214,6 +216,7 @@ pub fn derive(p: &KernelPoint<'_>) -> Result<Derived, DeriveError> {
     let accumulator_registers = get(keys::ACCUMULATOR_REGISTERS)
         .filter(|&v| v > 0)
         .map(|v| v as u64);
+    let vector_bytes = as_u32(keys::VECTOR_BYTES, get(keys::VECTOR_BYTES).unwrap_or(0))?;
     let mut tensor_maps = Vec::new();
     for m in &p.kind.tensor_maps {
         let MapDecl {
@@ -255,6 +258,7 @@ pub fn derive(p: &KernelPoint<'_>) -> Result<Derived, DeriveError> {
         min_blocks: (min_blocks > 0).then_some(min_blocks),
         accumulators,
         accumulator_registers,
+        vector_bytes: (vector_bytes > 0).then_some(vector_bytes),
         tensor_maps,
     })
 }

@@ -161,6 +161,10 @@ pub mod keys {
     /// other warps), when that is above the block's even share; 0 or absent: the even share.
     /// The accumulators are checked against it.
     pub const ACCUMULATOR_REGISTERS: &str = "accumulator_registers";
+    /// Bytes a plain-load kernel reads A and B in where their addresses and leading
+    /// dimensions (in bytes) are multiples of it, element by element elsewhere; 0 or absent:
+    /// no such path. The runtime copies an operand off it into aligned scratch (the repack).
+    pub const VECTOR_BYTES: &str = "vector_bytes";
 }
 
 /// Names a tile key may not take: they are the tile's own keys, or formulas' builtins.

@@ -1,13 +1,18 @@
-//! The plan of a kernel whose family copies A transposed first (`prepass = "transpose-a"`), over
-//! every such kernel of the shipped set: A is always copied, `[k, m]` into `[m, k]` with a
-//! 16-byte leading dimension, by the tier's transposing conversion; a misaligned B is repacked
-//! beside it; the scratch bound holds; and without the copy the route's unaligned kernel runs
-//! (or, with none, the call is refused), never the kernel on A as stored.
+//! The repack's plans over the shipped set's kernels (no device needed).
+//!
+//! A kernel whose family copies A transposed first (`prepass = "transpose-a"`): A is always
+//! copied, `[k, m]` into `[m, k]` with a 16-byte leading dimension, by the tier's transposing
+//! conversion; a misaligned B is repacked beside it; the scratch bound holds; and without the
+//! copy the route's unaligned kernel runs (or, with none, the call is refused), never the kernel
+//! on A as stored.
+//!
+//! A plain-load kernel with a vector path (`vector_bytes`): exactly the operands whose address
+//! or row pitch is off it are copied, and the kernel itself runs either way.
 
 use super::*;
 use crate::table::{ConversionKind, Op, Operand, Prepass, RouteHit};
 use gemm_core::{
-    aligned_ld, NoRepack, PickError, Routed, StoredAb, StoredOperand, UnalignedWhy,
+    aligned_ld, NoRepack, OperandPath, PickError, Routed, StoredAb, StoredOperand, UnalignedWhy,
     REPACK_ALIGN_BYTES,
 };
 
@@ -185,4 +190,117 @@ fn the_transposing_conversion_launches_a_block_per_32_x_32_tile() {
         );
     }
     assert!(seen > 0 || prepass_kernels().is_empty());
+}
+
+fn vector_kernels() -> Vec<&'static KernelInfo> {
+    shipped()
+        .kernels()
+        .iter()
+        .filter(|k| k.vector_bytes > 0)
+        .collect()
+}
+
+/// A call's A and B as `op` stores them, at `address` and `address + 1 GiB`, with leading
+/// dimensions `lda` and `ldb`.
+fn stored_ab(
+    op: Op,
+    (m, n, k): (u64, u64, u64),
+    (lda, ldb): (u64, u64),
+    address: u64,
+    dtype: Dtype,
+) -> StoredAb {
+    let (a_rows, a_cols) = if op == Op::Tn { (k, m) } else { (m, k) };
+    let (b_rows, b_cols) = if op == Op::Nt { (n, k) } else { (k, n) };
+    StoredAb {
+        a: Some(StoredOperand {
+            address,
+            rows: a_rows,
+            cols: a_cols,
+            ld: lda,
+        }),
+        b: Some(StoredOperand {
+            address: address + (1 << 30),
+            rows: b_rows,
+            cols: b_cols,
+            ld: ldb,
+        }),
+        dtype,
+        a_transposed: false,
+    }
+}
+
+#[test]
+fn a_vector_kernels_operands_off_its_alignment_are_copied_and_no_others() {
+    let set = shipped();
+    let kernels = vector_kernels();
+    for k in &kernels {
+        let r = routed(k, None);
+        let dtype = k.dtype.ab;
+        let elem = dtype.size_bytes();
+        let vb = u64::from(k.vector_bytes);
+        assert!(vb.is_power_of_two() && vb <= 16, "{}: {vb}", k.name);
+        let (m, n, depth) = (7, 4096, 2048);
+        let dense = |op: Op| {
+            let lda = if op == Op::Tn { m } else { depth };
+            let ldb = if op == Op::Nt { depth } else { n };
+            (lda, ldb)
+        };
+        // Aligned (tn's A of 7 rows a k is off any vector: padded to 8 or 16 bytes' worth).
+        let (lda, ldb) = dense(k.op);
+        let lda = if k.op == Op::Tn { 16 } else { lda };
+        let ab = stored_ab(k.op, (m, n, depth), (lda, ldb), 1 << 20, dtype);
+        assert_eq!(
+            r.repack(set, k.tier, &ab, u64::MAX).err(),
+            Some(NoRepack::NotNeeded),
+            "{}",
+            k.name
+        );
+        // A's rows one element longer: A alone is copied, its rows rounded up to 16 bytes.
+        let odd = stored_ab(k.op, (m, n, depth), (lda + 1, ldb), 1 << 20, dtype);
+        let plan = r.repack(set, k.tier, &odd, u64::MAX).unwrap();
+        let a = plan.a.unwrap();
+        assert!(plan.b.is_none() && !a.transposed, "{}", k.name);
+        assert_eq!(a.shape(), (odd.a.unwrap().rows, odd.a.unwrap().cols));
+        assert!((a.ld * elem).is_multiple_of(16) && a.ld >= a.shape().1);
+        assert_eq!(plan.conversion.unwrap().kind, ConversionKind::Repack);
+        assert!(plan.transpose.is_none());
+        // B's base one element in: B alone; both: both, B after A.
+        let shifted = StoredAb {
+            b: ab.b.map(|b| StoredOperand {
+                address: b.address + elem,
+                ..b
+            }),
+            ..ab
+        };
+        let plan = r.repack(set, k.tier, &shifted, u64::MAX).unwrap();
+        assert!(plan.a.is_none() && plan.b.is_some(), "{}", k.name);
+        let both = StoredAb {
+            a: odd.a,
+            ..shifted
+        };
+        let plan = r.repack(set, k.tier, &both, u64::MAX).unwrap();
+        let (a, b) = (plan.a.unwrap(), plan.b.unwrap());
+        assert_eq!(b.offset, round(a.bytes(dtype)));
+        // Over the bound: refused with both numbers; k = 0: nothing to copy.
+        assert!(matches!(
+            r.repack(set, k.tier, &both, plan.scratch_bytes - 1),
+            Err(NoRepack::OverLimit { .. })
+        ));
+        let empty = StoredAb {
+            a: None,
+            b: None,
+            ..both
+        };
+        assert_eq!(
+            r.repack(set, k.tier, &empty, u64::MAX).err(),
+            Some(NoRepack::NotNeeded)
+        );
+        // The kernel runs on operands as stored too (element by element): no unaligned kernel.
+        let picked = r.pick(&both).unwrap();
+        assert!(std::ptr::eq(picked.kernel, *k) && picked.unaligned.is_none());
+    }
+    // Every kind whose manifest names a vector path is a plain-load kind.
+    for k in &kernels {
+        assert_eq!(k.operands, OperandPath::Loads, "{}", k.name);
+    }
 }
