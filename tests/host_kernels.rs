@@ -16,8 +16,6 @@
 //! store; f16 takes the same code); kernels that differ only by tier run once.
 
 use gemm_codegen::catalog::{CatalogKernel, KernelCatalog};
-use gemm_codegen::compile::cache::cache_root;
-use gemm_codegen::compile::toolchain;
 use gemm_codegen::emit::cuda::gemm_entry;
 use gemm_core::table::GridKind;
 use gemm_core::vocab::{Dtype, Op};
@@ -364,55 +362,15 @@ fn check_kernel(driver: &Path, k: &CatalogKernel, dir: &Path) -> Result<(), Stri
     }
 }
 
-/// Writes the driver for `kernels` and compiles it with the host C++ compiler (`CXX`, else
-/// `c++`) against CUDA's headers from the toolchain the build uses (bootstrapped if need be).
+/// Writes the driver for `kernels` and compiles it (`gemm_aot_tests::build_host_driver`).
 fn build_driver(
     catalog: &KernelCatalog,
     kernels: &[&CatalogKernel],
     templates: &Path,
     dir: &Path,
 ) -> PathBuf {
-    let tc = toolchain::find_or_bootstrap(&cache_root(), &|m| eprintln!("{m}"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let cuda_include = tc
-        .nvcc
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .join("include");
-    let generated = gemm_aot_tests::generated(catalog);
-    let abi = generated
-        .files
-        .iter()
-        .find(|(p, _)| p.ends_with("gemm_abi.h"))
-        .map(|(_, text)| text.clone())
-        .expect("the generator writes gemm_abi.h");
-    std::fs::write(dir.join("gemm_abi.h"), abi).unwrap();
-    let src = dir.join("driver.cpp");
-    std::fs::write(&src, driver_source(catalog, kernels, templates)).unwrap();
-    let exe = dir.join("driver");
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-Wno-attributes"])
-        .arg("-I")
-        .arg(Path::new("host").canonicalize().unwrap())
-        .arg("-I")
-        .arg(dir)
-        .arg("-I")
-        .arg(templates)
-        .arg("-I")
-        .arg(&cuda_include)
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .output()
-        .unwrap_or_else(|e| panic!("{cxx}: {e} (set CXX to a C++20 compiler)"));
-    assert!(
-        out.status.success(),
-        "{cxx} failed on the host driver:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+    let text = driver_source(catalog, kernels, templates);
+    gemm_aot_tests::build_host_driver(catalog, &text, templates, dir)
 }
 
 #[test]

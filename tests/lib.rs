@@ -97,3 +97,56 @@ pub fn load(specs: &Path) -> Result<gemm_spec::Validated, gemm_spec::SpecErrors>
         &gemm_codegen::shipped_specs::defaults(false),
     )
 }
+
+/// Writes a host-emulation driver's source `text` into `dir` (beside the generated `gemm_abi.h`
+/// of `catalog`) and compiles it with the host C++ compiler (`CXX`, else `c++`) against
+/// `host/cuda_host_shim.h`, `templates` and CUDA's headers from the toolchain the build uses
+/// (bootstrapped if need be); returns the executable, or panics with the compiler's output.
+pub fn build_host_driver(
+    catalog: &KernelCatalog,
+    text: &str,
+    templates: &Path,
+    dir: &Path,
+) -> PathBuf {
+    use gemm_codegen::compile::{cache::cache_root, toolchain};
+    let tc = toolchain::find_or_bootstrap(&cache_root(), &|m| eprintln!("{m}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cuda_include = tc
+        .nvcc
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .join("include");
+    let abi = generated(catalog)
+        .files
+        .into_iter()
+        .find(|(p, _)| p.ends_with("gemm_abi.h"))
+        .map(|(_, text)| text)
+        .expect("the generator writes gemm_abi.h");
+    std::fs::write(dir.join("gemm_abi.h"), abi).unwrap();
+    let src = dir.join("driver.cpp");
+    std::fs::write(&src, text).unwrap();
+    let exe = dir.join("driver");
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    let out = std::process::Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-Wno-attributes"])
+        .arg("-I")
+        .arg(Path::new("host").canonicalize().unwrap())
+        .arg("-I")
+        .arg(dir)
+        .arg("-I")
+        .arg(templates)
+        .arg("-I")
+        .arg(&cuda_include)
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .unwrap_or_else(|e| panic!("{cxx}: {e} (set CXX to a C++17 compiler)"));
+    assert!(
+        out.status.success(),
+        "{cxx} failed on the host driver:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}

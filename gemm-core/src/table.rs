@@ -556,15 +556,26 @@ impl ConversionInfo {
     /// for a transposition, a thread per element for the others; at most
     /// [`MAX_BLOCKS`](Self::MAX_BLOCKS) either way (the kernels loop over the rest).
     pub fn launch_grid(&self, rows: u64, cols: u64) -> (u32, u32, u32) {
-        match self.kind {
-            ConversionKind::Transpose => {
-                let t = Self::TRANSPOSE_TILE;
-                let tiles = rows.div_ceil(t).saturating_mul(cols.div_ceil(t));
-                (tiles.clamp(1, Self::MAX_BLOCKS) as u32, 1, 1)
-            }
-            _ => self.grid_for(rows.saturating_mul(cols)),
-        }
+        conversion_grid(self.kind, self.block_threads, rows, cols)
     }
+}
+
+/// The grid [`ConversionInfo::launch_grid`] launches for a conversion of `kind` with blocks of
+/// `threads` over a `rows x cols` source (row kernels launch [`ConversionInfo::row_grid`]).
+pub fn conversion_grid(
+    kind: ConversionKind,
+    threads: u32,
+    rows: u64,
+    cols: u64,
+) -> (u32, u32, u32) {
+    let blocks = match kind {
+        ConversionKind::Transpose => {
+            let t = ConversionInfo::TRANSPOSE_TILE;
+            rows.div_ceil(t).saturating_mul(cols.div_ceil(t))
+        }
+        _ => rows.saturating_mul(cols).div_ceil(threads.max(1) as u64),
+    };
+    (blocks.clamp(1, ConversionInfo::MAX_BLOCKS) as u32, 1, 1)
 }
 
 /// What ptxas reported for a kernel.

@@ -38,9 +38,11 @@
 using std::max;
 using std::min;
 
-// The built-in variables of the thread running now.
+// The built-in variables of the thread running now (gridDim: set by the driver for the grid it
+// runs).
 inline uint3 threadIdx;
 inline uint3 blockIdx;
+inline uint3 gridDim;
 
 // One block's threads as fibers, each given the block's function.
 struct GemmHostBlock {

@@ -176,7 +176,10 @@ pub fn gemm_entry(specs: &SpecSet, k: &CatalogKernel) -> String {
     )
 }
 
-fn conversion_entry(specs: &SpecSet, c: &CatalogConversion) -> String {
+/// One conversion kernel of a compile unit: its config struct and its `extern "C"` entry
+/// calling the template. Also what the host emulation of the conversions compiles
+/// (tests/host_conversions.rs).
+pub fn conversion_entry(specs: &SpecSet, c: &CatalogConversion) -> String {
     let Some(conv) = specs.conversions.get(&c.conversion) else {
         return format!(
             "#error \"{}: conversion {} is not in the specs\"\n",

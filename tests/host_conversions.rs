@@ -1,0 +1,361 @@
+//! The conversion kernels on the CPU: every conversion of the shipped specs whose kind's manifest
+//! says `host_emulation = true` (the half fallback's widening and narrowing, the repack's bit
+//! copy, the transposing copy of a `prepass = "transpose-a"` family) is compiled by the host C++
+//! compiler from the generator's own entry (`emit::cuda::conversion_entry`) against
+//! `host/cuda_host_shim.h`, and run a block at a time, its threads as fibers meeting at each
+//! barrier in a new shuffled order. A function-scope `__shared__` array is one static array
+//! here: one a block, as the blocks run one after another. Each runs on the grid the runtime
+//! launches (`gemm_core::conversion_grid`) and on a grid of 3 blocks (the grid-stride loop), over
+//! shapes with partial 32 x 32 tiles and padded leading dimensions on both sides. Its output must
+//! be the conversion's model bit for bit (a bit copy, its transposition, or the value rounded to
+//! nearest even once), with the destination's padding left as it was. A transposition that
+//! reads the tile before the barrier must fail the same check, so the check can fail.
+
+use gemm_codegen::catalog::{CatalogConversion, KernelCatalog};
+use gemm_codegen::emit::cuda::{config_name, conversion_entry};
+use gemm_core::table::{conversion_grid, ConversionKind};
+use gemm_core::vocab::Dtype;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The conversions to emulate: elementwise and transposing ones of a host-emulated kind, one of
+/// each distinct entry (the tiers build the same conversions).
+fn host_conversions(catalog: &KernelCatalog) -> Vec<&CatalogConversion> {
+    let mut seen = std::collections::BTreeMap::new();
+    for c in &catalog.conversions {
+        let conv = &catalog.specs.conversions[&c.conversion];
+        if !conv.kind.host_emulation || matches!(c.kind, ConversionKind::Row(_)) {
+            continue;
+        }
+        let key = conversion_entry(&catalog.specs, c)
+            .replace(&c.name, "KERNEL")
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        seen.entry(key).or_insert(c);
+    }
+    seen.into_values().collect()
+}
+
+/// One conversion the driver runs: a `rows x cols` source into its destination, on `blocks`.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    rows: usize,
+    cols: usize,
+    ld_src: usize,
+    ld_dst: usize,
+    blocks: u32,
+}
+
+impl Job {
+    /// Rows and columns of the destination.
+    fn dst_shape(&self, kind: ConversionKind) -> (usize, usize) {
+        match kind {
+            ConversionKind::Transpose => (self.cols, self.rows),
+            _ => (self.rows, self.cols),
+        }
+    }
+}
+
+fn jobs(c: &CatalogConversion) -> Vec<Job> {
+    let mut out = Vec::new();
+    for (rows, cols) in [(1, 1), (33, 65), (100, 37), (64, 32)] {
+        for pad in [0, 3] {
+            let probe = Job {
+                rows,
+                cols,
+                ld_src: cols + pad,
+                ld_dst: 0,
+                blocks: 0,
+            };
+            let ld_dst = probe.dst_shape(c.kind).1 + pad;
+            let full = conversion_grid(c.kind, c.threads, rows as u64, cols as u64).0;
+            for blocks in [full, 3] {
+                out.push(Job {
+                    ld_dst,
+                    blocks,
+                    ..probe
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The element's size in bytes.
+fn size(d: Dtype) -> usize {
+    d.size_bytes() as usize
+}
+
+/// `x`'s bits as a `to` value (rounded to nearest even once where narrower, exact where wider).
+fn convert(from: Dtype, to: Dtype, bits: u32) -> u32 {
+    let v = match from {
+        Dtype::F32 => f32::from_bits(bits),
+        Dtype::Bf16 => half::bf16::from_bits(bits as u16).to_f32(),
+        Dtype::F16 => half::f16::from_bits(bits as u16).to_f32(),
+    };
+    match to {
+        Dtype::F32 => v.to_bits(),
+        Dtype::Bf16 => u32::from(half::bf16::from_f32(v).to_bits()),
+        Dtype::F16 => u32::from(half::f16::from_f32(v).to_bits()),
+    }
+}
+
+fn read(bytes: &[u8], d: Dtype, i: usize) -> u32 {
+    let s = size(d);
+    let mut b = [0u8; 4];
+    b[..s].copy_from_slice(&bytes[i * s..(i + 1) * s]);
+    u32::from_le_bytes(b)
+}
+
+fn write(bytes: &mut [u8], d: Dtype, i: usize, v: u32) {
+    let s = size(d);
+    bytes[i * s..(i + 1) * s].copy_from_slice(&v.to_le_bytes()[..s]);
+}
+
+/// Random finite values of `d` (never zero), as stored.
+fn fill(d: Dtype, n: usize, seed: &mut u64) -> Vec<u8> {
+    let mut out = vec![0u8; n * size(d)];
+    for i in 0..n {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        let u = ((*seed >> 40) as f32 + 0.5) / (1u64 << 24) as f32;
+        write(
+            &mut out,
+            d,
+            i,
+            convert(Dtype::F32, d, (2.0 * u - 1.0).to_bits()),
+        );
+    }
+    out
+}
+
+/// A NaN pattern of `d` that no conversion writes (the destination's poison).
+fn poison(d: Dtype) -> u32 {
+    match d {
+        Dtype::F32 => 0x7fc0_dead,
+        _ => 0x7fed,
+    }
+}
+
+const HOST_MAIN: &str = r#"};
+
+int main(int argc, char** argv) {
+    if (argc != 4) { fprintf(stderr, "usage: driver KERNEL JOBS OUT\n"); return 2; }
+    const Entry* e = nullptr;
+    for (const Entry& x : kEntries) if (std::string(x.name) == argv[1]) e = &x;
+    if (!e) { fprintf(stderr, "no conversion %s\n", argv[1]); return 2; }
+    FILE* in = fopen(argv[2], "rb");
+    FILE* out = fopen(argv[3], "wb");
+    if (!in || !out) { fprintf(stderr, "cannot open the job or output file\n"); return 2; }
+    int h[5];  // rows cols ld_src ld_dst blocks
+    while (fread(h, sizeof h, 1, in) == 1) {
+        int64_t lens[2];  // bytes of src and dst
+        if (fread(lens, sizeof lens, 1, in) != 1) return 3;
+        auto read = [&](int64_t bytes) {
+            std::vector<unsigned char> v((size_t)bytes);
+            if (bytes && fread(v.data(), 1, (size_t)bytes, in) != (size_t)bytes) exit(3);
+            return v;
+        };
+        std::vector<unsigned char> src = read(lens[0]), dst = read(lens[1]);
+        ConvertArgs p{};
+        p.src = src.data(); p.dst = dst.data();
+        p.rows = h[0]; p.cols = h[1]; p.ld_src = h[2]; p.ld_dst = h[3];
+        GemmHostBlock block;
+        const std::function<void()> body = [&] { e->fn(p); };
+        gridDim = make_uint3(h[4], 1, 1);
+        for (int bx = 0; bx < h[4]; ++bx)
+            block.run(e->threads, make_uint3(bx, 0, 0), body, (uint64_t)h[0] * 1000003u + (uint64_t)h[1]);
+        fwrite(dst.data(), 1, lens[1], out);
+    }
+    fclose(out);
+    return 0;
+}
+"#;
+
+/// The driver: the shim, the conversion kinds' headers with function-scope `__shared__` made
+/// static, every entry, and a main that reads jobs from a file (`driver KERNEL JOBS OUT`): per
+/// job 5 i32 (rows cols ld_src ld_dst blocks), 2 i64 (the bytes of src and dst), then those
+/// bytes; it writes each job's dst after its run.
+fn build_driver(
+    catalog: &KernelCatalog,
+    convs: &[&CatalogConversion],
+    templates: &Path,
+    dir: &Path,
+) -> PathBuf {
+    let mut headers: Vec<&str> = convs
+        .iter()
+        .map(|c| {
+            catalog.specs.conversions[&c.conversion]
+                .kind
+                .header
+                .as_str()
+        })
+        .collect();
+    headers.sort_unstable();
+    headers.dedup();
+    // A function-scope __shared__ array is the block's: one static array, the blocks running
+    // one after another.
+    let mut s = String::from(
+        "#include \"cuda_host_shim.h\"\n#include \"gemm_abi.h\"\n#undef __shared__\n#define __shared__ static\n",
+    );
+    for h in &headers {
+        let _ = writeln!(s, "#include \"{h}\"");
+    }
+    for c in convs {
+        s.push_str(&conversion_entry(&catalog.specs, c));
+    }
+    s.push_str(
+        "#include <string>\nstruct Entry { const char* name; void (*fn)(const ConvertArgs); int threads; };\nstatic const Entry kEntries[] = {\n",
+    );
+    for c in convs {
+        let cfg = config_name(&c.name);
+        let _ = writeln!(s, "    {{\"{n}\", {n}, {cfg}::kThreads}},", n = c.name);
+    }
+    s.push_str(HOST_MAIN);
+    gemm_aot_tests::build_host_driver(catalog, &s, templates, dir)
+}
+
+/// Runs every job of `c` through the driver and checks each against the model.
+fn check(driver: &Path, c: &CatalogConversion, dir: &Path) -> Result<(), String> {
+    let (from, to) = (c.from, c.to);
+    let mut seed = 0x9e37_79b9_7f4a_7c15 ^ c.id as u64;
+    let mut input = Vec::new();
+    let mut want = Vec::new();
+    for job in jobs(c) {
+        let src = fill(from, job.rows * job.ld_src, &mut seed);
+        let (dst_rows, _) = job.dst_shape(c.kind);
+        let mut dst0 = vec![0u8; dst_rows * job.ld_dst * size(to)];
+        for i in 0..dst_rows * job.ld_dst {
+            write(&mut dst0, to, i, poison(to));
+        }
+        let mut dst = dst0.clone();
+        for r in 0..job.rows {
+            for col in 0..job.cols {
+                let v = read(&src, from, r * job.ld_src + col);
+                let at = match c.kind {
+                    ConversionKind::Transpose => col * job.ld_dst + r,
+                    _ => r * job.ld_dst + col,
+                };
+                let v = if from == to { v } else { convert(from, to, v) };
+                write(&mut dst, to, at, v);
+            }
+        }
+        want.push(dst);
+        for v in [
+            job.rows,
+            job.cols,
+            job.ld_src,
+            job.ld_dst,
+            job.blocks as usize,
+        ] {
+            input.extend((v as i32).to_le_bytes());
+        }
+        input.extend((src.len() as i64).to_le_bytes());
+        input.extend((dst0.len() as i64).to_le_bytes());
+        input.extend(src);
+        input.extend(dst0);
+    }
+    let jobs_file = dir.join(format!("{}.jobs", c.name));
+    let out_file = dir.join(format!("{}.out", c.name));
+    std::fs::write(&jobs_file, input).unwrap();
+    let run = Command::new(driver)
+        .arg(&c.name)
+        .arg(&jobs_file)
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    if !run.status.success() {
+        return Err(format!(
+            "{}: the driver failed: {}",
+            c.name,
+            String::from_utf8_lossy(&run.stderr)
+        ));
+    }
+    let got = std::fs::read(&out_file).unwrap();
+    let mut at = 0;
+    for (job, want) in jobs(c).iter().zip(&want) {
+        let got = &got[at..at + want.len()];
+        at += want.len();
+        if let Some(i) = (0..want.len() / size(to)).find(|&i| read(got, to, i) != read(want, to, i))
+        {
+            return Err(format!(
+                "{}: {job:?}: destination element ({}, {}) is {:#x}, the model's {:#x}",
+                c.name,
+                i / job.ld_dst,
+                i % job.ld_dst,
+                read(got, to, i),
+                read(want, to, i)
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn shipped() -> KernelCatalog {
+    gemm_aot_tests::catalog(&gemm_aot_tests::shipped_specs()).0
+}
+
+#[test]
+fn the_conversions_give_their_models_bits_on_the_cpu() {
+    let catalog = shipped();
+    let convs = host_conversions(&catalog);
+    assert!(
+        convs.iter().any(|c| c.kind == ConversionKind::Repack),
+        "no host-emulated repack among the shipped conversions"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let templates = Path::new("../kernels-templates").canonicalize().unwrap();
+    let driver = build_driver(&catalog, &convs, &templates, dir.path());
+    let failures: Vec<String> = convs
+        .iter()
+        .filter_map(|c| {
+            let r = check(&driver, c, dir.path());
+            eprintln!(
+                "{} {} ({} jobs)",
+                if r.is_ok() { "ok  " } else { "FAIL" },
+                c.name,
+                jobs(c).len()
+            );
+            r.err()
+        })
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn a_transposition_without_its_barrier_fails_the_host_check() {
+    let catalog = shipped();
+    let Some(c) = host_conversions(&catalog)
+        .into_iter()
+        .find(|c| c.kind == ConversionKind::Transpose)
+    else {
+        eprintln!("skipped: the shipped specs build no transposing conversion");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let templates = dir.path().join("templates");
+    for d in ["convert", "common"] {
+        std::fs::create_dir_all(templates.join(d)).unwrap();
+        for e in std::fs::read_dir(Path::new("../kernels-templates").join(d)).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, templates.join(d).join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let path = templates.join("convert/transpose_matrix.cuh");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let barrier = "            __syncthreads();\n#pragma unroll";
+    assert_eq!(
+        text.matches(barrier).count(),
+        1,
+        "the template changed: update the mutation"
+    );
+    std::fs::write(&path, text.replace(barrier, "#pragma unroll")).unwrap();
+    let driver = build_driver(&catalog, &[c], &templates, dir.path());
+    let err =
+        check(&driver, c, dir.path()).expect_err("the transposition without its barrier passed");
+    assert!(err.contains("the model's"), "{err}");
+}
