@@ -201,8 +201,9 @@ impl KernelSet {
             );
         }
         let k_present = (q.k > 0).then_some(ALIGNED);
-        // The call as routed: a kernel that reads A's transposed copy gets it (below).
-        let transposes_a = routed.kernel.prepass == Prepass::TransposeA;
+        // The call as routed: a kernel that reads A's transposed copy gets it (below); the half
+        // fallback's f32 call makes no copy, so its route's unaligned kernel runs.
+        let transposes_a = routed.kernel.prepass == Prepass::TransposeA && !routed.half_fallback;
         let ab = StoredAb {
             a: k_present,
             b: k_present,

@@ -416,6 +416,20 @@ impl Routed {
                 why
             }
         };
+        // A's transposed copy is read by this kernel alone (the unaligned kernel reads tn's A
+        // as stored), so no fallback then: a problem is the call's error.
+        if ab.a_transposed {
+            return match why {
+                None => Ok(Picked {
+                    kernel: k,
+                    unaligned: None,
+                }),
+                Some(UnalignedWhy::Tma(o, p)) => Err(PickError::Tma(o, p)),
+                Some(UnalignedWhy::Misaligned(o) | UnalignedWhy::NotCopied(o)) => {
+                    Err(PickError::NotCopied(o))
+                }
+            };
+        }
         match (why, self.unaligned) {
             (None, _) => Ok(Picked {
                 kernel: k,

@@ -125,6 +125,8 @@ pub enum NoRepack {
     NoConversion,
     /// A problem a copy does not solve (k = 0, a dimension TMA cannot take).
     NotAlignment(Operand, TmaProblem),
+    /// A copy's leading dimension (its columns rounded up) would not fit the kernels' i32.
+    TooWide(Operand),
     /// The copies would take more scratch than the caller allows.
     OverLimit {
         /// Bytes the copies would take.
@@ -232,6 +234,13 @@ impl Routed {
         }
         if copies.iter().all(Option::is_none) {
             return Err(NoRepack::NotNeeded);
+        }
+        if let Some(c) = copies
+            .iter()
+            .flatten()
+            .find(|c| c.ld > crate::vocab::DIM_MAX)
+        {
+            return Err(NoRepack::TooWide(c.operand));
         }
         let needs = |transposed: bool| copies.iter().flatten().any(|c| c.transposed == transposed);
         let conversion = match needs(false) {

@@ -138,10 +138,6 @@ pub struct RawConversion {
     pub row_op: Option<String>,
     /// A row kernel's contract, `row-t<threads>` (its reduction tree).
     pub contract: Option<String>,
-    /// A transposing bit copy (`dst[c, r] = src[r, c]`, a type to itself): what a
-    /// `prepass = "transpose-a"` family's launches run.
-    #[serde(default)]
-    pub transpose: bool,
 }
 
 /// One compute capability's limits (`[[hardware]]`).

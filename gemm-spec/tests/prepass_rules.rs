@@ -95,8 +95,8 @@ fn an_unknown_prepass_is_refused_naming_the_one_there_is() {
 fn a_prepass_without_its_transposing_conversion_is_refused() {
     let sources = support::shipped_with("families.toml", |t| {
         t.replacen(
-            "transpose = true\nvariants = [\"f32.f32\"]",
-            "transpose = true\nvariants = [\"bf16.bf16\"]",
+            "template = \"transpose_matrix\"\nabi = \"ConvertArgs\"\nthreads = 256\nvariants = [\"f32.f32\"]",
+            "template = \"transpose_matrix\"\nabi = \"ConvertArgs\"\nthreads = 256\nvariants = [\"bf16.bf16\"]",
             1,
         )
     });
@@ -112,8 +112,8 @@ fn a_prepass_without_its_transposing_conversion_is_refused() {
 fn a_transposing_conversion_between_two_types_is_refused() {
     let sources = support::shipped_with("families.toml", |t| {
         t.replacen(
-            "transpose = true\nvariants = [\"f32.f32\"]",
-            "transpose = true\nvariants = [\"f32.f32\", \"bf16.f32\"]",
+            "template = \"transpose_matrix\"\nabi = \"ConvertArgs\"\nthreads = 256\nvariants = [\"f32.f32\"]",
+            "template = \"transpose_matrix\"\nabi = \"ConvertArgs\"\nthreads = 256\nvariants = [\"f32.f32\", \"bf16.f32\"]",
             1,
         )
     });
@@ -123,4 +123,40 @@ fn a_transposing_conversion_between_two_types_is_refused() {
             .any(|e| e.contains("`bf16.f32`") && e.contains("copies a type to itself")),
         "{e:?}"
     );
+}
+
+#[test]
+fn a_prepass_family_of_a_kind_without_tma_is_refused() {
+    // The copy is made on the TMA kernels' repack path, whose routes always have an unaligned
+    // kernel: a plain-load kind could be named as one and run on A as stored.
+    let sources = support::shipped_with("families.toml", |t| {
+        let at = t.find("[family.tcwide32tncopy]").unwrap();
+        let end = at + t[at..].find("\n\n").unwrap();
+        let family =
+            t[at..end].replace("template = \"wgmma_tf32_gemm\"", "template = \"mma_gemm\"");
+        format!("{}{family}{}", &t[..at], &t[end..])
+    });
+    let e = errors(&sources);
+    assert!(
+        e.iter().any(|e| e.contains("prepass `transpose-a`")
+            && e.contains("needs a kind that reads A and B through TMA")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn only_a_conversion_kind_may_say_it_transposes() {
+    let mut files = support::template_files();
+    let (_, text) = files
+        .iter_mut()
+        .find(|(p, _)| p.ends_with("mma/mma_gemm.toml"))
+        .unwrap();
+    *text = text.replacen("[kind]\n", "[kind]\ntransposes = true\n", 1);
+    let e = match gemm_spec::KindLibrary::from_files(
+        files.iter().map(|(p, t)| (p.as_str(), t.as_str())),
+    ) {
+        Ok(_) => panic!("a gemm kind that transposes was accepted"),
+        Err(e) => e.0.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+    };
+    assert!(e.iter().any(|e| e.contains("says `transposes`")), "{e:?}");
 }

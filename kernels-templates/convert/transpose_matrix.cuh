@@ -23,32 +23,33 @@ struct transpose_matrix {
         __shared__ From tile[kTile][kTile + 1];
         const From* src = static_cast<const From*>(args.src);
         To* dst = static_cast<To*>(args.dst);
-        const int rows = args.rows;
-        const int cols = args.cols;
+        // 64-bit indices: rows and cols may be up to 2^31 - 1.
+        const long long rows = args.rows;
+        const long long cols = args.cols;
         const long long tiles_c = (cols + kTile - 1) / kTile;
-        const long long total = static_cast<long long>((rows + kTile - 1) / kTile) * tiles_c;
+        const long long total = (rows + kTile - 1) / kTile * tiles_c;
         const int lane = threadIdx.x % kTile;
         const int row = threadIdx.x / kTile;
         // A grid-stride loop over tiles: every element is written once by one thread whatever
         // the grid.
         for (long long t = blockIdx.x; t < total; t += gridDim.x) {
             const long long tr = t / tiles_c;
-            const int r0 = static_cast<int>(tr) * kTile;
-            const int c0 = static_cast<int>(t - tr * tiles_c) * kTile;
+            const long long r0 = tr * kTile;
+            const long long c0 = (t - tr * tiles_c) * kTile;
 #pragma unroll
             for (int i = row; i < kTile; i += kRowsAPass) {
-                const int r = r0 + i;
-                const int c = c0 + lane;
-                if (r < rows && c < cols) tile[i][lane] = src[static_cast<long long>(r) * args.ld_src + c];
+                const long long r = r0 + i;
+                const long long c = c0 + lane;
+                if (r < rows && c < cols) tile[i][lane] = src[r * args.ld_src + c];
             }
             __syncthreads();
 #pragma unroll
             for (int i = row; i < kTile; i += kRowsAPass) {
-                const int c = c0 + i;  // the destination's row
-                const int r = r0 + lane;
+                const long long c = c0 + i;  // the destination's row
+                const long long r = r0 + lane;
                 if (c < cols && r < rows) {
                     const From v = tile[lane][i];
-                    dst[static_cast<long long>(c) * args.ld_dst + r] = *reinterpret_cast<const To*>(&v);
+                    dst[c * args.ld_dst + r] = *reinterpret_cast<const To*>(&v);
                 }
             }
             // The next tile overwrites the shared tile.

@@ -145,10 +145,11 @@ pub enum GemmError {
     /// the graph, or make the first captured request the largest.
     #[error("the half fallback needs {needed} bytes of scratch but a captured graph froze it at {frozen} bytes; drop the graph or capture the largest request first")]
     ScratchFrozen { needed: u64, frozen: u64 },
-    /// A kernel named for tuning reads a copy of an operand (its family's prepass: A
-    /// transposed) that the call could not make: over the stream's repack limit, or while a
-    /// captured graph froze the scratch smaller. A routed call runs its route's unaligned
-    /// kernel instead; only `Context::gemm_on_kernel` returns this.
+    /// A kernel reads a copy of an operand (its family's prepass: A transposed) that the call
+    /// could not make: over the stream's repack limit, or while a captured graph froze the
+    /// scratch smaller (or another library is capturing the stream). A routed call runs its
+    /// route's unaligned kernel instead (validation gives every such route one); a kernel
+    /// named with `Context::gemm_on_kernel` has none, so that call returns this.
     #[error("kernel {kernel} reads a transposed copy of {operand} that this call could not make (the stream's repack limit, or scratch frozen by a captured graph); raise Context::set_repack_limit or drop the graph")]
     CopyNotMade {
         kernel: &'static str,

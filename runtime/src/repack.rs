@@ -7,8 +7,9 @@
 //!
 //! The copies are launches of their own (`LaunchKind::OperandRepack`), recorded and packaged
 //! like the half fallback's conversions. Scratch is bounded per call by the stream's repack
-//! limit ([`Context::set_repack_limit`]); over it, or while a captured graph freezes the
-//! scratch smaller than needed, the call runs the unaligned kernel instead. For a weight that
+//! limit ([`Context::set_repack_limit`]); over it, while a captured graph freezes the scratch
+//! smaller than needed, or while another library captures the stream, the call runs the
+//! unaligned kernel (or a plain-load kernel's element-by-element path) instead. For a weight that
 //! does not change, [`Context::prepare_weight`] makes the copy once.
 
 use crate::context::Context;
@@ -19,6 +20,7 @@ use crate::launch_plan::{plan_gemm, PlanSummary};
 use crate::observer::{LaunchKind, Observer};
 use crate::request::{Operands, Placed, Repacked, Stored, StoredMatrix};
 use crate::table::KernelRef;
+use cudarc::driver::sys::CUstreamCaptureStatus as CaptureStatus;
 use gemm_core::{RepackPlan, Routed};
 
 impl Context {
@@ -86,6 +88,12 @@ impl Context {
         plan: &RepackPlan,
     ) -> Result<Option<PlanSummary>, GemmError> {
         let (m, n, k) = facts.shape;
+        // A stream another library is capturing (torch.cuda.graph) would bake the scratch's
+        // address into a graph nothing here pins, and a growth then would allocate during the
+        // capture: no copy, as with a frozen scratch (the same bits by the other kernel).
+        if self.stream().capture_status()? != CaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+            return Ok(None);
+        }
         let guard = match self.scratch_for(plan.scratch_bytes.div_ceil(4) as usize) {
             Ok(g) => g,
             Err(GemmError::ScratchFrozen { .. }) => return Ok(None),

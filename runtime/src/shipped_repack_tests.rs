@@ -304,3 +304,40 @@ fn a_vector_kernels_operands_off_its_alignment_are_copied_and_no_others() {
         assert_eq!(k.operands, OperandPath::Loads, "{}", k.name);
     }
 }
+
+#[test]
+fn a_transposed_copy_never_reaches_the_unaligned_kernel() {
+    let set = shipped();
+    for k in prepass_kernels() {
+        let unaligned = set
+            .tier_kernels(k.tier)
+            .iter()
+            .find(|u| u.op == Op::Tn && u.contract == k.contract && u.prepass == Prepass::None)
+            .unwrap();
+        let ab = tn_operands(512, 4096, 1024, 4096);
+        let plan = routed(k, None).repack(set, k.tier, &ab, u64::MAX).unwrap();
+        // The copy made, but B off 16 bytes (no repack of it here): the unaligned kernel would
+        // read the [m, k] copy as tn's A, so the call is refused instead.
+        let copied = StoredAb {
+            a: Some(plan.a.unwrap().stored(1 << 21)),
+            b: ab.b.map(|b| StoredOperand {
+                address: b.address + 4,
+                ..b
+            }),
+            a_transposed: true,
+            ..ab
+        };
+        match routed(k, Some(unaligned)).pick(&copied) {
+            Err(PickError::Tma(Operand::B, _)) => {}
+            other => panic!("{}: {other:?}", k.name),
+        }
+        // A copy whose rows would not fit i32 (k = 2^31 - 1 rounds up past it) is not planned.
+        let deep = tn_operands(16, 4096, gemm_core::DIM_MAX, 4096);
+        assert_eq!(
+            routed(k, None).repack(set, k.tier, &deep, u64::MAX).err(),
+            Some(NoRepack::TooWide(Operand::A)),
+            "{}",
+            k.name
+        );
+    }
+}

@@ -45,7 +45,11 @@ pub(crate) fn batched_kernel(
     routed: &Routed,
     work: u64,
 ) -> Option<&'static KernelInfo> {
-    let usable = |k: &&'static KernelInfo| k.batch && k.tensor_maps.is_empty();
+    // A batch launches on the operands as stored: no kernel that reads a copy (validation
+    // keeps those out of `batch_kernels` too).
+    let usable = |k: &&'static KernelInfo| {
+        k.batch && k.tensor_maps.is_empty() && k.prepass == crate::table::Prepass::None
+    };
     if let Some(k) = Some(routed.kernel).filter(usable) {
         return Some(k);
     }

@@ -100,6 +100,10 @@ pub struct Kind {
     /// `__syncthreads`): no inline PTX, asynchronous copies or warp intrinsics. The tests then
     /// run its kernels on the CPU, a std::thread a CUDA thread (tests/host_kernels.rs).
     pub host_emulation: bool,
+    /// A conversion kind that writes `dst[c, r] = src[r, c]` (a type to itself): its
+    /// conversions are [`ConversionKind::Transpose`](gemm_core::ConversionKind::Transpose).
+    /// Only a conversion kind may say it.
+    pub transposes: bool,
     /// One line for people, `{name}` replaced by the value of a name.
     pub describe: String,
     pub params: Vec<Param>,
@@ -206,6 +210,8 @@ struct RawKind {
     batch: bool,
     #[serde(default)]
     host_emulation: bool,
+    #[serde(default)]
+    transposes: bool,
     #[serde(default)]
     describe: String,
 }
@@ -411,6 +417,13 @@ impl Kind {
             .as_ref()
             .map(|c| ((c.at[0], c.at[1]), c.why.clone()));
 
+        if rk.transposes && role != Role::Conversion {
+            bad(
+                k_at.clone(),
+                "says `transposes`, which only a conversion kind (role = \"conversion\") may"
+                    .into(),
+            );
+        }
         let mut known: Vec<String> = BUILTIN_NAMES.iter().map(|(n, _)| n.to_string()).collect();
         if role == Role::Conversion {
             known = vec!["threads".into()];
@@ -646,6 +659,7 @@ impl Kind {
             operands,
             batch: rk.batch,
             host_emulation: rk.host_emulation,
+            transposes: rk.transposes,
             describe: rk.describe,
             params,
             limits,

@@ -113,15 +113,6 @@ pub(super) fn resolve_conversion(
             c.clone()
         }
     };
-    let built_elsewhere = |pair: &(Dtype, Dtype)| {
-        specs
-            .conversions
-            .values()
-            .find(|c| {
-                c.row_op == row_op && c.transpose == raw.transpose && c.variants.contains(pair)
-            })
-            .map(|c| c.name.clone())
-    };
     let kind = check_template(
         sink,
         &specs.kinds,
@@ -130,6 +121,15 @@ pub(super) fn resolve_conversion(
         &raw.template,
         Role::Conversion,
     );
+    // A transposing copy is its kind's (transpose_matrix's manifest says `transposes`).
+    let transposes = kind.is_some_and(|k| k.transposes);
+    let built_elsewhere = |pair: &(Dtype, Dtype)| {
+        specs
+            .conversions
+            .values()
+            .find(|c| c.row_op == row_op && c.transpose == transposes && c.variants.contains(pair))
+            .map(|c| c.name.clone())
+    };
     if let Some(kind) = kind {
         for b in crate::kinds::derive::broken_conversion_limits(kind, raw.threads) {
             problem(
@@ -151,7 +151,7 @@ pub(super) fn resolve_conversion(
                 sink,
                 format!("variant `{v}` reduces {from} rows into {to}; a row kernel writes its input's type or f32"),
             ),
-            Some((from, to)) if raw.transpose && (from != to || raw.row_op.is_some()) => problem(
+            Some((from, to)) if transposes && (from != to || raw.row_op.is_some()) => problem(
                 sink,
                 format!("variant `{v}`: a transposing conversion copies a type to itself (and is no row kernel)"),
             ),
@@ -191,7 +191,7 @@ pub(super) fn resolve_conversion(
         variants,
         row_op,
         contract,
-        transpose: raw.transpose,
+        transpose: transposes,
         location: at,
     })
 }

@@ -205,6 +205,22 @@ pub(super) fn resolve_family(
             }
         },
     };
+    // The copy is made on the repack path of TMA kernels, which always have an `unaligned`
+    // kernel to fall back on (a route cannot name a TMA kernel as its unaligned kernel).
+    if let (Some(word), Some(k)) = (prepass.as_str(), kind) {
+        if k.operands != OperandPath::Tma {
+            prepass_problem(
+                sink,
+                word,
+                format!(
+                    "needs a kind that reads A and B through TMA; {} reads through {} ({})",
+                    k.template,
+                    k.operands.as_str(),
+                    k.manifest
+                ),
+            );
+        }
+    }
     let mut variants = Vec::new();
     for (op_word, dtypes) in &raw.variants {
         let list_at = f_at(dtypes.span());

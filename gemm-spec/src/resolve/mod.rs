@@ -277,7 +277,7 @@ fn check_prepass_conversions(sink: &mut Sink, specs: &SpecSet) {
                     family: f.name.clone(),
                     prepass: word.to_string(),
                     problem: format!(
-                        "needs a transposing conversion of {d} (a `[conversion.*]` with `transpose = true` and variant `{d}.{d}`), which no conversion builds"
+                        "needs a transposing conversion of {d} (a `[conversion.*]` of a kind whose manifest says `transposes = true`, with variant `{d}.{d}`), which no conversion builds"
                     ),
                 },
             );

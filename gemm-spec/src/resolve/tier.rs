@@ -467,10 +467,15 @@ pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -
             }
             continue;
         }
-        match specs.families.get(family).map(|f| &f.kind) {
-            Some(kind) if !kind.batch => bad(format!(
+        match specs.families.get(family) {
+            Some(f) if !f.kind.batch => bad(format!(
                 "is a {} kernel, which runs one GEMM a launch ({} has no `batch = true`): name a kernel of a batched kind (e.g. mma_async_gemm)",
-                kind.template, kind.manifest
+                f.kind.template, f.kind.manifest
+            )),
+            // A strided batch launches its kernel on the operands as stored.
+            Some(f) if f.prepass != Prepass::None => bad(format!(
+                "is of family {}, whose prepass copies A before each GEMM; a strided batch makes no copy: name a kernel that reads its operands as stored",
+                f.name
             )),
             _ => tier.batch_kernels.push((family.to_string(), tile.to_string())),
         }
