@@ -17,7 +17,6 @@ use gemm_core::table::{conversion_grid, ConversionKind};
 use gemm_core::vocab::Dtype;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The conversions to emulate: elementwise and transposing ones of a host-emulated kind, one of
 /// each distinct entry (the tiers build the same conversions).
@@ -259,23 +258,7 @@ fn check(driver: &Path, c: &CatalogConversion, dir: &Path) -> Result<(), String>
         input.extend(src);
         input.extend(dst0);
     }
-    let jobs_file = dir.join(format!("{}.jobs", c.name));
-    let out_file = dir.join(format!("{}.out", c.name));
-    std::fs::write(&jobs_file, input).unwrap();
-    let run = Command::new(driver)
-        .arg(&c.name)
-        .arg(&jobs_file)
-        .arg(&out_file)
-        .output()
-        .unwrap();
-    if !run.status.success() {
-        return Err(format!(
-            "{}: the driver failed: {}",
-            c.name,
-            String::from_utf8_lossy(&run.stderr)
-        ));
-    }
-    let got = std::fs::read(&out_file).unwrap();
+    let got = gemm_aot_tests::run_host_driver(driver, &c.name, &input, dir)?;
     let mut at = 0;
     for (job, want) in jobs(c).iter().zip(&want) {
         let got = &got[at..at + want.len()];

@@ -24,7 +24,6 @@ use gemm_runtime::Element;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// One GEMM the driver runs: the shape in the GEMM view, as `HostGemm` takes it.
 #[derive(Clone, Copy, Debug)]
@@ -305,23 +304,7 @@ fn check<A: Element, C: Element>(
             input.extend(p);
         }
     }
-    let jobs_file = dir.join(format!("{}.jobs", kernel.name));
-    let out_file = dir.join(format!("{}.out", kernel.name));
-    std::fs::write(&jobs_file, input).unwrap();
-    let run = Command::new(driver)
-        .args([kernel.name.as_str()])
-        .arg(&jobs_file)
-        .arg(&out_file)
-        .output()
-        .unwrap();
-    if !run.status.success() {
-        return Err(format!(
-            "{}: the driver failed: {}",
-            kernel.name,
-            String::from_utf8_lossy(&run.stderr)
-        ));
-    }
-    let got = std::fs::read(&out_file).unwrap();
+    let got = gemm_aot_tests::run_host_driver(driver, &kernel.name, &input, dir)?;
     let mut at = 0;
     for (job, want) in jobs(kernel).iter().zip(&want) {
         let got = &got[at..at + want.len()];

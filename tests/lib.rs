@@ -150,3 +150,29 @@ pub fn build_host_driver(
     );
     exe
 }
+
+/// Runs `name`'s jobs (`input`, the driver's job file) through a host-emulation driver built by
+/// [`build_host_driver`] in `dir`, and returns what it wrote, or the driver's error.
+pub fn run_host_driver(
+    driver: &Path,
+    name: &str,
+    input: &[u8],
+    dir: &Path,
+) -> Result<Vec<u8>, String> {
+    let jobs_file = dir.join(format!("{name}.jobs"));
+    let out_file = dir.join(format!("{name}.out"));
+    std::fs::write(&jobs_file, input).unwrap();
+    let run = std::process::Command::new(driver)
+        .arg(name)
+        .arg(&jobs_file)
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    if !run.status.success() {
+        return Err(format!(
+            "{name}: the driver failed: {}",
+            String::from_utf8_lossy(&run.stderr)
+        ));
+    }
+    Ok(std::fs::read(&out_file).unwrap())
+}

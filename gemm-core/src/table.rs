@@ -540,14 +540,6 @@ impl ConversionInfo {
         (rows.clamp(1, Self::MAX_BLOCKS) as u32, 1, 1)
     }
 
-    /// Launch grid for converting `elements` elements (at least one block).
-    pub fn grid_for(&self, elements: u64) -> (u32, u32, u32) {
-        let blocks = elements
-            .div_ceil(self.block_threads.max(1) as u64)
-            .clamp(1, Self::MAX_BLOCKS);
-        (blocks as u32, 1, 1)
-    }
-
     /// Source tiles of a [`ConversionKind::Transpose`] kernel (`transpose_matrix.cuh`): a
     /// block moves one square of this many rows and columns at a time.
     pub const TRANSPOSE_TILE: u64 = 32;

@@ -300,6 +300,10 @@ fn prepass_kernels_read_a_transposed_copy_with_the_routed_bits() {
         let (_, want) = run(m_full, None).unwrap();
         for kernel in &prepass {
             if !kernel.can_stand_in_for(ctx.kernels().kernel(route.kernel).unwrap(), k as u64) {
+                eprintln!(
+                    "{} skipped at {m_full}x{n}x{k}: not of the routed kernel's contract",
+                    kernel.name
+                );
                 continue;
             }
             for m in [1, 77, m_full] {
