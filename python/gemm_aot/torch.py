@@ -10,6 +10,11 @@ linear and ``torch.compile`` in eager fallback all take them.
     with gemm_aot.torch.batch_invariant():   # or for a block only
         logits = model(input_ids).logits
 
+torch's dispatcher reaches the kernels through C++ kernels built once against the torch
+installed (``gemm_aot/_dispatch.py``; a C++ compiler and torch's headers are needed), with
+no Python frame between torch and the launch; where they cannot be built, through Python
+overrides that make the same calls with the same bits, about 8 us slower a call.
+
 A dtype, layout or argument the kernels do not serve raises ``gemm_aot.UnsupportedError``
 naming the op: falling back to cuBLAS silently is the failure this mode exists to prevent.
 ``allow_fallback=True`` runs such calls on cuBLAS instead, with a warning, and counts them
@@ -27,12 +32,14 @@ import warnings
 
 import torch
 
-from . import _fastpath, _native, _torch_gemm, addmm as _addmm_fn
+from . import _dispatch, _fastpath, _native, _torch_gemm, addmm as _addmm_fn
 from ._rows import row_op
 from ._errors import GemmError, UnsupportedError
 
 _state = threading.Lock()
-_library = None
+_library = None  # the Python overrides' torch.library.Library, when they are registered
+_path = None  # "native" or "python" while the mode is on
+_warned = False
 _allow_fallback = False
 _fallbacks = 0
 
@@ -141,25 +148,60 @@ _OVERRIDES = {
 }
 
 
-def set_batch_invariant_mode(enabled=True, *, allow_fallback=False):
-    """Turns the mode on (registering the overrides at torch's CUDA dispatch key) or off
-    (removing them). ``allow_fallback`` lets unserved calls run on cuBLAS with a warning."""
-    global _library, _allow_fallback
+def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=None):
+    """Turns the mode on (registering its kernels at torch's CUDA dispatch key) or off
+    (removing them). ``allow_fallback`` lets unserved calls run on cuBLAS with a warning.
+
+    ``dispatch`` picks the kernels torch's dispatcher calls: ``"native"``, C++ kernels that
+    reach the launch with no Python frame (``gemm_aot/_dispatch.py`` builds them once against
+    this torch; raises ``RuntimeError`` if it cannot); ``"python"``, the Python overrides; or
+    None, native where it can be built, else the Python overrides with a warning saying why.
+    Both make the same calls, with the same bits; ``dispatch_path()`` says which runs."""
+    global _library, _allow_fallback, _path, _warned
+    if dispatch not in (None, "native", "python"):
+        raise ValueError(f"dispatch {dispatch!r} is none of None, \"native\", \"python\"")
     with _state:
         _allow_fallback = bool(allow_fallback)
-        if enabled and _library is None:
-            library = torch.library.Library("aten", "IMPL")
-            for op, fn in _OVERRIDES.items():
-                library.impl(op, fn, "CUDA")
-            _library = library
-        elif not enabled and _library is not None:
-            _library._destroy()
-            _library = None
+        if _path is not None and (not enabled or (dispatch is not None and dispatch != _path)):
+            if _path == "native":
+                _dispatch.unregister()
+            else:
+                _library._destroy()
+                _library = None
+            _path = None
+        if not enabled or _path is not None:
+            return
+        if dispatch != "python":
+            if _dispatch.register(torch, _OVERRIDES, "CUDA"):
+                _path = "native"
+                return
+            if dispatch == "native":
+                raise RuntimeError(f"gemm_aot: no native dispatch: {_dispatch.status()}")
+            if not _warned and not _dispatch.status().startswith("turned off"):
+                _warned = True
+                warnings.warn(f"gemm_aot: the mode runs its Python overrides, about 8 us slower "
+                              f"a call: {_dispatch.status()}")
+        library = torch.library.Library("aten", "IMPL")
+        for op, fn in _OVERRIDES.items():
+            library.impl(op, fn, "CUDA")
+        _library = library
+        _path = "python"
 
 
 def is_batch_invariant_mode():
     """Whether the mode is on."""
-    return _library is not None
+    return _path is not None
+
+
+def dispatch_path():
+    """How the mode's calls reach gemm-aot while it is on: ``"native"`` (C++ kernels at torch's
+    dispatcher) or ``"python"`` (Python overrides); None while it is off."""
+    return _path
+
+
+def dispatch_counts():
+    """(calls the native dispatch served, calls it handed to the Python overrides)."""
+    return _dispatch.counts()
 
 
 def fallback_count():
@@ -168,11 +210,11 @@ def fallback_count():
 
 
 @contextlib.contextmanager
-def batch_invariant(allow_fallback=False):
+def batch_invariant(allow_fallback=False, dispatch=None):
     """The mode for a block; the previous state is restored after it."""
-    was, was_fallback = is_batch_invariant_mode(), _allow_fallback
-    set_batch_invariant_mode(True, allow_fallback=allow_fallback)
+    was, was_fallback, was_path = is_batch_invariant_mode(), _allow_fallback, _path
+    set_batch_invariant_mode(True, allow_fallback=allow_fallback, dispatch=dispatch)
     try:
         yield
     finally:
-        set_batch_invariant_mode(was, allow_fallback=was_fallback)
+        set_batch_invariant_mode(was, allow_fallback=was_fallback, dispatch=was_path)

@@ -7,6 +7,7 @@
 //! reach Python as `gemm_aot.GemmError` subclasses carrying the runtime's `kind`.
 
 mod contexts;
+mod dispatch_abi;
 mod dlpack;
 mod errors;
 mod rows_fast;
@@ -208,5 +209,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(torch_fast::torch_mm, m)?)?;
     m.add_function(wrap_pyfunction!(torch_fast::torch_plan, m)?)?;
     m.add_function(wrap_pyfunction!(rows_fast::torch_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(dispatch_abi::dispatch_api, m)?)?;
+    m.add_function(wrap_pyfunction!(dispatch_abi::dispatch_trace, m)?)?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 //! rest with its messages.
 
 use crate::torch_fast::{current_stream, dtype_of, is_current, view, View, TORCH};
+use gemm_runtime::Dtype;
 use gemm_runtime::{RawMatrix, RawRows, RowOp};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -51,6 +52,33 @@ fn innermost_stride(v: &View) -> Option<usize> {
         .map(|i| v.stride[i])
 }
 
+/// The row call for `op` of `v` along its last dimension into a new contiguous output of
+/// `to` (its address left 0), `None` when declined: leading dimensions that do not collapse,
+/// no rows or no columns.
+pub(crate) fn plan_rows(v: &View, op: RowOp, to: Dtype) -> Option<RawRows> {
+    let (rows, ld_src) = as_rows(v)?;
+    let cols = v.shape[v.nd - 1];
+    if rows == 0 || cols == 0 {
+        return None;
+    }
+    let out_cols = if op == RowOp::Mean { 1 } else { cols };
+    Some(RawRows {
+        op,
+        from: v.dtype,
+        to,
+        src: RawMatrix {
+            ptr: v.ptr,
+            ld: ld_src,
+        },
+        dst: RawMatrix {
+            ptr: 0,
+            ld: out_cols,
+        },
+        rows,
+        cols,
+    })
+}
+
 /// `op` of torch tensor `x` along its last dimension into a new tensor of `dtype` (`None`:
 /// x's); `keepdim` for mean. Returns the output, or `None` when declined.
 #[pyfunction]
@@ -78,33 +106,17 @@ pub fn torch_rows<'py>(
         },
         None => v.dtype,
     };
-    let Some((rows, ld_src)) = as_rows(&v) else {
+    let Some(mut call) = plan_rows(&v, op, to) else {
         return Ok(None);
     };
-    let cols = v.shape[v.nd - 1];
-    if rows == 0 || cols == 0 || !is_current(refs, py, v.device) {
+    if !is_current(refs, py, v.device) {
         return Ok(None);
     }
     let lead = &v.shape[..v.nd - 1];
-    let (shape, out_cols): (Vec<usize>, usize) = match op {
-        RowOp::Mean if keepdim => (lead.iter().copied().chain([1]).collect(), 1),
-        RowOp::Mean => (lead.to_vec(), 1),
-        _ => (v.shape[..v.nd].to_vec(), cols),
-    };
-    let mut call = RawRows {
-        op,
-        from: v.dtype,
-        to,
-        src: RawMatrix {
-            ptr: v.ptr,
-            ld: ld_src,
-        },
-        dst: RawMatrix {
-            ptr: 0,
-            ld: out_cols,
-        },
-        rows,
-        cols,
+    let shape: Vec<usize> = match op {
+        RowOp::Mean if keepdim => lead.iter().copied().chain([1]).collect(),
+        RowOp::Mean => lead.to_vec(),
+        _ => v.shape[..v.nd].to_vec(),
     };
     // new_empty keeps x's dtype unless told another.
     let kw = PyDict::new(py);

@@ -171,14 +171,51 @@ fn storage(m: &Mat) -> Option<(bool, usize)> {
 }
 
 /// The call a torch `mm`/`bmm` with these operands makes, before its output exists.
-struct Plan {
-    call: RawGemm,
-    count: usize,
+#[derive(Clone)]
+pub(crate) struct Plan {
+    pub call: RawGemm,
+    pub count: usize,
     /// Batch strides of a, b (elements); c's is fixed once the output is known.
-    strides: (u64, u64),
-    device: usize,
+    pub strides: (u64, u64),
+    pub device: usize,
     /// C's batch stride (elements) when the output is given; `None`: allocate `[count,] m, n`.
-    c_batch: Option<usize>,
+    pub c_batch: Option<usize>,
+}
+
+impl Plan {
+    /// Launches the plan on `stream` of its device, C's batch stride `stride_c`: `Ok(true)`
+    /// when enqueued, `Ok(false)` when the tier does not route the key (`no_route`, nothing
+    /// enqueued; the key is declined from then on), else the runtime's error and the batch
+    /// entry it names (`None`: a single call). Call without the GIL.
+    pub(crate) fn launch(
+        &self,
+        stride_c: usize,
+        stream: usize,
+    ) -> Result<bool, (gemm_runtime::GemmError, Option<usize>)> {
+        let entry = |i: usize| (self.count > 1).then_some(i);
+        // gemm_raw_batch checks every entry without the device before it launches any.
+        let calls = self
+            .call
+            .strided(
+                self.count,
+                (self.strides.0, self.strides.1, stride_c as u64),
+            )
+            .map_err(|e| (e, None))?;
+        let ctx = crate::contexts::on_stream(self.device, stream).map_err(|e| (e, None))?;
+        match ctx.gemm_raw_batch(&calls) {
+            Ok(_) => Ok(true),
+            // Refused before anything was enqueued: the Python path serves this key from now on.
+            Err(f) if f.error.kind() == "no_route" => {
+                let c = &self.call;
+                declined()
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert((self.device, c.op, c.ab, c.c_dtype));
+                Ok(false)
+            }
+            Err(f) => Err((f.error, entry(f.entry))),
+        }
+    }
 }
 
 fn plan(
@@ -189,7 +226,31 @@ fn plan(
     bias: Option<&Bound<'_, PyAny>>,
     batched: bool,
 ) -> Option<Plan> {
-    let (va, vb) = (view(refs, a)?, view(refs, b)?);
+    let vo = match out {
+        Some(o) => Some(view(refs, o)?),
+        None => None,
+    };
+    let vbias = match bias {
+        Some(t) => Some(view(refs, t)?),
+        None => None,
+    };
+    plan_views(
+        &view(refs, a)?,
+        &view(refs, b)?,
+        vo.as_ref(),
+        vbias.as_ref(),
+        batched,
+    )
+}
+
+/// The plan of [`plan`] over views already read (the native dispatch reads them in C++).
+pub(crate) fn plan_views(
+    va: &View,
+    vb: &View,
+    out: Option<&View>,
+    bias: Option<&View>,
+    batched: bool,
+) -> Option<Plan> {
     let (ma, mb) = (va.mat(batched)?, vb.mat(batched)?);
     let count = if batched { va.shape[0] } else { 1 };
     if (batched && vb.shape[0] != count) || va.dtype != vb.dtype || va.device != vb.device {
@@ -207,8 +268,7 @@ fn plan(
         (true, true) => return None,
     };
     let (c_dtype, c_out) = match out {
-        Some(o) => {
-            let vo = view(refs, o)?;
+        Some(vo) => {
             let mo = vo.mat(batched)?;
             if (batched && vo.shape[0] != count) || (mo.rows, mo.cols) != (m, n) {
                 return None;
@@ -222,8 +282,7 @@ fn plan(
         None => (va.dtype, None),
     };
     let bias_ptr = match bias {
-        Some(t) => {
-            let vb = view(refs, t)?;
+        Some(vb) => {
             let unit = vb.nd == 1 && vb.shape[0] == n && (vb.stride[0] == 1 || n == 1);
             if !unit || vb.dtype != c_dtype || vb.device != va.device {
                 return None;
@@ -328,26 +387,11 @@ pub fn torch_mm<'py>(
             (o, m * n)
         }
     };
-    // gemm_raw_batch checks every entry without the device before it launches any.
-    let calls = p
-        .call
-        .strided(p.count, (p.strides.0, p.strides.1, stride_c as u64))
-        .map_err(|e| crate::errors::to_py(py, &e))?;
-    let entry = |i: usize| (p.count > 1).then_some(i);
     let stream = current_stream(refs, py, p.device)?;
-    let ctx =
-        crate::contexts::on_stream(p.device, stream).map_err(|e| crate::errors::to_py(py, &e))?;
-    match py.detach(|| ctx.gemm_raw_batch(&calls)) {
-        Ok(_) => Ok(Some(out)),
-        // Refused before anything was enqueued: the Python path serves this key from now on.
-        Err(f) if f.error.kind() == "no_route" => {
-            declined()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert((p.device, p.call.op, p.call.ab, p.call.c_dtype));
-            Ok(None)
-        }
-        Err(f) => Err(crate::errors::in_batch(py, &f.error, entry(f.entry))),
+    match py.detach(|| p.launch(stride_c, stream)) {
+        Ok(true) => Ok(Some(out)),
+        Ok(false) => Ok(None),
+        Err((e, entry)) => Err(crate::errors::in_batch(py, &e, entry)),
     }
 }
 
@@ -356,7 +400,6 @@ pub fn torch_mm<'py>(
 /// For the CPU tests, which compare it with the Python path's.
 #[pyfunction]
 #[pyo3(signature = (a, b, out=None, bias=None, batched=false))]
-#[allow(clippy::type_complexity)]
 pub fn torch_plan<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
@@ -364,7 +407,12 @@ pub fn torch_plan<'py>(
     out: Option<&Bound<'py, PyAny>>,
     bias: Option<&Bound<'py, PyAny>>,
     batched: bool,
-) -> Option<(
+) -> Option<PlanTuple> {
+    Some(describe(&plan(TORCH.get(py)?, a, b, out, bias, batched)?))
+}
+
+/// `(op, [m, n, k, bias], (ab, c), [lda, ldb, ldc], count, (stride_a, stride_b), policy)`.
+pub(crate) type PlanTuple = (
     &'static str,
     [usize; 4],
     (&'static str, &'static str),
@@ -372,10 +420,12 @@ pub fn torch_plan<'py>(
     usize,
     (u64, u64),
     Option<&'static str>,
-)> {
-    let p = plan(TORCH.get(py)?, a, b, out, bias, batched)?;
+);
+
+/// What [`torch_plan`] and the native dispatch's trace say of a plan.
+pub(crate) fn describe(p: &Plan) -> PlanTuple {
     let c = &p.call;
-    Some((
+    (
         c.op.as_str(),
         [c.m, c.n, c.k, usize::from(c.bias.is_some())],
         (c.ab.as_str(), c.c_dtype.as_str()),
@@ -383,5 +433,5 @@ pub fn torch_plan<'py>(
         p.count,
         p.strides,
         c.policy.map(|p| p.as_str()),
-    ))
+    )
 }

@@ -260,6 +260,50 @@ class Mode(unittest.TestCase):
         self.assertTrue(same_bits(x.grad, gemm_aot.mm(g, w.detach())))
         self.assertTrue(same_bits(w.grad, gemm_aot.mm(g.t(), x.detach())))
 
+    def test_native_and_python_dispatch_give_the_same_bits(self):
+        """The mode's C++ kernels (gemm_aot/_dispatch.py) serve the common calls natively,
+        with the bits of its Python overrides, on torch's current stream and under capture."""
+        x, w, bias = rand(33, 1024, seed=50), rand(1536, 1024, seed=51), rand(1536, seed=52)
+        q, k = rand(2, 8, 17, 64, seed=53), rand(2, 8, 40, 64, seed=54)
+        h = rand(3, 11, 4096, dtype=torch.float32, seed=55)
+        calls = {
+            "linear": lambda: torch.nn.functional.linear(x, w, bias),
+            "mm nt": lambda: torch.mm(x, w.t()),
+            "mm tn": lambda: torch.mm(x.t().contiguous().t(), w.t().contiguous()),
+            "matmul (bmm)": lambda: torch.matmul(q, k.transpose(-1, -2)),
+            "mv": lambda: torch.mv(w, x[0]),
+            "softmax f32": lambda: torch.softmax(h, -1),
+            "softmax bf16 to f32": lambda: torch.softmax(h.bfloat16(), -1, dtype=torch.float32),
+            "log_softmax": lambda: torch.log_softmax(h, -1),
+            "rmsnorm's mean": lambda: h.pow(2).mean(-1, keepdim=True),
+        }
+        got = {}
+        for path in ("python", "native"):
+            before = self.mode.dispatch_counts()
+            with self.mode.batch_invariant(dispatch=path):
+                self.assertEqual(self.mode.dispatch_path(), path)
+                got[path] = {name: fn() for name, fn in calls.items()}
+                side = torch.cuda.Stream()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    on_side = calls["linear"]()
+                torch.cuda.current_stream().wait_stream(side)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph):
+                    captured = calls["linear"]()
+                graph.replay()
+            torch.cuda.synchronize()
+            served = self.mode.dispatch_counts()[0] - before[0]
+            if path == "native":
+                self.assertGreaterEqual(served, len(calls) + 2, "calls the native dispatch served")
+            else:
+                self.assertEqual(served, 0)
+            self.assertTrue(same_bits(on_side, got[path]["linear"]), f"{path}: side stream")
+            self.assertTrue(same_bits(captured, got[path]["linear"]), f"{path}: graph replay")
+        for name in calls:
+            self.assertTrue(same_bits(got["native"][name], got["python"][name]), name)
+        self.assertTrue(same_bits(got["native"]["linear"], gemm_aot.linear(x, w, bias)))
+
     def test_unserved_calls_raise_naming_the_op(self):
         a = torch.randn(8, 8, device="cuda", dtype=torch.float64)
         with self.mode.batch_invariant():

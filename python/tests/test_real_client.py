@@ -9,7 +9,8 @@ Under gemm_aot's batch-invariant mode:
 - a training step through ``linear`` gives a sample the same gradients alone and in a batch
   (its input's gradient, and the weights' gradient of its own loss).
 
-Without the mode the same comparisons find differences (printed), which shows the test can
+Both ways the mode reaches the kernels are run: its native dispatch (C++ kernels at torch's
+dispatcher) and its Python overrides. Without the mode the same comparisons find differences (printed), which shows the test can
 fail. Run on the GPU machine: ``python -m unittest -v test_real_client``."""
 
 import os
@@ -154,12 +155,16 @@ class RealClient(unittest.TestCase):
 
     def check(self, kind):
         without = self.run_all(kind)
-        with self.mode.batch_invariant():
-            under = self.run_all(kind)
-        for name in under:
-            print(f"{kind}: {name}: mode {under[name]}, torch's default {without[name]}")
-        failed = [n for n, ok in under.items() if not ok]
-        self.assertFalse(failed, f"{kind} under the mode: {failed}")
+        # Both ways the mode reaches the kernels: its C++ kernels at torch's dispatcher
+        # (built here against this torch) and its Python overrides.
+        for path in ("native", "python"):
+            with self.mode.batch_invariant(dispatch=path):
+                self.assertEqual(self.mode.dispatch_path(), path)
+                under = self.run_all(kind)
+            for name in under:
+                print(f"{kind}: {name}: mode ({path} dispatch) {under[name]}, torch's default {without[name]}")
+            failed = [n for n, ok in under.items() if not ok]
+            self.assertFalse(failed, f"{kind} under the mode, {path} dispatch: {failed}")
         self.assertFalse(all(without.values()), f"{kind}: without the mode nothing differed, so the test shows nothing")
 
     def test_llama(self):

@@ -1,0 +1,172 @@
+"""The batch-invariant mode's native dispatch: ``csrc/dispatch.cpp``, built on first use
+against the torch installed and cached, registers C++ kernels for the mode's aten ops, so
+torch's dispatcher reaches gemm-aot's launch with no Python frame in between (the Python
+overrides cost about 8 us a call in torch's dispatch alone). Calls it declines go to the
+Python overrides, through the ops ``gemm_aot::<op>_fallback`` defined here, so every refusal
+is worded, and every result computed, as before.
+
+It needs a C++ compiler (``$CXX``, else ``c++``) and torch's headers, which torch's wheels
+ship. Without them the mode registers the Python overrides instead and ``status()`` says why.
+``GEMM_AOT_NATIVE_DISPATCH=0`` turns it off. The library is cached under
+``$GEMM_AOT_DISPATCH_CACHE`` (default ``~/.cache/gemm_aot``), keyed by the source and torch's
+version, so the build (about 10-40 s) happens once per torch.
+"""
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+from . import _native
+
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc", "dispatch.cpp")
+
+# Fallback op schemas: each the schema of the aten op whose Python override is its kernel.
+FALLBACK_SCHEMAS = {
+    "mm": "mm_fallback(Tensor self, Tensor mat2) -> Tensor",
+    "addmm": "addmm_fallback(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+    "bmm": "bmm_fallback(Tensor self, Tensor mat2) -> Tensor",
+    "mv": "mv_fallback(Tensor self, Tensor vec) -> Tensor",
+    "_softmax": "_softmax_fallback(Tensor self, int dim, bool half_to_float) -> Tensor",
+    "_log_softmax": "_log_softmax_fallback(Tensor self, int dim, bool half_to_float) -> Tensor",
+    "mean.dim": "mean_fallback(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+}
+
+_lib = None  # the loaded ctypes library
+_reason = "not loaded yet"
+_fallbacks = None  # the torch.library.Library defining gemm_aot::*_fallback
+_fallback_keys = set()
+
+
+def _cache_dir():
+    root = os.environ.get("GEMM_AOT_DISPATCH_CACHE")
+    if not root:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        root = os.path.join(base, "gemm_aot")
+    return root
+
+
+def _compiler():
+    cxx = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    if not cxx:
+        raise RuntimeError("no C++ compiler found (set CXX, or install g++)")
+    return cxx
+
+
+def _build(torch):
+    """The path of the built library, building it when the cache lacks it."""
+    with open(_SOURCE, "rb") as f:
+        source = f.read()
+    torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
+    include = os.path.join(torch_dir, "include")
+    if not os.path.isfile(os.path.join(include, "torch", "library.h")):
+        raise RuntimeError(f"torch's C++ headers are not in {include}")
+    abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    key = hashlib.sha256(
+        b"\0".join([source, torch.__version__.encode(), torch_dir.encode(), str(abi).encode(),
+                    sysconfig.get_platform().encode()])
+    ).hexdigest()[:16]
+    out_dir = _cache_dir()
+    path = os.path.join(out_dir, f"dispatch-{key}.so")
+    if os.path.isfile(path):
+        return path
+    os.makedirs(out_dir, exist_ok=True)
+    lib_dir = os.path.join(torch_dir, "lib")
+    cxx = _compiler()
+    print(f"gemm_aot: building the native dispatch for torch {torch.__version__} "
+          f"(once; cached in {out_dir})", file=sys.stderr, flush=True)
+    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
+    os.close(fd)
+    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+           "-I", include, "-I", os.path.join(include, "torch", "csrc", "api", "include"),
+           _SOURCE, "-o", tmp, "-L", lib_dir, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib_dir}"]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-12:])
+            raise RuntimeError(f"{os.path.basename(cxx)} failed ({done.returncode}):\n{tail}")
+        os.replace(tmp, path)  # atomic: another process may build the same key
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def load(torch):
+    """The native dispatch library, built and loaded once; None (``status()`` says why) when
+    it cannot be."""
+    global _lib, _reason
+    if _lib is not None:
+        return _lib
+    if os.environ.get("GEMM_AOT_NATIVE_DISPATCH", "1") == "0":
+        _reason = "turned off by GEMM_AOT_NATIVE_DISPATCH=0"
+        return None
+    try:
+        lib = ctypes.CDLL(_build(torch))
+        lib.gemm_aot_dispatch_abi.restype = ctypes.c_uint32
+        lib.gemm_aot_dispatch_register.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        lib.gemm_aot_dispatch_register.restype = ctypes.c_int32
+        lib.gemm_aot_dispatch_unregister.restype = None
+        lib.gemm_aot_dispatch_counts.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
+        lib.gemm_aot_dispatch_counts.restype = None
+        lib.gemm_aot_dispatch_error.restype = ctypes.c_char_p
+    except (OSError, RuntimeError, AttributeError) as e:
+        _reason = f"the native dispatch could not be built or loaded: {e}"
+        return None
+    _lib = lib
+    _reason = "loaded"
+    return lib
+
+
+def define_fallbacks(torch, overrides, key):
+    """Defines ``gemm_aot::<op>_fallback`` once, each with its Python override as its kernel
+    at dispatch key ``key``."""
+    global _fallbacks
+    if _fallbacks is None:
+        library = torch.library.Library("gemm_aot", "DEF")
+        for schema in FALLBACK_SCHEMAS.values():
+            library.define(schema)
+        _fallbacks = library
+    if key not in _fallback_keys:
+        for op, fn in overrides.items():
+            _fallbacks.impl(FALLBACK_SCHEMAS[op].split("(")[0], fn, key)
+        _fallback_keys.add(key)
+
+
+def register(torch, overrides, key="CUDA"):
+    """Registers the native kernels at ``key``, their fallbacks the Python ``overrides``;
+    whether it did (``status()`` says why not)."""
+    global _reason
+    lib = load(torch)
+    if lib is None:
+        return False
+    define_fallbacks(torch, overrides, key)
+    if lib.gemm_aot_dispatch_register(_native.dispatch_api(), key.encode()) != 0:
+        _reason = "registration failed: " + lib.gemm_aot_dispatch_error().decode(errors="replace")
+        return False
+    _reason = "registered"
+    return True
+
+
+def unregister():
+    """Removes the native kernels (torch's own run again)."""
+    if _lib is not None:
+        _lib.gemm_aot_dispatch_unregister()
+
+
+def counts():
+    """(calls served natively, calls handed to the Python overrides) since the process began."""
+    if _lib is None:
+        return (0, 0)
+    out = (ctypes.c_uint64 * 2)()
+    _lib.gemm_aot_dispatch_counts(out)
+    return (out[0], out[1])
+
+
+def status():
+    """Where the native dispatch stands: "loaded", "registered", or why it is not used."""
+    return _reason

@@ -1,0 +1,240 @@
+"""The mode's native dispatch (``gemm_aot/csrc/dispatch.cpp``) with real torch and no GPU:
+built against the torch installed, registered at torch's CPU key (where the native module
+records each planned call and launches nothing), driven by torch's own ops. It checks the
+C++ kernels read every layout into the call the fast path plans, hand everything else to the
+Python overrides (whose exceptions reach the caller unchanged), leave torch's kernels in place
+when removed, and that a failed build leaves the mode on its Python overrides.
+
+Needs torch and a C++ compiler (skipped without them: CI has no torch). Run here and on the
+GPU machine: ``python -m unittest -v test_dispatch_cpu`` from this folder, against an
+installed wheel."""
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import warnings
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - CI has no torch
+    torch = None
+
+import gemm_aot
+from gemm_aot import _dispatch, _native
+
+COMPILER = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
+READY = torch is not None and COMPILER is not None
+_CACHE = None
+
+
+def setUpModule():
+    global _CACHE
+    if READY and not os.environ.get("GEMM_AOT_DISPATCH_CACHE"):
+        _CACHE = tempfile.mkdtemp(prefix="gemm-aot-dispatch-")
+        os.environ["GEMM_AOT_DISPATCH_CACHE"] = _CACHE
+
+
+def tearDownModule():
+    if _CACHE:
+        shutil.rmtree(_CACHE, ignore_errors=True)
+
+
+def plan(op, m, n, k, ab, lda, ldb, ldc, bias=False, count=1, strides=(0, 0)):
+    """The trace's tuple for a GEMM (as _native.torch_plan gives it)."""
+    return (op, [m, n, k, int(bias)], (ab, ab), [lda, ldb, ldc], count, strides,
+            None if ab == "f32" else "tensor-core")
+
+
+@unittest.skipUnless(READY, "needs torch and a C++ compiler")
+class NativeDispatchOnCpu(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        import gemm_aot.torch as mode
+
+        cls.mode = mode
+        if not _dispatch.register(torch, mode._OVERRIDES, "CPU"):
+            raise RuntimeError(_dispatch.status())
+
+    @classmethod
+    def tearDownClass(cls):
+        _dispatch.unregister()
+        _native.dispatch_trace(False)
+
+    def setUp(self):
+        _native.dispatch_trace(True, launch=False)
+
+    def traced(self, fn):
+        _native.dispatch_trace(True, launch=False)
+        fn()
+        return _native.dispatch_trace(True, launch=False)
+
+    def test_every_override_has_a_native_kernel(self):
+        self.assertEqual(set(self.mode._OVERRIDES), set(_dispatch.FALLBACK_SCHEMAS))
+
+    def test_gemm_layouts_are_planned_as_the_fast_path_plans_them(self):
+        g = torch.Generator().manual_seed(0)
+
+        def r(*s, dtype=torch.bfloat16):
+            return torch.randn(*s, generator=g).to(dtype)
+
+        a, b, w, bias = r(5, 7), r(7, 3), r(3, 7), r(3)
+        big = r(20, 9)
+        f = torch.nn.functional
+        cases = [
+            ("nn", lambda: torch.mm(a, b), plan("nn", 5, 3, 7, "bf16", 7, 3, 3)),
+            ("tn", lambda: torch.mm(a.t().contiguous().t(), b), plan("tn", 5, 3, 7, "bf16", 5, 3, 3)),
+            ("nt", lambda: torch.mm(a, w.t()), plan("nt", 5, 3, 7, "bf16", 7, 7, 3)),
+            ("row slice", lambda: torch.mm(big[5:10, 1:8], b), plan("nn", 5, 3, 7, "bf16", 9, 3, 3)),
+            ("linear", lambda: f.linear(a, w, bias), plan("nt", 5, 3, 7, "bf16", 7, 7, 3, bias=True)),
+            ("linear 3-D", lambda: f.linear(r(2, 4, 7), w, bias), plan("nt", 8, 3, 7, "bf16", 7, 7, 3, bias=True)),
+            ("f32", lambda: torch.mm(a.float(), b.float()), plan("nn", 5, 3, 7, "f32", 7, 3, 3)),
+            ("f16 bmm", lambda: torch.bmm(r(2, 5, 7, dtype=torch.half), r(2, 7, 4, dtype=torch.half)),
+             plan("nn", 5, 4, 7, "f16", 7, 4, 4, count=2, strides=(35, 28))),
+            ("bmm transposed", lambda: torch.bmm(r(2, 5, 7), r(2, 4, 7).transpose(1, 2)),
+             plan("nt", 5, 4, 7, "bf16", 7, 7, 4, count=2, strides=(35, 28))),
+            ("mv", lambda: torch.mv(a, r(7)), plan("nn", 5, 1, 7, "bf16", 7, 1, 1)),
+            ("matmul 1 row", lambda: torch.matmul(a[:1], b), plan("nn", 1, 3, 7, "bf16", 7, 3, 3)),
+        ]
+        for name, call, expected in cases:
+            with self.subTest(name):
+                self.assertEqual(self.traced(call), [expected])
+
+    def test_the_output_is_what_torch_would_allocate(self):
+        a, b = torch.randn(5, 7), torch.randn(7, 3)
+        y = torch.mm(a, b)
+        self.assertEqual((tuple(y.shape), y.dtype, y.is_contiguous()), ((5, 3), torch.float32, True))
+        y = torch.bmm(a.expand(4, 5, 7), b.expand(4, 7, 3))
+        self.assertEqual(tuple(y.shape), (4, 5, 3))
+        self.assertEqual(tuple(torch.mv(a, b[:, 0]).shape), (5,))
+        self.assertEqual(tuple(a.mean(-1).shape), (5,))
+        self.assertEqual(tuple(a.mean(-1, keepdim=True).shape), (5, 1))
+        self.assertEqual(torch.softmax(a.bfloat16(), -1, dtype=torch.float32).dtype, torch.float32)
+
+    def test_row_ops_are_planned_along_the_last_dimension(self):
+        x = torch.randn(2, 3, 64)
+        cases = [
+            ("softmax", lambda: torch.softmax(x, -1), ("rows", "softmax", "f32", "f32", [6, 64, 64, 64])),
+            ("softmax, dim = nd - 1", lambda: torch.softmax(x, 2), ("rows", "softmax", "f32", "f32", [6, 64, 64, 64])),
+            ("log_softmax bf16", lambda: torch.log_softmax(x.bfloat16(), -1),
+             ("rows", "log_softmax", "bf16", "bf16", [6, 64, 64, 64])),
+            ("half_to_float", lambda: torch._softmax(x.half(), -1, True),
+             ("rows", "softmax", "f16", "f32", [6, 64, 64, 64])),
+            ("mean keepdim", lambda: x.pow(2).mean(-1, keepdim=True), ("rows", "mean", "f32", "f32", [6, 64, 64, 1])),
+            ("mean of a slice", lambda: x[:, 1:2].mean(-1), ("rows", "mean", "f32", "f32", [2, 64, 192, 1])),
+            ("mean into f32", lambda: x.bfloat16().mean(-1, dtype=torch.float32),
+             ("rows", "mean", "bf16", "f32", [6, 64, 64, 1])),
+        ]
+        for name, call, expected in cases:
+            with self.subTest(name):
+                self.assertEqual(self.traced(call), [expected])
+
+    def test_what_it_declines_reaches_the_python_overrides(self):
+        a = torch.randn(4, 4)
+        declined = [
+            ("mm, both transposed", "aten::mm", lambda: torch.mm(a.t(), a.t())),
+            ("mm of int32", "aten::mm", lambda: torch.mm(a.int(), a.int())),
+            ("mm of float64", "aten::mm", lambda: torch.mm(a.double(), a.double())),
+            ("addmm with beta 2", "aten::addmm", lambda: torch.addmm(a, a, a, beta=2)),
+            ("addmm with a 2-D input", "aten::addmm", lambda: torch.addmm(a, a, a)),
+            ("softmax over dim 0", "aten::_softmax", lambda: torch.softmax(a, 0)),
+            ("log_softmax over dim 0", "aten::_log_softmax", lambda: torch.log_softmax(a, 0)),
+            ("mean over two dims", "aten::mean.dim", lambda: a.mean((0, 1))),
+            ("softmax of a 5-D tensor", "aten::_softmax", lambda: torch.softmax(torch.randn(1, 1, 1, 2, 4), -1)),
+        ]
+        for name, op, call in declined:
+            with self.subTest(name):
+                before = _dispatch.counts()
+                # The Python override refuses CPU tensors: its exception arrives unchanged.
+                with self.assertRaises(gemm_aot.UnsupportedError) as caught:
+                    call()
+                self.assertIn(op, str(caught.exception))
+                self.assertEqual(_native.dispatch_trace(True, launch=False), [])
+                self.assertEqual(_dispatch.counts()[1], before[1] + 1)
+
+    def test_allowed_fallback_runs_torchs_kernel(self):
+        a = torch.randint(-5, 5, (4, 6), dtype=torch.int32)
+        b = torch.randint(-5, 5, (6, 3), dtype=torch.int32)
+        self.mode._allow_fallback = True
+        try:
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                got = torch.mm(a, b)
+        finally:
+            self.mode._allow_fallback = False
+        # The reference without mm, which this class overrides.
+        self.assertTrue(torch.equal(got, (a.long().unsqueeze(2) * b.long().unsqueeze(0)).sum(1).int()))
+        self.assertTrue(any("fell back to cuBLAS" in str(w.message) for w in seen))
+
+    def test_the_build_is_cached(self):
+        path = _dispatch._build(torch)
+        old = os.environ.get("CXX")
+        os.environ["CXX"] = "/nonexistent/c++"  # a rebuild would fail
+        try:
+            self.assertEqual(_dispatch._build(torch), path)
+        finally:
+            if old is None:
+                del os.environ["CXX"]
+            else:
+                os.environ["CXX"] = old
+
+
+@unittest.skipUnless(READY, "needs torch and a C++ compiler")
+class RemovedAndFailed(unittest.TestCase):
+    def test_removing_it_restores_torchs_kernels(self):
+        import gemm_aot.torch as mode
+
+        self.assertTrue(_dispatch.register(torch, mode._OVERRIDES, "CPU"))
+        _dispatch.unregister()
+        _native.dispatch_trace(True, launch=False)
+        a, b = torch.randn(6, 5, dtype=torch.float64), torch.randn(5, 4, dtype=torch.float64)
+        got = torch.mm(a, b)
+        self.assertEqual(_native.dispatch_trace(False), [])
+        self.assertTrue(torch.allclose(got, (a.unsqueeze(2) * b.unsqueeze(0)).sum(1)))
+
+    def test_a_failed_build_leaves_the_python_overrides(self):
+        script = """
+import warnings, torch, gemm_aot._dispatch as d, gemm_aot.torch as mode
+assert d.load(torch) is None
+assert "could not be built" in d.status() and "failed" in d.status(), d.status()
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    mode.set_batch_invariant_mode(True)
+assert mode.dispatch_path() == "python", mode.dispatch_path()
+assert any("Python overrides" in str(w.message) for w in seen)
+mode.set_batch_invariant_mode(False)
+try:
+    mode.set_batch_invariant_mode(True, dispatch="native")
+    raise SystemExit("dispatch='native' did not raise")
+except RuntimeError as e:
+    assert "no native dispatch" in str(e), e
+assert not mode.is_batch_invariant_mode()
+print("ok")
+"""
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, CXX="false", GEMM_AOT_DISPATCH_CACHE=cache)
+            done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+        self.assertIn("ok", done.stdout)
+
+    def test_it_can_be_turned_off(self):
+        script = """
+import warnings, torch, gemm_aot._dispatch as d, gemm_aot.torch as mode
+assert d.load(torch) is None and d.status().startswith("turned off"), d.status()
+with warnings.catch_warnings(record=True) as seen:
+    warnings.simplefilter("always")
+    mode.set_batch_invariant_mode(True)
+assert mode.dispatch_path() == "python"
+assert not any("Python overrides" in str(w.message) for w in seen)
+mode.set_batch_invariant_mode(False)
+print("ok")
+"""
+        env = dict(os.environ, GEMM_AOT_NATIVE_DISPATCH="0")
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
+        self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
