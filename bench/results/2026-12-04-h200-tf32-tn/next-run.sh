@@ -2,15 +2,22 @@
 # .devx/bins.tar.xz holding the stripped release executables gpu_tensor_core, gpu_repack,
 # gpu_invariance, gpu_graph, gpu_serving, gemm-aot-tune and gemm-aot-bench, and .devx/unpack
 # (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin).
-# Usage, two device calls (each under 10 minutes): bash next-run.sh <commit> bits; then
-# bash next-run.sh <commit> times
+# Usage, three device calls (each under 10 minutes): bash next-run.sh <commit> bits; then
+# bash next-run.sh <commit> times; then bash next-run.sh <commit> fronts (after
+# python/pack-device.sh put .device/fronts.tar.xz here: the Python tests, the native
+# dispatch's among them, the real client through both dispatch paths, and the front's bench).
 # First the bits of the TN candidates, tcwide32tncopy's (A transposed into scratch, then the NN
 # kernel) among them; the exact kernels' copies of odd operands (their vector path); then the
 # tuner's times of every TN candidate at the six (n, k); then the one-process bench.
+step=${2:-bits}
+if [ "$step" = fronts ]; then
+  OUT=$OUT bash bench/gpu-run.sh "$1" fronts
+  cat "$OUT/fronts.log" | grep -E "rc=|^Ran|^OK|^FAILED|ERROR|FAIL:|dispatch|tax|us_per_call" | head -60
+  exit 0
+fi
 bash .devx/unpack
 export LD_LIBRARY_PATH=$(dirname $(find / -name 'libcublas.so.1*' 2>/dev/null | head -1))
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-step=${2:-bits}
 if [ "$step" = bits ]; then
 cd runtime
 echo "== gpu_tensor_core (tf32 candidates: tn, nn, nt)"
