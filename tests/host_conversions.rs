@@ -24,7 +24,7 @@ fn host_conversions(catalog: &KernelCatalog) -> Vec<&CatalogConversion> {
     let mut seen = std::collections::BTreeMap::new();
     for c in &catalog.conversions {
         let conv = &catalog.specs.conversions[&c.conversion];
-        if !conv.kind.host_emulation || matches!(c.kind, ConversionKind::Row(_)) {
+        if !conv.kind.host_emulation {
             continue;
         }
         let key = conversion_entry(&catalog.specs, c)
@@ -53,14 +53,33 @@ impl Job {
     fn dst_shape(&self, kind: ConversionKind) -> (usize, usize) {
         match kind {
             ConversionKind::Transpose => (self.cols, self.rows),
+            ConversionKind::Row(op) => (self.rows, op.outputs_per_row(self.cols as u64) as usize),
             _ => (self.rows, self.cols),
         }
     }
 }
 
+/// Row kernels' shapes: both paths (a warp a row up to ROW_WARP_COLS columns, a block a row
+/// beyond), partial chains of 256 and a row count that leaves a block's last warps idle.
+const ROW_SHAPES: [(usize, usize); 9] = [
+    (1, 1),
+    (5, 7),
+    (9, 255),
+    (3, 256),
+    (17, 257),
+    (9, 1000),
+    (2, 1024),
+    (3, 1025),
+    (2, 3000),
+];
+
 fn jobs(c: &CatalogConversion) -> Vec<Job> {
     let mut out = Vec::new();
-    for (rows, cols) in [(1, 1), (33, 65), (100, 37), (64, 32)] {
+    let shapes: &[(usize, usize)] = match c.kind {
+        ConversionKind::Row(_) => &ROW_SHAPES,
+        _ => &[(1, 1), (33, 65), (100, 37), (64, 32)],
+    };
+    for &(rows, cols) in shapes {
         for pad in [0, 3] {
             let probe = Job {
                 rows,
@@ -232,7 +251,31 @@ fn check(driver: &Path, c: &CatalogConversion, dir: &Path) -> Result<(), String>
             write(&mut dst0, to, i, poison(to));
         }
         let mut dst = dst0.clone();
+        if let ConversionKind::Row(op) = c.kind {
+            for r in 0..job.rows {
+                let x: Vec<f32> = (0..job.cols)
+                    .map(|col| {
+                        f32::from_bits(convert(
+                            from,
+                            Dtype::F32,
+                            read(&src, from, r * job.ld_src + col),
+                        ))
+                    })
+                    .collect();
+                for (col, y) in row_t256(op, &x).into_iter().enumerate() {
+                    write(
+                        &mut dst,
+                        to,
+                        r * job.ld_dst + col,
+                        convert(Dtype::F32, to, y.to_bits()),
+                    );
+                }
+            }
+        }
         for r in 0..job.rows {
+            if matches!(c.kind, ConversionKind::Row(_)) {
+                break;
+            }
             for col in 0..job.cols {
                 let v = read(&src, from, r * job.ld_src + col);
                 let at = match c.kind {
@@ -278,6 +321,43 @@ fn check(driver: &Path, c: &CatalogConversion, dir: &Path) -> Result<(), String>
     Ok(())
 }
 
+/// Contract row-t256 (`rows/row_reduce.cuh` states it): thread t of 256 folds elements
+/// t, t + 256, ... ascending from its start; each warp folds its 32 by xor butterfly at 16, 8,
+/// 4, 2, 1; the warps' totals are folded in ascending order. All in f32; max for the row's
+/// maximum, + for the sums. The host's expf and logf stand for the device's (the shim's
+/// kernel calls the same libm functions as f32::exp and f32::ln here).
+fn row_t256(op: gemm_core::table::RowOp, x: &[f32]) -> Vec<f32> {
+    use gemm_core::table::RowOp;
+    const THREADS: usize = 256;
+    let fold = |f: &dyn Fn(f32) -> f32, start: f32, add: &dyn Fn(f32, f32) -> f32| {
+        let mut s = [start; THREADS];
+        for (c, &v) in x.iter().enumerate() {
+            s[c % THREADS] = add(s[c % THREADS], f(v));
+        }
+        let mut total = None;
+        for warp in s.chunks(32) {
+            let mut v = warp.to_vec();
+            for d in [16, 8, 4, 2, 1] {
+                v = (0..32).map(|l| add(v[l], v[l ^ d])).collect();
+            }
+            total = Some(total.map_or(v[0], |t| add(t, v[0])));
+        }
+        total.unwrap()
+    };
+    let sum = |a: f32, b: f32| a + b;
+    match op {
+        RowOp::Mean => vec![fold(&|v| v, 0.0, &sum) / x.len() as f32],
+        RowOp::Softmax | RowOp::LogSoftmax => {
+            let max = fold(&|v| v, f32::NEG_INFINITY, &|a: f32, b: f32| a.max(b));
+            let total = fold(&|v| (v - max).exp(), 0.0, &sum);
+            match op {
+                RowOp::Softmax => x.iter().map(|v| (v - max).exp() / total).collect(),
+                _ => x.iter().map(|v| (v - max) - total.ln()).collect(),
+            }
+        }
+    }
+}
+
 fn shipped() -> KernelCatalog {
     gemm_aot_tests::catalog(&gemm_aot_tests::shipped_specs()).0
 }
@@ -309,36 +389,71 @@ fn the_conversions_give_their_models_bits_on_the_cpu() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[test]
-fn a_transposition_without_its_barrier_fails_the_host_check() {
+/// Runs the first host conversion `pick` selects against the model with `from` replaced by
+/// `to` in the template `file` (a copy of kernels-templates' `dirs`); the check's error, or
+/// `None` when the specs build no such conversion.
+fn mutated_check(
+    pick: impl Fn(&CatalogConversion) -> bool,
+    dirs: &[&str],
+    file: &str,
+    (from, to): (&str, &str),
+) -> Option<Result<(), String>> {
     let catalog = shipped();
-    let Some(c) = host_conversions(&catalog)
-        .into_iter()
-        .find(|c| c.kind == ConversionKind::Transpose)
-    else {
-        eprintln!("skipped: the shipped specs build no transposing conversion");
-        return;
-    };
+    let c = host_conversions(&catalog).into_iter().find(|c| pick(c))?;
     let dir = tempfile::tempdir().unwrap();
     let templates = dir.path().join("templates");
-    for d in ["convert", "common"] {
+    for d in dirs {
         std::fs::create_dir_all(templates.join(d)).unwrap();
         for e in std::fs::read_dir(Path::new("../kernels-templates").join(d)).unwrap() {
             let p = e.unwrap().path();
             std::fs::copy(&p, templates.join(d).join(p.file_name().unwrap())).unwrap();
         }
     }
-    let path = templates.join("convert/transpose_matrix.cuh");
+    let path = templates.join(file);
     let text = std::fs::read_to_string(&path).unwrap();
-    let barrier = "            __syncthreads();\n#pragma unroll";
     assert_eq!(
-        text.matches(barrier).count(),
+        text.matches(from).count(),
         1,
-        "the template changed: update the mutation"
+        "{file} changed: update the mutation"
     );
-    std::fs::write(&path, text.replace(barrier, "#pragma unroll")).unwrap();
+    std::fs::write(&path, text.replace(from, to)).unwrap();
     let driver = build_driver(&catalog, &[c], &templates, dir.path());
-    let err =
-        check(&driver, c, dir.path()).expect_err("the transposition without its barrier passed");
+    Some(check(&driver, c, dir.path()))
+}
+
+#[test]
+fn a_transposition_without_its_barrier_fails_the_host_check() {
+    let Some(result) = mutated_check(
+        |c| c.kind == ConversionKind::Transpose,
+        &["convert", "common"],
+        "convert/transpose_matrix.cuh",
+        (
+            "            __syncthreads();\n#pragma unroll",
+            "#pragma unroll",
+        ),
+    ) else {
+        eprintln!("skipped: the shipped specs build no transposing conversion");
+        return;
+    };
+    let err = result.expect_err("the transposition without its barrier passed");
+    assert!(err.contains("the model's"), "{err}");
+}
+
+#[test]
+fn a_row_kernel_whose_warp_path_folds_in_another_order_fails_the_host_check() {
+    // The warp path's butterfly from distance 1 up instead of 16 down: another tree.
+    let Some(result) = mutated_check(
+        |c| c.kind == ConversionKind::Row(gemm_core::table::RowOp::Softmax) && c.from == Dtype::F32,
+        &["rows", "common"],
+        "rows/row_reduce.cuh",
+        (
+            "for (int d = 16; d >= 1; d /= 2) {\n                const float o = __shfl_xor_sync(0xffffffffu, s[w], d);",
+            "for (int d = 1; d <= 16; d *= 2) {\n                const float o = __shfl_xor_sync(0xffffffffu, s[w], d);",
+        ),
+    ) else {
+        eprintln!("skipped: the shipped specs build no f32 softmax row kernel");
+        return;
+    };
+    let err = result.expect_err("the row kernel folding in another order passed");
     assert!(err.contains("the model's"), "{err}");
 }

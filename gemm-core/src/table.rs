@@ -533,27 +533,28 @@ impl ConversionInfo {
     /// Most blocks a conversion launches; the kernel loops over the rest (grid stride).
     pub const MAX_BLOCKS: u64 = 8192;
 
-    /// Launch grid of a row kernel over `rows` rows: a block a row, at most
-    /// [`MAX_BLOCKS`](Self::MAX_BLOCKS) (the kernel loops over the rest; a row is reduced by
-    /// one block whatever the grid, so the grid never changes a row's bits).
-    pub fn row_grid(&self, rows: u64) -> (u32, u32, u32) {
-        (rows.clamp(1, Self::MAX_BLOCKS) as u32, 1, 1)
-    }
+    /// Rows of at most this many columns are reduced a warp a row, the block's warps on
+    /// consecutive rows; longer rows a block a row (`rows/row_reduce.cuh`, whose two paths
+    /// compute the same tree). The generator gives the kernels this value (`Cfg::kWarpCols`).
+    pub const ROW_WARP_COLS: u64 = 1024;
 
     /// Source tiles of a [`ConversionKind::Transpose`] kernel (`transpose_matrix.cuh`): a
     /// block moves one square of this many rows and columns at a time.
     pub const TRANSPOSE_TILE: u64 = 32;
 
     /// Launch grid of this conversion over a `rows x cols` source: a block per 32 x 32 tile
-    /// for a transposition, a thread per element for the others; at most
-    /// [`MAX_BLOCKS`](Self::MAX_BLOCKS) either way (the kernels loop over the rest).
+    /// for a transposition; for a row kernel a block a row, or a block per `threads / 32` rows
+    /// when rows have at most [`ROW_WARP_COLS`](Self::ROW_WARP_COLS) columns; a thread per
+    /// element for the others. At most [`MAX_BLOCKS`](Self::MAX_BLOCKS) either way: the
+    /// kernels loop over the rest (a row kernel reduces a row whole in one block or one warp
+    /// whatever the grid, so the grid never changes a row's bits).
     pub fn launch_grid(&self, rows: u64, cols: u64) -> (u32, u32, u32) {
         conversion_grid(self.kind, self.block_threads, rows, cols)
     }
 }
 
 /// The grid [`ConversionInfo::launch_grid`] launches for a conversion of `kind` with blocks of
-/// `threads` over a `rows x cols` source (row kernels launch [`ConversionInfo::row_grid`]).
+/// `threads` over a `rows x cols` source.
 pub fn conversion_grid(
     kind: ConversionKind,
     threads: u32,
@@ -565,6 +566,10 @@ pub fn conversion_grid(
             let t = ConversionInfo::TRANSPOSE_TILE;
             rows.div_ceil(t).saturating_mul(cols.div_ceil(t))
         }
+        ConversionKind::Row(_) if cols <= ConversionInfo::ROW_WARP_COLS => {
+            rows.div_ceil(u64::from(threads / 32).max(1))
+        }
+        ConversionKind::Row(_) => rows,
         _ => rows.saturating_mul(cols).div_ceil(threads.max(1) as u64),
     };
     (blocks.clamp(1, ConversionInfo::MAX_BLOCKS) as u32, 1, 1)

@@ -10,6 +10,16 @@
 // Outputs: mean y = S / cols; softmax y[c] = expf(x[c] - M) / S; log_softmax
 // y[c] = (x[c] - M) - logf(S); each rounded once to the output type. cols = 0: mean 0/0 (NaN,
 // as torch), softmax writes nothing.
+//
+// Two paths compute that tree. Rows of more than Cfg::kWarpCols columns: one block a row, the
+// tree as written. Shorter rows (attention's softmax over a few hundred keys): one warp a row,
+// the block's warps on consecutive rows, where a block a row would spend its time in barriers.
+// The warp keeps the row in registers and plays the block's N threads: lane l holds thread
+// t = l + 32w's sums for each w (the elements c = t + N j), runs warp w's butterfly on them
+// with its own shuffles (after which every lane holds W_w: a + b == b + a, so the butterfly's
+// lanes agree), and adds the W_w in ascending w. Same sums in the same order: the same bits,
+// whichever path the row length picks (tests/host_conversions.rs runs both on the CPU).
+// The runtime's grid (gemm_core ConversionInfo::row_grid) follows the same threshold.
 #pragma once
 #include "common/element.cuh"
 
@@ -19,6 +29,10 @@ struct row_reduce {
     static constexpr int kOp = Cfg::kOp;
     static constexpr int kWarps = kThreads / 32;
     static_assert(kThreads % 32 == 0 && kWarps >= 2 && kWarps <= 32, "whole warps, 2 to 32");
+    // Rows of at most kWarpCols columns take the warp path: kPer elements a lane, in registers.
+    static constexpr int kWarpCols = Cfg::kWarpCols;
+    static constexpr int kPer = kWarpCols / 32;
+    static_assert(kWarpCols % kThreads == 0 && kPer <= 64, "whole chains of N, at most 64 registers a lane");
     static_assert(kOp >= 0 && kOp <= 2, "softmax, log_softmax or mean");
 
     // The block's fold of one value a thread: butterfly within each warp, then the warps'
@@ -44,8 +58,107 @@ struct row_reduce {
         return total;
     }
 
+    // The warp path's fold: lane l holds thread (l + 32w)'s sum in s[w]; each w's butterfly,
+    // then the W_w in ascending w. Every lane returns the total.
+    template <bool kMax>
+    __device__ static float fold_lanes(float (&s)[kWarps]) {
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+#pragma unroll
+            for (int d = 16; d >= 1; d /= 2) {
+                const float o = __shfl_xor_sync(0xffffffffu, s[w], d);
+                s[w] = kMax ? fmaxf(s[w], o) : s[w] + o;
+            }
+        }
+        float total = s[0];
+#pragma unroll
+        for (int w = 1; w < kWarps; ++w) total = kMax ? fmaxf(total, s[w]) : total + s[w];
+        return total;
+    }
+
+    // Rows of at most kWarpCols columns, a warp a row. Lane l's element i is column
+    // c = l + 32 i: thread t = c % N = l + 32 (i % kWarps) of chain j = i / kWarps. Every warp
+    // of the block runs each round's shuffles (a warp past the last row redoes the last row and
+    // writes nothing), so the block's control flow is uniform.
+    template <typename Args>
+    __device__ static void run_warps(const Args& args) {
+        const From* src = static_cast<const From*>(args.src);
+        To* dst = static_cast<To*>(args.dst);
+        const int cols = args.cols;
+        const int lane = threadIdx.x % 32;
+        for (long long base = static_cast<long long>(blockIdx.x) * kWarps; base < args.rows;
+             base += static_cast<long long>(gridDim.x) * kWarps) {
+            const long long row = base + threadIdx.x / 32;
+            const bool active = row < args.rows;
+            const From* x = src + (active ? row : args.rows - 1) * args.ld_src;
+            float v[kPer];
+#pragma unroll
+            for (int i = 0; i < kPer; ++i) {
+                const int c = lane + 32 * i;
+                v[i] = c < cols ? to_f32(x[c]) : 0.0f;
+            }
+            if constexpr (kOp == 2) {
+                warp_mean(v, cols, lane, active ? dst + row * args.ld_dst : nullptr);
+            } else {
+                warp_softmax(v, cols, lane, active ? dst + row * args.ld_dst : nullptr);
+            }
+        }
+    }
+
+    // The warp path's mean of one row held as v (nothing written when y is null).
+    __device__ static void warp_mean(const float (&v)[kPer], int cols, int lane, To* y) {
+        float s[kWarps];
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            s[w] = 0.0f;
+#pragma unroll
+            for (int i = w; i < kPer; i += kWarps)
+                if (lane + 32 * i < cols) s[w] = s[w] + v[i];
+        }
+        const float total = fold_lanes<false>(s);
+        if (y != nullptr && lane == 0) y[0] = from_f32<To>(total / static_cast<float>(cols));
+    }
+
+    // The warp path's softmax or log_softmax of one row held as v (nothing written when y is
+    // null).
+    __device__ static void warp_softmax(float (&v)[kPer], int cols, int lane, To* y) {
+        float s[kWarps];
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            s[w] = -INFINITY;
+#pragma unroll
+            for (int i = w; i < kPer; i += kWarps)
+                if (lane + 32 * i < cols) s[w] = fmaxf(s[w], v[i]);
+        }
+        const float row_max = fold_lanes<true>(s);
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            s[w] = 0.0f;
+#pragma unroll
+            for (int i = w; i < kPer; i += kWarps) {
+                if (lane + 32 * i < cols) {
+                    const float e = expf(v[i] - row_max);
+                    s[w] = s[w] + e;
+                    if (kOp == 0) v[i] = e;  // softmax divides the same e
+                }
+            }
+        }
+        const float total = fold_lanes<false>(s);
+        if (y == nullptr) return;
+        const float log_total = kOp == 1 ? logf(total) : 0.0f;
+#pragma unroll
+        for (int i = 0; i < kPer; ++i) {
+            const int c = lane + 32 * i;
+            if (c < cols) y[c] = from_f32<To>(kOp == 0 ? v[i] / total : (v[i] - row_max) - log_total);
+        }
+    }
+
     template <typename Args>
     __device__ static void run(const Args& args) {
+        if (args.cols <= kWarpCols) {
+            run_warps(args);
+            return;
+        }
         __shared__ float warp_totals[kWarps + 1];
         const From* src = static_cast<const From*>(args.src);
         To* dst = static_cast<To*>(args.dst);

@@ -6,11 +6,14 @@ Python overrides, through the ops ``gemm_aot::<op>_fallback`` defined here, so e
 is worded, and every result computed, as before.
 
 It needs a C++ compiler (``$CXX``, else ``c++``) and torch's headers, which torch's wheels
-ship. Without them the mode registers the Python overrides instead and ``status()`` says why.
-``GEMM_AOT_NATIVE_DISPATCH=0`` turns it off. The library is cached under
-``$GEMM_AOT_DISPATCH_CACHE`` (default ``~/.cache/gemm_aot``), keyed by the source and torch's
-version, so the build (about 10-40 s) happens once per torch.
+ship. Without them the mode registers the Python overrides instead and ``status()`` says why;
+a failed build is not retried in the same process. ``GEMM_AOT_NATIVE_DISPATCH=0`` turns it
+off. The library is cached under ``$GEMM_AOT_DISPATCH_CACHE`` (default ``~/.cache/gemm_aot``),
+keyed by the source, torch's version and location, and the compiler's version, so the build
+(7 s on 2 cores of this project's build machine; longer on slow disks) happens once per torch.
 """
+
+import atexit
 
 import ctypes
 import hashlib
@@ -37,6 +40,7 @@ FALLBACK_SCHEMAS = {
 }
 
 _lib = None  # the loaded ctypes library
+_failed = False  # a build or load failed: not retried in this process
 _reason = "not loaded yet"
 _fallbacks = None  # the torch.library.Library defining gemm_aot::*_fallback
 _fallback_keys = set()
@@ -57,10 +61,19 @@ def _compiler():
     return cxx
 
 
+def _compiler_version(cxx):
+    try:
+        done = subprocess.run([cxx, "--version"], capture_output=True, text=True, timeout=30)
+        return (done.stdout or done.stderr).splitlines()[0] if done.returncode == 0 else ""
+    except (OSError, IndexError, subprocess.SubprocessError):
+        return ""
+
+
 def _build(torch):
     """The path of the built library, building it when the cache lacks it."""
     with open(_SOURCE, "rb") as f:
         source = f.read()
+    cxx = _compiler()
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
     include = os.path.join(torch_dir, "include")
     if not os.path.isfile(os.path.join(include, "torch", "library.h")):
@@ -68,7 +81,7 @@ def _build(torch):
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
     key = hashlib.sha256(
         b"\0".join([source, torch.__version__.encode(), torch_dir.encode(), str(abi).encode(),
-                    sysconfig.get_platform().encode()])
+                    sysconfig.get_platform().encode(), _compiler_version(cxx).encode()])
     ).hexdigest()[:16]
     out_dir = _cache_dir()
     path = os.path.join(out_dir, f"dispatch-{key}.so")
@@ -76,7 +89,6 @@ def _build(torch):
         return path
     os.makedirs(out_dir, exist_ok=True)
     lib_dir = os.path.join(torch_dir, "lib")
-    cxx = _compiler()
     print(f"gemm_aot: building the native dispatch for torch {torch.__version__} "
           f"(once; cached in {out_dir})", file=sys.stderr, flush=True)
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
@@ -99,9 +111,11 @@ def _build(torch):
 def load(torch):
     """The native dispatch library, built and loaded once; None (``status()`` says why) when
     it cannot be."""
-    global _lib, _reason
+    global _lib, _reason, _failed
     if _lib is not None:
         return _lib
+    if _failed:
+        return None
     if os.environ.get("GEMM_AOT_NATIVE_DISPATCH", "1") == "0":
         _reason = "turned off by GEMM_AOT_NATIVE_DISPATCH=0"
         return None
@@ -116,9 +130,12 @@ def load(torch):
         lib.gemm_aot_dispatch_error.restype = ctypes.c_char_p
     except (OSError, RuntimeError, AttributeError) as e:
         _reason = f"the native dispatch could not be built or loaded: {e}"
+        _failed = True
         return None
     _lib = lib
     _reason = "loaded"
+    # Removed before the interpreter (and the fallbacks' Python kernels) goes.
+    atexit.register(unregister)
     return lib
 
 
@@ -144,7 +161,11 @@ def register(torch, overrides, key="CUDA"):
     lib = load(torch)
     if lib is None:
         return False
-    define_fallbacks(torch, overrides, key)
+    try:
+        define_fallbacks(torch, overrides, key)
+    except RuntimeError as e:  # torch refused the schemas: the Python overrides serve
+        _reason = f"the fallback ops could not be defined: {e}"
+        return False
     if lib.gemm_aot_dispatch_register(_native.dispatch_api(), key.encode()) != 0:
         _reason = "registration failed: " + lib.gemm_aot_dispatch_error().decode(errors="replace")
         return False

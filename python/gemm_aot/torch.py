@@ -162,30 +162,43 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
         raise ValueError(f"dispatch {dispatch!r} is none of None, \"native\", \"python\"")
     with _state:
         _allow_fallback = bool(allow_fallback)
-        if _path is not None and (not enabled or (dispatch is not None and dispatch != _path)):
-            if _path == "native":
-                _dispatch.unregister()
-            else:
-                _library._destroy()
-                _library = None
+        if not enabled:
+            _remove(_path)
             _path = None
-        if not enabled or _path is not None:
             return
+        if _path is not None and (dispatch is None or dispatch == _path):
+            return
+        # The new path is registered before the old one goes (the newest registration wins),
+        # so torch's own kernels never run in between, and a failure leaves the old one on.
+        new = None
         if dispatch != "python":
             if _dispatch.register(torch, _OVERRIDES, "CUDA"):
-                _path = "native"
-                return
-            if dispatch == "native":
+                new = "native"
+            elif dispatch == "native":
                 raise RuntimeError(f"gemm_aot: no native dispatch: {_dispatch.status()}")
-            if not _warned and not _dispatch.status().startswith("turned off"):
+            elif not _warned and not _dispatch.status().startswith("turned off"):
                 _warned = True
                 warnings.warn(f"gemm_aot: the mode runs its Python overrides, about 8 us slower "
                               f"a call: {_dispatch.status()}")
-        library = torch.library.Library("aten", "IMPL")
-        for op, fn in _OVERRIDES.items():
-            library.impl(op, fn, "CUDA")
-        _library = library
-        _path = "python"
+        if new is None:
+            library = torch.library.Library("aten", "IMPL")
+            for op, fn in _OVERRIDES.items():
+                library.impl(op, fn, "CUDA")
+            new = "python"
+        _remove(_path)  # the other path's, if one was on
+        if new == "python":
+            _library = library
+        _path = new
+
+
+def _remove(path):
+    """Removes the registration of ``path`` ("native" or "python"; None: nothing)."""
+    global _library
+    if path == "native":
+        _dispatch.unregister()
+    elif path == "python" and _library is not None:
+        _library._destroy()
+        _library = None
 
 
 def is_batch_invariant_mode():

@@ -13,6 +13,7 @@ use crate::rows_fast::plan_rows;
 use crate::torch_fast::{plan_views, View};
 use gemm_runtime::{Dtype, RowOp};
 use pyo3::prelude::*;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// The version of this ABI; `dispatch.cpp` refuses a table of another.
@@ -109,9 +110,14 @@ struct Trace {
 }
 
 static TRACE: Mutex<Option<Trace>> = Mutex::new(None);
+/// Whether a trace is on: the calls take `TRACE`'s lock only then.
+static TRACING: AtomicBool = AtomicBool::new(false);
 
 /// Records `call` when tracing; whether to launch it (host tensors never are).
 fn traced(call: impl FnOnce() -> Traced, flags: u32) -> bool {
+    if !TRACING.load(Ordering::Acquire) {
+        return flags & HOST == 0;
+    }
     let mut t = TRACE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(t) = t.as_mut() {
         t.calls.push(call());
@@ -122,11 +128,12 @@ fn traced(call: impl FnOnce() -> Traced, flags: u32) -> bool {
 
 /// Whether a trace that does not launch is on (host tensors are served only then).
 fn dry_run() -> bool {
-    TRACE
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .as_ref()
-        .is_some_and(|t| !t.launch)
+    TRACING.load(Ordering::Acquire)
+        && TRACE
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|t| !t.launch)
 }
 
 /// `mm`/`bmm` (`batched` 1) of `a` and `b` into `out`, with `bias` (null: none), on `stream`.
@@ -135,6 +142,27 @@ fn dry_run() -> bool {
 /// Each pointer is null (bias only) or points to a live `RawView` whose addresses are the
 /// tensors' own on the current device, and `stream` is that device's live stream.
 unsafe extern "C" fn gemm(
+    a: *const RawView,
+    b: *const RawView,
+    out: *const RawView,
+    bias: *const RawView,
+    batched: i32,
+    stream: u64,
+    flags: u32,
+) -> i32 {
+    // A panic must not unwind into C++ (it would abort the process): the call is declined.
+    std::panic::catch_unwind(|| {
+        // SAFETY: the caller's contract.
+        unsafe { gemm_inner(a, b, out, bias, batched, stream, flags) }
+    })
+    .unwrap_or(DECLINED)
+}
+
+/// [`gemm`]'s body.
+///
+/// # Safety
+/// As [`gemm`]'s.
+unsafe fn gemm_inner(
     a: *const RawView,
     b: *const RawView,
     out: *const RawView,
@@ -180,6 +208,26 @@ unsafe extern "C" fn gemm(
 /// # Safety
 /// As [`gemm`]'s; `out` holds the output's elements.
 unsafe extern "C" fn rows(
+    op: i32,
+    x: *const RawView,
+    to: i32,
+    out: u64,
+    stream: u64,
+    flags: u32,
+) -> i32 {
+    // As in gemm: no unwinding into C++.
+    std::panic::catch_unwind(|| {
+        // SAFETY: the caller's contract.
+        unsafe { rows_inner(op, x, to, out, stream, flags) }
+    })
+    .unwrap_or(DECLINED)
+}
+
+/// [`rows`]'s body.
+///
+/// # Safety
+/// As [`rows`]'s.
+unsafe fn rows_inner(
     op: i32,
     x: *const RawView,
     to: i32,
@@ -237,6 +285,7 @@ pub fn dispatch_trace(py: Python<'_>, enabled: bool, launch: bool) -> PyResult<V
             calls: Vec::new(),
         });
     }
+    TRACING.store(enabled, Ordering::Release);
     drop(t);
     calls
         .into_iter()

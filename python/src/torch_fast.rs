@@ -101,6 +101,12 @@ fn ints<const N: usize>(t: &Bound<'_, PyAny>, nd: usize) -> Option<[usize; N]> {
 /// `t` as a View, `None` when it is not a CUDA tensor of a served dtype with at most
 /// [`MAX_DIMS`] dimensions and non-negative strides.
 pub(crate) fn view(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> Option<View> {
+    view_on(refs, t, false)
+}
+
+/// [`view`], or with `host` a CPU tensor too, read as on device 0 (for [`torch_plan`]'s
+/// comparisons only: a host view is never launched).
+fn view_on(refs: &TorchRefs, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
     let py = t.py();
     let dtype = dtype_of(refs, &t.getattr(intern!(py, "dtype")).ok()?)?;
     let device: i64 = t
@@ -123,7 +129,11 @@ pub(crate) fn view(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> Option<View> {
         shape,
         stride,
         dtype,
-        device: usize::try_from(device).ok()?,
+        device: if host && device == -1 {
+            0
+        } else {
+            usize::try_from(device).ok()?
+        },
     })
 }
 
@@ -226,17 +236,33 @@ fn plan(
     bias: Option<&Bound<'_, PyAny>>,
     batched: bool,
 ) -> Option<Plan> {
+    plan_on(refs, (a, b, out, bias), batched, false)
+}
+
+/// [`plan`], with `host` over CPU tensors too ([`view_on`]).
+#[allow(clippy::type_complexity)]
+fn plan_on(
+    refs: &TorchRefs,
+    (a, b, out, bias): (
+        &Bound<'_, PyAny>,
+        &Bound<'_, PyAny>,
+        Option<&Bound<'_, PyAny>>,
+        Option<&Bound<'_, PyAny>>,
+    ),
+    batched: bool,
+    host: bool,
+) -> Option<Plan> {
     let vo = match out {
-        Some(o) => Some(view(refs, o)?),
+        Some(o) => Some(view_on(refs, o, host)?),
         None => None,
     };
     let vbias = match bias {
-        Some(t) => Some(view(refs, t)?),
+        Some(t) => Some(view_on(refs, t, host)?),
         None => None,
     };
     plan_views(
-        &view(refs, a)?,
-        &view(refs, b)?,
+        &view_on(refs, a, host)?,
+        &view_on(refs, b, host)?,
         vo.as_ref(),
         vbias.as_ref(),
         batched,
@@ -397,9 +423,10 @@ pub fn torch_mm<'py>(
 
 /// The call the fast path would make for these operands, without launching (`None`: it
 /// declines): `(op, m, n, k, ab, c, lda, ldb, ldc, count, (stride_a, stride_b), policy)`.
-/// For the CPU tests, which compare it with the Python path's.
+/// For the CPU tests, which compare it with the Python path's and the native dispatch's
+/// (`host`: CPU tensors planned as if on device 0).
 #[pyfunction]
-#[pyo3(signature = (a, b, out=None, bias=None, batched=false))]
+#[pyo3(signature = (a, b, out=None, bias=None, batched=false, host=false))]
 pub fn torch_plan<'py>(
     py: Python<'py>,
     a: &Bound<'py, PyAny>,
@@ -407,8 +434,14 @@ pub fn torch_plan<'py>(
     out: Option<&Bound<'py, PyAny>>,
     bias: Option<&Bound<'py, PyAny>>,
     batched: bool,
+    host: bool,
 ) -> Option<PlanTuple> {
-    Some(describe(&plan(TORCH.get(py)?, a, b, out, bias, batched)?))
+    Some(describe(&plan_on(
+        TORCH.get(py)?,
+        (a, b, out, bias),
+        batched,
+        host,
+    )?))
 }
 
 /// `(op, [m, n, k, bias], (ab, c), [lda, ldb, ldc], count, (stride_a, stride_b), policy)`.

@@ -65,42 +65,68 @@ class NativeDispatchOnCpu(unittest.TestCase):
 
     def setUp(self):
         _native.dispatch_trace(True, launch=False)
+        # The trace also covers CUDA calls (recorded, not launched): never left on.
+        self.addCleanup(_native.dispatch_trace, False)
 
     def traced(self, fn):
         _native.dispatch_trace(True, launch=False)
         fn()
         return _native.dispatch_trace(True, launch=False)
 
-    def test_every_override_has_a_native_kernel(self):
+    def test_every_override_has_a_native_kernel_and_a_fallback_op(self):
+        import re
+
+        with open(_dispatch._SOURCE) as f:
+            registered = set(re.findall(r'library->impl\("([^"]+)"', f.read()))
+        self.assertEqual(set(self.mode._OVERRIDES), registered)
         self.assertEqual(set(self.mode._OVERRIDES), set(_dispatch.FALLBACK_SCHEMAS))
 
     def test_gemm_layouts_are_planned_as_the_fast_path_plans_them(self):
+        """Each call's recorded plan is the one written here, and the one the fast path
+        (``_native.torch_plan``, which the Python overrides' calls go through) makes for the
+        GEMM the op is."""
+        self.assertTrue(gemm_aot._fastpath.on())
         g = torch.Generator().manual_seed(0)
 
         def r(*s, dtype=torch.bfloat16):
             return torch.randn(*s, generator=g).to(dtype)
 
-        a, b, w, bias = r(5, 7), r(7, 3), r(3, 7), r(3)
-        big = r(20, 9)
+        a, b, w, bias, v = r(5, 7), r(7, 3), r(3, 7), r(3), r(7)
+        big, x3 = r(20, 9), r(2, 4, 7)
+        h1, h2 = r(2, 5, 7, dtype=torch.half), r(2, 7, 4, dtype=torch.half)
+        b1, b2 = r(2, 5, 7), r(2, 4, 7)
         f = torch.nn.functional
+        # (name, the call, the GEMM it is: a, b, bias, batched; the plan expected)
         cases = [
-            ("nn", lambda: torch.mm(a, b), plan("nn", 5, 3, 7, "bf16", 7, 3, 3)),
-            ("tn", lambda: torch.mm(a.t().contiguous().t(), b), plan("tn", 5, 3, 7, "bf16", 5, 3, 3)),
-            ("nt", lambda: torch.mm(a, w.t()), plan("nt", 5, 3, 7, "bf16", 7, 7, 3)),
-            ("row slice", lambda: torch.mm(big[5:10, 1:8], b), plan("nn", 5, 3, 7, "bf16", 9, 3, 3)),
-            ("linear", lambda: f.linear(a, w, bias), plan("nt", 5, 3, 7, "bf16", 7, 7, 3, bias=True)),
-            ("linear 3-D", lambda: f.linear(r(2, 4, 7), w, bias), plan("nt", 8, 3, 7, "bf16", 7, 7, 3, bias=True)),
-            ("f32", lambda: torch.mm(a.float(), b.float()), plan("nn", 5, 3, 7, "f32", 7, 3, 3)),
-            ("f16 bmm", lambda: torch.bmm(r(2, 5, 7, dtype=torch.half), r(2, 7, 4, dtype=torch.half)),
+            ("nn", lambda: torch.mm(a, b), (a, b, None, False), plan("nn", 5, 3, 7, "bf16", 7, 3, 3)),
+            ("tn", lambda: torch.mm(a.t().contiguous().t(), b), (a.t().contiguous().t(), b, None, False),
+             plan("tn", 5, 3, 7, "bf16", 5, 3, 3)),
+            ("nt", lambda: torch.mm(a, w.t()), (a, w.t(), None, False), plan("nt", 5, 3, 7, "bf16", 7, 7, 3)),
+            ("row slice", lambda: torch.mm(big[5:10, 1:8], b), (big[5:10, 1:8], b, None, False),
+             plan("nn", 5, 3, 7, "bf16", 9, 3, 3)),
+            ("linear", lambda: f.linear(a, w, bias), (a, w.t(), bias, False),
+             plan("nt", 5, 3, 7, "bf16", 7, 7, 3, bias=True)),
+            ("linear 3-D", lambda: f.linear(x3, w, bias), (x3.reshape(8, 7), w.t(), bias, False),
+             plan("nt", 8, 3, 7, "bf16", 7, 7, 3, bias=True)),
+            ("f32", lambda: torch.mm(a.float(), b.float()), (a.float(), b.float(), None, False),
+             plan("nn", 5, 3, 7, "f32", 7, 3, 3)),
+            ("f16 bmm", lambda: torch.bmm(h1, h2), (h1, h2, None, True),
              plan("nn", 5, 4, 7, "f16", 7, 4, 4, count=2, strides=(35, 28))),
-            ("bmm transposed", lambda: torch.bmm(r(2, 5, 7), r(2, 4, 7).transpose(1, 2)),
+            ("bmm transposed", lambda: torch.bmm(b1, b2.transpose(1, 2)), (b1, b2.transpose(1, 2), None, True),
              plan("nt", 5, 4, 7, "bf16", 7, 7, 4, count=2, strides=(35, 28))),
-            ("mv", lambda: torch.mv(a, r(7)), plan("nn", 5, 1, 7, "bf16", 7, 1, 1)),
-            ("matmul 1 row", lambda: torch.matmul(a[:1], b), plan("nn", 1, 3, 7, "bf16", 7, 3, 3)),
+            ("bmm expanded", lambda: torch.bmm(a.expand(3, 5, 7), b2[0].t().expand(3, 7, 4)),
+             (a.expand(3, 5, 7), b2[0].t().expand(3, 7, 4), None, True),
+             plan("nt", 5, 4, 7, "bf16", 7, 7, 4, count=3, strides=(0, 0))),
+            ("mv", lambda: torch.mv(a, v), (a, v.unsqueeze(1), None, False), plan("nn", 5, 1, 7, "bf16", 7, 1, 1)),
+            ("mv strided", lambda: torch.mv(a, big[:7, 0]), (a, big[:7, 0].unsqueeze(1), None, False),
+             plan("nn", 5, 1, 7, "bf16", 7, 9, 1)),
+            ("matmul 1 row", lambda: torch.matmul(a[:1], b), (a[:1], b, None, False), plan("nn", 1, 3, 7, "bf16", 7, 3, 3)),
         ]
-        for name, call, expected in cases:
+        for name, call, (ga, gb, gbias, batched), expected in cases:
             with self.subTest(name):
                 self.assertEqual(self.traced(call), [expected])
+                self.assertEqual(
+                    _native.torch_plan(ga, gb, bias=gbias, batched=batched, host=True), expected)
 
     def test_the_output_is_what_torch_would_allocate(self):
         a, b = torch.randn(5, 7), torch.randn(7, 3)
@@ -168,17 +194,54 @@ class NativeDispatchOnCpu(unittest.TestCase):
         self.assertTrue(torch.equal(got, (a.long().unsqueeze(2) * b.long().unsqueeze(0)).sum(1).int()))
         self.assertTrue(any("fell back to cuBLAS" in str(w.message) for w in seen))
 
-    def test_the_build_is_cached(self):
-        path = _dispatch._build(torch)
-        old = os.environ.get("CXX")
-        os.environ["CXX"] = "/nonexistent/c++"  # a rebuild would fail
+    def test_registering_again_never_lets_torchs_kernel_run(self):
+        """Calls on other threads while the kernels are registered again, 40 times: each is
+        recorded (ours ran), none reaches torch's own kernel in between."""
+        import threading
+
+        a, b = torch.randn(4, 8).bfloat16(), torch.randn(8, 4).bfloat16()
+        stop, counts = threading.Event(), []
+
+        def calls():
+            n = 0
+            while not stop.is_set():
+                torch.mm(a, b)
+                n += 1
+            counts.append(n)
+
+        threads = [threading.Thread(target=calls) for _ in range(4)]
+        for t in threads:
+            t.start()
         try:
-            self.assertEqual(_dispatch._build(torch), path)
+            for _ in range(40):
+                self.assertTrue(_dispatch.register(torch, self.mode._OVERRIDES, "CPU"))
         finally:
-            if old is None:
-                del os.environ["CXX"]
-            else:
-                os.environ["CXX"] = old
+            stop.set()
+            for t in threads:
+                t.join()
+        self.assertEqual(len(_native.dispatch_trace(True, launch=False)), sum(counts))
+
+    def test_the_build_is_cached(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "calls")
+            wrapper = os.path.join(tmp, "cxx")
+            with open(wrapper, "w") as f:
+                f.write(f'#!/bin/sh\necho "$@" >> {log}\nexec {COMPILER} "$@"\n')
+            os.chmod(wrapper, 0o755)
+            old = os.environ.get("CXX")
+            os.environ["CXX"] = wrapper
+            try:
+                path = _dispatch._build(torch)
+                open(log, "w").close()
+                self.assertEqual(_dispatch._build(torch), path)
+            finally:
+                if old is None:
+                    del os.environ["CXX"]
+                else:
+                    os.environ["CXX"] = old
+            with open(log) as f:
+                calls = [line for line in f if "--version" not in line]
+        self.assertEqual(calls, [], "the second build ran the compiler")
 
 
 @unittest.skipUnless(READY, "needs torch and a C++ compiler")
@@ -196,7 +259,7 @@ class RemovedAndFailed(unittest.TestCase):
 
     def test_a_failed_build_leaves_the_python_overrides(self):
         script = """
-import warnings, torch, gemm_aot._dispatch as d, gemm_aot.torch as mode
+import os, warnings, torch, gemm_aot._dispatch as d, gemm_aot.torch as mode
 assert d.load(torch) is None
 assert "could not be built" in d.status() and "failed" in d.status(), d.status()
 with warnings.catch_warnings(record=True) as seen:
@@ -204,17 +267,27 @@ with warnings.catch_warnings(record=True) as seen:
     mode.set_batch_invariant_mode(True)
 assert mode.dispatch_path() == "python", mode.dispatch_path()
 assert any("Python overrides" in str(w.message) for w in seen)
-mode.set_batch_invariant_mode(False)
+# A switch to native that fails leaves the Python overrides registered.
 try:
     mode.set_batch_invariant_mode(True, dispatch="native")
     raise SystemExit("dispatch='native' did not raise")
 except RuntimeError as e:
     assert "no native dispatch" in str(e), e
+assert mode.dispatch_path() == "python", mode.dispatch_path()
+mode.set_batch_invariant_mode(False)
 assert not mode.is_batch_invariant_mode()
+# The failed build was tried once in this process.
+with open(os.environ["CALLS"]) as f:
+    builds = [line for line in f if "--version" not in line]
+assert len(builds) == 1, builds
 print("ok")
 """
-        with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, CXX="false", GEMM_AOT_DISPATCH_CACHE=cache)
+        with tempfile.TemporaryDirectory() as tmp:
+            calls, wrapper = os.path.join(tmp, "calls"), os.path.join(tmp, "cxx")
+            with open(wrapper, "w") as f:
+                f.write(f'#!/bin/sh\necho "$@" >> {calls}\n[ "$1" = --version ] && exec {COMPILER} "$@"\nexit 1\n')
+            os.chmod(wrapper, 0o755)
+            env = dict(os.environ, CXX=wrapper, CALLS=calls, GEMM_AOT_DISPATCH_CACHE=os.path.join(tmp, "cache"))
             done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True)
         self.assertEqual(done.returncode, 0, done.stdout + done.stderr)
         self.assertIn("ok", done.stdout)

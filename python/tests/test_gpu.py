@@ -266,41 +266,52 @@ class Mode(unittest.TestCase):
         x, w, bias = rand(33, 1024, seed=50), rand(1536, 1024, seed=51), rand(1536, seed=52)
         q, k = rand(2, 8, 17, 64, seed=53), rand(2, 8, 40, 64, seed=54)
         h = rand(3, 11, 4096, dtype=torch.float32, seed=55)
+        s4 = rand(2, 4, 33, 700, dtype=torch.float32, seed=56)
         calls = {
             "linear": lambda: torch.nn.functional.linear(x, w, bias),
             "mm nt": lambda: torch.mm(x, w.t()),
-            "mm tn": lambda: torch.mm(x.t().contiguous().t(), w.t().contiguous()),
             "matmul (bmm)": lambda: torch.matmul(q, k.transpose(-1, -2)),
+            "bmm expanded": lambda: torch.bmm(x[:5].expand(3, 5, 1024), w[:64].t().expand(3, 1024, 64)),
             "mv": lambda: torch.mv(w, x[0]),
+            "mv strided": lambda: torch.mv(w[:, :33], x[:, 7]),
             "softmax f32": lambda: torch.softmax(h, -1),
-            "softmax bf16 to f32": lambda: torch.softmax(h.bfloat16(), -1, dtype=torch.float32),
+            "softmax 4-D (a warp a row)": lambda: torch.softmax(s4, -1),
+            "softmax f16 to f32": lambda: torch.softmax(h.half(), -1, dtype=torch.float32),
             "log_softmax": lambda: torch.log_softmax(h, -1),
             "rmsnorm's mean": lambda: h.pow(2).mean(-1, keepdim=True),
         }
+        # Declined natively and served by the Python override: a tn product into bf16, which
+        # sm90a routes into f32 only (the Python path computes it into f32 and rounds once).
+        declined = {"mm tn": lambda: torch.mm(x.t().contiguous().t(), w.t().contiguous())}
         got = {}
         for path in ("python", "native"):
             before = self.mode.dispatch_counts()
             with self.mode.batch_invariant(dispatch=path):
                 self.assertEqual(self.mode.dispatch_path(), path)
-                got[path] = {name: fn() for name, fn in calls.items()}
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
+                got[path] = {name: fn() for name, fn in {**calls, **declined}.items()}
+                # On a side stream behind a long wait: a launch on another stream would read
+                # x2 before the clone wrote it.
+                main, side = torch.cuda.current_stream(), torch.cuda.Stream()
+                side.wait_stream(main)
                 with torch.cuda.stream(side):
-                    on_side = calls["linear"]()
-                torch.cuda.current_stream().wait_stream(side)
+                    torch.cuda._sleep(50_000_000)
+                    x2 = x.clone()
+                    on_side = torch.nn.functional.linear(x2, w, bias)
+                main.wait_stream(side)
                 graph = torch.cuda.CUDAGraph()
                 with torch.cuda.graph(graph):
-                    captured = calls["linear"]()
+                    captured = torch.nn.functional.linear(x, w, bias)
                 graph.replay()
             torch.cuda.synchronize()
             served = self.mode.dispatch_counts()[0] - before[0]
+            handed = self.mode.dispatch_counts()[1] - before[1]
             if path == "native":
-                self.assertGreaterEqual(served, len(calls) + 2, "calls the native dispatch served")
+                self.assertEqual((served, handed), (len(calls) + 2, len(declined)), "native: served, declined")
             else:
-                self.assertEqual(served, 0)
+                self.assertEqual((served, handed), (0, 0))
             self.assertTrue(same_bits(on_side, got[path]["linear"]), f"{path}: side stream")
             self.assertTrue(same_bits(captured, got[path]["linear"]), f"{path}: graph replay")
-        for name in calls:
+        for name in got["native"]:
             self.assertTrue(same_bits(got["native"][name], got["python"][name]), name)
         self.assertTrue(same_bits(got["native"]["linear"], gemm_aot.linear(x, w, bias)))
 

@@ -121,7 +121,7 @@ impl Context {
             ..ArgSources::default()
         });
         let geometry = Geometry {
-            grid: info.row_grid(call.rows as u64),
+            grid: info.launch_grid(call.rows as u64, call.cols as u64),
             block: (info.block_threads, 1, 1),
             shared_bytes: 0,
             cluster: NO_CLUSTER,
@@ -185,5 +185,31 @@ mod tests {
                 operand: Operand::A
             })
         ));
+    }
+
+    #[test]
+    fn row_kernels_launch_a_block_per_warp_of_rows_up_to_the_warp_path_length() {
+        use crate::table::ConversionInfo;
+        let set = crate::shipped::shipped();
+        let mut seen = 0;
+        for t in set.tiers() {
+            for op in [RowOp::Softmax, RowOp::LogSoftmax, RowOp::Mean] {
+                let Some(c) = set.row_kernel(t.id, op, Dtype::F32, Dtype::F32) else {
+                    continue;
+                };
+                seen += 1;
+                let warps = u64::from(c.block_threads / 32);
+                let short = ConversionInfo::ROW_WARP_COLS;
+                assert_eq!(c.launch_grid(300, short).0 as u64, 300u64.div_ceil(warps));
+                assert_eq!(c.launch_grid(1, 1), (1, 1, 1));
+                assert_eq!(c.launch_grid(300, short + 1), (300, 1, 1));
+                assert_eq!(c.launch_grid(0, 4096), (1, 1, 1));
+                assert_eq!(
+                    c.launch_grid(1 << 30, 512).0 as u64,
+                    ConversionInfo::MAX_BLOCKS
+                );
+            }
+        }
+        assert!(seen > 0, "the shipped specs build no f32 row kernel");
     }
 }

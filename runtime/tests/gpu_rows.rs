@@ -11,7 +11,9 @@ mod common;
 use common::*;
 use gemm_runtime::*;
 
-const COLS: [usize; 6] = [1, 7, 255, 256, 4096, 50257];
+// Both paths of row_reduce.cuh: a warp a row up to ROW_WARP_COLS (1024) columns, a block a row
+// beyond.
+const COLS: [usize; 9] = [1, 7, 255, 256, 700, 1024, 1025, 4096, 50257];
 const ROWS: usize = 300;
 
 fn f64_row(op: RowOp, x: &[f64]) -> Vec<f64> {

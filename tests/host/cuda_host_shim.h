@@ -1,6 +1,7 @@
 // CUDA's thread model on the CPU, for the kinds whose manifest says `host_emulation = true`
-// (plain CUDA C++: threads, blocks, dynamic shared memory, __syncthreads; no inline PTX,
-// asynchronous copies or warp intrinsics). tests/host_kernels.rs compiles the generated entries
+// (plain CUDA C++: threads, blocks, dynamic shared memory, __syncthreads, __shfl_xor_sync where
+// every thread of the block reaches each shuffle; no inline PTX, asynchronous copies or other
+// warp intrinsics). tests/host_kernels.rs compiles the generated entries
 // of those kernels with the host C++ compiler against this file and runs them. Blocks run one
 // after another; a block's threads are fibers (ucontext) on one OS thread: each runs until its
 // next __syncthreads, then the next, so every thread reaches barrier r before any passes it.
@@ -17,6 +18,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -57,6 +59,7 @@ struct GemmHostBlock {
     int current = -1;
     const std::function<void()>* body = nullptr;
     uint64_t seed;
+    std::vector<uint64_t> lanes;  // each thread's value in a shuffle
 
     static GemmHostBlock*& running() {
         static GemmHostBlock* b = nullptr;
@@ -113,6 +116,27 @@ struct GemmHostBlock {
 };
 
 #define __syncthreads() GemmHostBlock::running()->barrier()
+
+// A warp shuffle as a block-wide exchange: each thread posts its value, a barrier, each reads
+// its partner's (the lane `lane_mask` away within its warp), a barrier before the next post.
+// So every thread of the block must reach every shuffle, as in a kernel whose control flow is
+// uniform across the block (row_reduce.cuh keeps it so for this reason).
+template <class T>
+inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask) {
+    static_assert(sizeof(T) <= sizeof(uint64_t), "a shuffle moves at most 8 bytes");
+    GemmHostBlock* b = GemmHostBlock::running();
+    if (b->lanes.size() < b->fibers.size()) b->lanes.resize(b->fibers.size());
+    const unsigned t = threadIdx.x;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(T));
+    b->lanes[t] = bits;
+    __syncthreads();
+    const uint64_t got = b->lanes[(t & ~31u) | ((t & 31u) ^ static_cast<unsigned>(lane_mask))];
+    __syncthreads();
+    T out;
+    std::memcpy(&out, &got, sizeof(T));
+    return out;
+}
 
 template <class T>
 inline T __ldg(const T* p) {

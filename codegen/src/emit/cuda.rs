@@ -190,9 +190,10 @@ pub fn conversion_entry(specs: &SpecSet, c: &CatalogConversion) -> String {
     // A row kernel's op, as its template reads it (RowOp::template_code).
     let op = match conv.row_op {
         Some(op) => format!(
-            "\n    static constexpr int kOp = {};  // row op {op}, contract {}",
+            "\n    static constexpr int kOp = {};  // row op {op}, contract {}\n    static constexpr int kWarpCols = {};  // rows this long or shorter: a warp a row",
             op.template_code(),
-            conv.contract
+            conv.contract,
+            gemm_core::table::ConversionInfo::ROW_WARP_COLS,
         ),
         None => String::new(),
     };

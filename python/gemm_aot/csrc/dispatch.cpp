@@ -53,10 +53,11 @@ constexpr uint32_t kAbi = 1;
 constexpr int32_t kServed = 0;
 constexpr uint32_t kHost = 1;  // flags: host tensors (a test's CPU key), recorded only
 
-const GemmAotApi* g_api = nullptr;
-c10::DeviceType g_device_type = c10::DeviceType::CUDA;
+// Read by the kernels on any thread, written by a registration.
+std::atomic<const GemmAotApi*> g_api{nullptr};
+std::atomic<c10::DeviceType> g_device_type{c10::DeviceType::CUDA};
 std::unique_ptr<torch::Library> g_library;
-std::mutex g_mutex;
+std::mutex g_mutex;  // g_library and g_error
 std::string g_error;
 std::atomic<uint64_t> g_served{0};
 std::atomic<uint64_t> g_declined{0};
@@ -73,14 +74,16 @@ int32_t dtype_code(at::ScalarType t) {
 // Whether t is a tensor of the registered device type on its current device, of a served
 // dtype, with at most 4 dimensions: the fast path's tensors.
 bool eligible(const at::Tensor& t) {
-  if (!t.defined() || t.device().type() != g_device_type || t.dim() > 4 ||
+  const c10::DeviceType type = g_device_type.load();
+  if (!t.defined() || t.device().type() != type || t.dim() > 4 ||
       dtype_code(t.scalar_type()) < 0) {
     return false;
   }
-  if (g_device_type == c10::DeviceType::CPU) {
+  if (type == c10::DeviceType::CPU) {
     return true;
   }
-  const auto* impl = c10::impl::getDeviceGuardImpl(g_device_type);
+  // Another device than the current one: the Python override makes it current around the call.
+  const auto* impl = c10::impl::getDeviceGuardImpl(type);
   return impl->getDevice().index() == t.device().index();
 }
 
@@ -89,7 +92,7 @@ GemmAotView view_of(const at::Tensor& t) {
   v.ptr = reinterpret_cast<uint64_t>(t.data_ptr());
   v.nd = static_cast<int32_t>(t.dim());
   v.dtype = dtype_code(t.scalar_type());
-  v.device = g_device_type == c10::DeviceType::CPU ? 0 : t.device().index();
+  v.device = g_device_type.load() == c10::DeviceType::CPU ? 0 : t.device().index();
   for (int64_t i = 0; i < t.dim(); ++i) {
     v.shape[i] = t.size(i);
     v.stride[i] = t.stride(i);
@@ -97,13 +100,14 @@ GemmAotView view_of(const at::Tensor& t) {
   return v;
 }
 
-uint32_t flags() { return g_device_type == c10::DeviceType::CPU ? kHost : 0; }
+uint32_t flags() { return g_device_type.load() == c10::DeviceType::CPU ? kHost : 0; }
 
 uint64_t stream_of(const at::Tensor& t) {
-  if (g_device_type == c10::DeviceType::CPU) {
+  const c10::DeviceType type = g_device_type.load();
+  if (type == c10::DeviceType::CPU) {
     return 0;
   }
-  const auto* impl = c10::impl::getDeviceGuardImpl(g_device_type);
+  const auto* impl = c10::impl::getDeviceGuardImpl(type);
   return reinterpret_cast<uint64_t>(impl->getStream(t.device()).native_handle());
 }
 
@@ -159,8 +163,8 @@ at::Tensor native_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tenso
   }
   GemmAotView vbias{};
   if (bias != nullptr) vbias = view_of(*bias);
-  const int32_t status = g_api->gemm(&va, &vb, &vo, bias != nullptr ? &vbias : nullptr,
-                                     batched ? 1 : 0, stream_of(a), flags());
+  const int32_t status = g_api.load()->gemm(&va, &vb, &vo, bias != nullptr ? &vbias : nullptr,
+                                            batched ? 1 : 0, stream_of(a), flags());
   return served(status) ? out : at::Tensor();
 }
 
@@ -183,9 +187,9 @@ at::Tensor native_rows(int32_t op, const at::Tensor& x, int64_t dim, at::ScalarT
   }
   at::Tensor out = at::empty(shape, x.options().dtype(to));
   const GemmAotView vx = view_of(x);
-  const int32_t status = g_api->rows(op, &vx, dtype_code(to),
-                                     reinterpret_cast<uint64_t>(out.data_ptr()), stream_of(x),
-                                     flags());
+  const int32_t status = g_api.load()->rows(op, &vx, dtype_code(to),
+                                            reinterpret_cast<uint64_t>(out.data_ptr()),
+                                            stream_of(x), flags());
   return served(status) ? out : at::Tensor();
 }
 
@@ -278,7 +282,9 @@ uint32_t gemm_aot_dispatch_abi(void) { return kAbi; }
 
 // Registers the kernels at dispatch key `key` ("CUDA"; "CPU" for tests, whose calls are only
 // recorded), calling `api` (the native module's table). 0 on success, else 1 and
-// gemm_aot_dispatch_error() says why. A second registration replaces the first.
+// gemm_aot_dispatch_error() says why. A second registration replaces the first with no window
+// where torch's own kernels run: the new kernels are registered (the newest wins) before the
+// old ones are removed.
 int32_t gemm_aot_dispatch_register(const GemmAotApi* api, const char* key) {
   try {
     if (api == nullptr || api->abi != kAbi) {
@@ -292,9 +298,12 @@ int32_t gemm_aot_dispatch_register(const GemmAotApi* api, const char* key) {
       return 1;
     }
     std::lock_guard<std::mutex> lock(g_mutex);
-    g_library.reset();
-    g_api = api;
-    g_device_type = name == "CPU" ? c10::DeviceType::CPU : c10::DeviceType::CUDA;
+    const c10::DeviceType type = name == "CPU" ? c10::DeviceType::CPU : c10::DeviceType::CUDA;
+    if (g_library != nullptr && type != g_device_type.load()) {
+      g_library.reset();  // another key: nothing of ours serves it meanwhile
+    }
+    g_api.store(api);
+    g_device_type.store(type);
     auto library = std::make_unique<torch::Library>(
         torch::Library::IMPL, "aten", c10::parseDispatchKey(name), __FILE__, __LINE__);
     library->impl("mm", TORCH_FN(mm));
@@ -304,10 +313,10 @@ int32_t gemm_aot_dispatch_register(const GemmAotApi* api, const char* key) {
     library->impl("_softmax", TORCH_FN(softmax));
     library->impl("_log_softmax", TORCH_FN(log_softmax));
     library->impl("mean.dim", TORCH_FN(mean));
-    g_library = std::move(library);
+    g_library = std::move(library);  // the old registration, if any, goes now
     return 0;
   } catch (const std::exception& e) {
-    set_error(e.what());
+    g_error = e.what();  // g_mutex is held
     return 1;
   }
 }
@@ -324,7 +333,12 @@ void gemm_aot_dispatch_counts(uint64_t* out) {
   out[1] = g_declined.load(std::memory_order_relaxed);
 }
 
-// Why the last registration failed.
-const char* gemm_aot_dispatch_error(void) { return g_error.c_str(); }
+// Why the last registration failed (a copy, valid until this thread's next call).
+const char* gemm_aot_dispatch_error(void) {
+  thread_local std::string copy;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  copy = g_error;
+  return copy.c_str();
+}
 
 }  // extern "C"
