@@ -90,6 +90,38 @@ def _per_call(fn, calls, rounds):
     return {"us_per_call_median": statistics.median(per_call), "rounds": per_call}
 
 
+def row_speed(reps=20):
+    """GPU time of the row kernels against torch's own, per shape (CUDA events, median of
+    ``reps``): attention's softmax over short rows (the warp path, up to 1024 columns) and long
+    ones, RMSNorm's mean and a loss's log_softmax over a vocabulary."""
+    g = torch.Generator(device="cuda").manual_seed(3)
+
+    def x(rows, cols, dtype):
+        return torch.randn(rows, cols, device="cuda", generator=g).to(dtype)
+
+    cases = (
+        ("softmax f32, 131072 x 512 (8x512 prefill, 32 heads)", x(131072, 512, torch.float32),
+         lambda t: torch.softmax(t, -1), gemm_aot.softmax),
+        ("softmax f32, 32768 x 1000", x(32768, 1000, torch.float32),
+         lambda t: torch.softmax(t, -1), gemm_aot.softmax),
+        ("softmax f32, 16384 x 4096", x(16384, 4096, torch.float32),
+         lambda t: torch.softmax(t, -1), gemm_aot.softmax),
+        ("softmax f32, 32 x 512 (a decode step's heads)", x(32, 512, torch.float32),
+         lambda t: torch.softmax(t, -1), gemm_aot.softmax),
+        ("mean bf16, 32768 x 4096 (RMSNorm)", x(32768, 4096, torch.bfloat16),
+         lambda t: t.mean(-1, keepdim=True), lambda t: gemm_aot.mean(t, -1, keepdim=True)),
+        ("log_softmax bf16 to f32, 512 x 128256", x(512, 128256, torch.bfloat16),
+         lambda t: torch.log_softmax(t, -1, dtype=torch.float32),
+         lambda t: gemm_aot.log_softmax(t, dtype=torch.float32)),
+    )
+    out = {}
+    for name, t, theirs, ours in cases:
+        row = {"torch_us": timed(lambda: theirs(t), reps) * 1e3, "ours_us": timed(lambda: ours(t), reps) * 1e3}
+        row["ratio"] = row["torch_us"] / row["ours_us"]
+        out[name] = row
+    return out
+
+
 def llama(layers):
     config = transformers.LlamaConfig(
         vocab_size=128256, hidden_size=4096, intermediate_size=14336,
@@ -167,6 +199,7 @@ def main():
         "gemm_aot": gemm_aot.__version__,
         "tier": gemm_aot.tier(0),
         "host_cost": host_cost(),
+        "row_kernels": row_speed(),
         "dispatch": mode._dispatch.status(),
         "invariance_tax": tax(a.layers, a.context, a.reps),
         "model": f"Llama-3-8B-shaped, {a.layers} layers, eager attention, bf16",
@@ -207,6 +240,9 @@ def table(result):
             f"| {label} | {us(torch_name):.2f} us | {us(mode_name):.2f} us | "
             f"{us(mode_name) / us(torch_name):.2f}x | {us(mode_name + ', Python overrides'):.2f} us | |"
         )
+    lines += ["", "| row kernel | torch | ours | torch / ours |", "| --- | --- | --- | --- |"]
+    for name, row in result.get("row_kernels", {}).items():
+        lines.append(f"| {name} | {row['torch_us']:.1f} us | {row['ours_us']:.1f} us | {row['ratio']:.2f} |")
     return "\n".join(lines)
 
 

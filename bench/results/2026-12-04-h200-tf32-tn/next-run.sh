@@ -1,7 +1,8 @@
 # The planned next run of this step (not yet run: no device in the sessions since). Expects
 # .devx/bins.tar.xz holding the stripped release executables gpu_tensor_core, gpu_repack,
 # gpu_invariance, gpu_graph, gpu_serving, gemm-aot-tune and gemm-aot-bench, and .devx/unpack
-# (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin).
+# (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin): bash bench/pack-subset.sh
+# gpu_tensor_core gpu_repack gpu_invariance gpu_graph gpu_serving gpu_rows.
 # Usage, three device calls (each under 10 minutes): bash next-run.sh <commit> bits; then
 # bash next-run.sh <commit> times; then bash next-run.sh <commit> fronts (after
 # python/pack-device.sh put .device/fronts.tar.xz here: the Python tests, the native
@@ -31,6 +32,8 @@ timeout 60 ../.devx/bin/gpu_graph --ignored --test-threads 1 2>&1 | grep -E "^te
 timeout 60 ../.devx/bin/gpu_serving --ignored --test-threads 1 2>&1 | grep -E "^test |test result|panicked"
 echo "== memcheck (tn tf32 candidates)"
 timeout 60 compute-sanitizer --tool memcheck --print-limit 5 ../.devx/bin/gpu_tensor_core --ignored --exact tc_every_candidate_gives_the_routed_bits_tn_tf32 --test-threads 1 2>&1 | grep -E "ERROR SUMMARY|test result|panicked"
+echo "== gpu_rows (row kernels: a warp a row up to 1024 columns, a block a row beyond)"
+timeout 60 ../.devx/bin/gpu_rows --ignored --test-threads 1 2>&1 | grep -E "^test |test result|panicked"
 echo "== gpu_invariance tc_tf32_rows_follow_the_batch"
 timeout 90 ../.devx/bin/gpu_invariance --ignored --exact tc_tf32_rows_follow_the_batch --test-threads 1 2>&1 | grep -E "^test |test result|panicked"
 cd ..
