@@ -1,9 +1,11 @@
 """Batch-invariant mode for PyTorch: torch's own ``aten::mm``, ``addmm``, ``bmm``, ``mv``,
-``_softmax``, ``_log_softmax`` and ``mean.dim`` on CUDA tensors run gemm-aot's kernels (the
-GEMMs, and the row kernels of contract row-t256 along the last dimension). ``linear`` and
-``matmul`` lower to those, RMSNorm's mean and attention's softmax are those, and autograd's
-backward calls the same GEMMs on transposed views, so model code, training steps through
-linear and ``torch.compile`` in eager fallback all take them.
+``dot``, ``vdot``, ``_softmax``, ``_log_softmax`` and ``mean.dim`` on CUDA tensors run
+gemm-aot's kernels (the GEMMs, and the row kernels of contract row-t256 along the last
+dimension); ``baddbmm``, ``addmv`` and ``_addmm_activation`` run the GEMM into f32 and their
+epilogue elementwise, rounded once. ``linear`` and ``matmul`` lower to those, RMSNorm's mean
+and attention's softmax are those, and autograd's backward calls the same GEMMs on transposed
+views, so model code, training steps through linear and ``torch.compile`` in eager fallback
+all take them.
 
     import gemm_aot.torch
     gemm_aot.torch.set_batch_invariant_mode(True)
@@ -20,10 +22,11 @@ naming the op: falling back to cuBLAS silently is the failure this mode exists t
 ``allow_fallback=True`` runs such calls on cuBLAS instead, with a warning, and counts them
 (``fallback_count()``).
 
-Not covered: reductions over other dimensions than the last (they raise); the backward of
-softmax (``_softmax_backward_data``) and other reductions (``sum``, ``var``, norms); fused
-attention kernels (SDPA, flash attention: use eager attention, whose matmuls and softmax are
-covered); ``mm.out`` and the other ``out=`` overloads; ``baddbmm``, ``addmv``, ``addbmm``.
+Not covered: reductions over other dimensions than the last (they raise); ``addbmm`` (it
+raises: its sum over the batch is a reduction no contract states); the backward of softmax
+(``_softmax_backward_data``) and other reductions (``sum``, ``var``, norms); fused attention
+kernels (SDPA, flash attention: use eager attention, whose matmuls and softmax are covered);
+``mm.out`` and the other ``out=`` overloads (which ``torch.compile``'s generated code calls).
 """
 
 import contextlib
@@ -34,7 +37,7 @@ import torch
 
 from . import _dispatch, _fastpath, _native, _torch_gemm, addmm as _addmm_fn
 from ._rows import row_op
-from ._errors import GemmError, UnsupportedError
+from ._errors import GemmError, RefusedError, UnsupportedError
 
 _state = threading.Lock()
 _library = None  # the Python overrides' torch.library.Library, when they are registered
@@ -137,11 +140,104 @@ def _mean_out(x, dim, keepdim, dtype):
     return x.new_empty(shape, dtype=dtype or x.dtype)
 
 
+def _dot_like(op):
+    """The override of aten ``dot`` or ``vdot`` (``matmul`` of two vectors): a 1 x 1 product,
+    0-dimensional. Real dtypes only (``vdot`` conjugates nothing there)."""
+
+    def impl(a, b):
+        try:
+            if a.dim() != 1 or b.dim() != 1:
+                raise RefusedError("invalid_argument", f"{op} takes two 1-D tensors, not {a.dim()}-D and {b.dim()}-D")
+            y = _torch_gemm(a.unsqueeze(0), b.unsqueeze(1), None, None, 0.0, None, None, batched=False)
+            return y.reshape(())
+        except GemmError as e:
+            out = a.new_empty(())
+            return _fallback(op, e, lambda: getattr(torch.ops.aten, op).out(a, b, out=out))
+
+    return impl
+
+
+def _epilogue(acc, input, beta, alpha, dtype):
+    """``alpha * acc + beta * input`` in f32 (``acc`` is, and is overwritten), rounded once to
+    ``dtype``; beta 0 ignores ``input`` (as torch: its NaN and inf too). Elementwise: a row of
+    the result depends on that row alone."""
+    if alpha != 1:
+        acc.mul_(alpha)
+    if beta != 0:
+        acc.add_(input.to(torch.float32), alpha=beta)
+    return acc.to(dtype)
+
+
+def _baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    try:
+        if batch1.dim() != 3 or batch2.dim() != 3:
+            raise RefusedError("invalid_argument", f"baddbmm takes 3-D batches, not {batch1.dim()}-D and {batch2.dim()}-D")
+        acc = torch.empty((batch1.shape[0], batch1.shape[1], batch2.shape[2]), dtype=torch.float32, device=batch1.device)
+        _torch_gemm(batch1, batch2, acc, None, 0.0, None, None, batched=True)
+        return _epilogue(acc, input, beta, alpha, batch1.dtype)
+    except GemmError as e:
+        out = batch1.new_empty((batch1.shape[0], batch1.shape[1], batch2.shape[-1]))
+        return _fallback(
+            "baddbmm", e,
+            lambda: torch.ops.aten.baddbmm.out(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
+        )
+
+
+def _addmv(input, mat, vec, *, beta=1, alpha=1):
+    try:
+        if mat.dim() != 2 or vec.dim() != 1:
+            raise RefusedError("invalid_argument", f"addmv takes a matrix and a vector, not {mat.dim()}-D and {vec.dim()}-D")
+        acc = torch.empty((mat.shape[0], 1), dtype=torch.float32, device=mat.device)
+        _torch_gemm(mat, vec.unsqueeze(1), acc, None, 0.0, None, None, batched=False)
+        return _epilogue(acc.squeeze(1), input, beta, alpha, mat.dtype)
+    except GemmError as e:
+        out = mat.new_empty((mat.shape[0],))
+        return _fallback(
+            "addmv", e, lambda: torch.ops.aten.addmv.out(input, mat, vec, beta=beta, alpha=alpha, out=out)
+        )
+
+
+def _addmm_activation(input, mat1, mat2, *, beta=1, alpha=1, use_gelu=False):
+    """addmm then ReLU, or GELU's tanh form (what torch's fused epilogue computes)."""
+    try:
+        if mat1.dim() != 2 or mat2.dim() != 2:
+            raise RefusedError("invalid_argument", "_addmm_activation takes two matrices")
+        acc = torch.empty((mat1.shape[0], mat2.shape[1]), dtype=torch.float32, device=mat1.device)
+        _torch_gemm(mat1, mat2, acc, None, 0.0, None, None, batched=False)
+        y = _epilogue(acc, input, beta, alpha, torch.float32)
+        y = torch.nn.functional.gelu(y, approximate="tanh") if use_gelu else torch.relu(y)
+        return y.to(mat1.dtype)
+    except GemmError as e:
+        out = mat1.new_empty((mat1.shape[0], mat2.shape[-1]))
+        return _fallback(
+            "_addmm_activation", e,
+            lambda: torch.ops.aten._addmm_activation.out(
+                input, mat1, mat2, beta=beta, alpha=alpha, use_gelu=use_gelu, out=out),
+        )
+
+
+def _addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """Not served: the sum over the batch is a reduction the kernels' contracts do not state."""
+    error = UnsupportedError(
+        "unsupported", "addbmm sums products over the batch, a reduction gemm_aot does not serve")
+    out = batch1.new_empty((batch1.shape[1], batch2.shape[-1]))
+    return _fallback(
+        "addbmm", error,
+        lambda: torch.ops.aten.addbmm.out(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
+    )
+
+
 _OVERRIDES = {
     "mm": _mm,
     "addmm": _addmm,
     "bmm": _bmm,
     "mv": _mv,
+    "dot": _dot_like("dot"),
+    "vdot": _dot_like("vdot"),
+    "baddbmm": _baddbmm,
+    "addmv": _addmv,
+    "_addmm_activation": _addmm_activation,
+    "addbmm": _addbmm,
     "_softmax": _softmax,
     "_log_softmax": _log_softmax,
     "mean.dim": _mean,

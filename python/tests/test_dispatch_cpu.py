@@ -121,6 +121,10 @@ class NativeDispatchOnCpu(unittest.TestCase):
             ("mv strided", lambda: torch.mv(a, big[:7, 0]), (a, big[:7, 0].unsqueeze(1), None, False),
              plan("nn", 5, 1, 7, "bf16", 7, 9, 1)),
             ("matmul 1 row", lambda: torch.matmul(a[:1], b), (a[:1], b, None, False), plan("nn", 1, 3, 7, "bf16", 7, 3, 3)),
+            ("dot (matmul of two vectors)", lambda: torch.matmul(v, a[0]), (v.unsqueeze(0), a[0].unsqueeze(1), None, False),
+             plan("nn", 1, 1, 7, "bf16", 7, 1, 1)),
+            ("vdot, strided", lambda: torch.vdot(big[:7, 0], v), (big[:7, 0].unsqueeze(0), v.unsqueeze(1), None, False),
+             plan("tn", 1, 1, 7, "bf16", 9, 1, 1)),
         ]
         for name, call, (ga, gb, gbias, batched), expected in cases:
             with self.subTest(name):
@@ -169,6 +173,13 @@ class NativeDispatchOnCpu(unittest.TestCase):
             ("log_softmax over dim 0", "aten::_log_softmax", lambda: torch.log_softmax(a, 0)),
             ("mean over two dims", "aten::mean.dim", lambda: a.mean((0, 1))),
             ("softmax of a 5-D tensor", "aten::_softmax", lambda: torch.softmax(torch.randn(1, 1, 1, 2, 4), -1)),
+            # Served by their Python overrides (a GEMM into f32 and an elementwise epilogue),
+            # which refuse CPU tensors; addbmm is refused everywhere.
+            ("baddbmm", "aten::baddbmm", lambda: torch.baddbmm(a.expand(2, 4, 4), a.expand(2, 4, 4), a.expand(2, 4, 4))),
+            ("addmv", "aten::addmv", lambda: torch.addmv(a[0], a, a[1], alpha=0.5)),
+            ("_addmm_activation", "aten::_addmm_activation", lambda: torch._addmm_activation(a, a, a, use_gelu=True)),
+            ("addbmm", "aten::addbmm", lambda: torch.addbmm(a, a.expand(2, 4, 4), a.expand(2, 4, 4))),
+            ("dot of 2-D tensors", "aten::dot", lambda: torch.ops.aten.dot(a, a)),
         ]
         for name, op, call in declined:
             with self.subTest(name):

@@ -315,6 +315,41 @@ class Mode(unittest.TestCase):
             self.assertTrue(same_bits(got["native"][name], got["python"][name]), name)
         self.assertTrue(same_bits(got["native"]["linear"], gemm_aot.linear(x, w, bias)))
 
+    def test_the_other_gemm_ops_run_the_kernels_or_raise(self):
+        """dot and vdot (matmul of two vectors) are a 1 x 1 product; baddbmm, addmv and
+        _addmm_activation a product into f32 and an elementwise epilogue, rounded once, so a
+        row is the same alone and in a batch; addbmm is refused, naming the op."""
+        v1, v2 = rand(4096, seed=60), rand(4096, seed=61)
+        b1, b2, c = rand(6, 33, 256, seed=62), rand(6, 256, 80, seed=63), rand(6, 33, 80, seed=64)
+        w, x, bias = rand(1024, 512, seed=65), rand(512, seed=66), rand(1024, seed=67)
+        m1, m2, mb = rand(33, 512, seed=68), rand(512, 256, seed=69), rand(256, seed=70)
+        for path in ("native", "python"):
+            with self.mode.batch_invariant(dispatch=path):
+                dot, vdot = torch.matmul(v1, v2), torch.vdot(v1, v2)
+                bad = torch.baddbmm(c, b1, b2, beta=0.5, alpha=0.25)
+                bad_one = torch.baddbmm(c[:, :1], b1[:, :1], b2, beta=0.5, alpha=0.25)
+                mv = torch.addmv(bias, w, x, beta=2, alpha=0.5)
+                act = torch._addmm_activation(mb, m1, m2, use_gelu=True)
+                act_one = torch._addmm_activation(mb, m1[:1], m2, use_gelu=True)
+                with self.assertRaises(gemm_aot.UnsupportedError) as caught:
+                    torch.addbmm(c[0], b1, b2)
+                self.assertIn("aten::addbmm", str(caught.exception))
+            want = gemm_aot.mm(v1[None], v2[:, None]).reshape(())
+            self.assertTrue(same_bits(dot, want) and same_bits(vdot, want), f"{path}: dot")
+            acc = torch.empty(6, 33, 80, device="cuda")
+            gemm_aot.bmm(b1, b2, out=acc)
+            self.assertTrue(same_bits(bad, (acc * 0.25 + c.float() * 0.5).bfloat16()), f"{path}: baddbmm")
+            self.assertTrue(same_bits(bad_one, bad[:, :1]), f"{path}: baddbmm's row alone")
+            self.check_rows_close(bad, 0.25 * (b1.double() @ b2.double()) + 0.5 * c.double())
+            acc = torch.empty(1024, 1, device="cuda")
+            gemm_aot.mm(w, x[:, None], out=acc)
+            self.assertTrue(same_bits(mv, (acc[:, 0] * 0.5 + bias.float() * 2).bfloat16()), f"{path}: addmv")
+            self.assertTrue(same_bits(act_one, act[:1]), f"{path}: _addmm_activation's row alone")
+
+    def check_rows_close(self, got, ref):
+        err = ((got.double() - ref).abs() / ref.abs().clamp_min(1.0)).max().item()
+        self.assertLess(err, 2.0 ** -6, f"error {err}")
+
     def test_unserved_calls_raise_naming_the_op(self):
         a = torch.randn(8, 8, device="cuda", dtype=torch.float64)
         with self.mode.batch_invariant():

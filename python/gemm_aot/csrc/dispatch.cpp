@@ -1,5 +1,6 @@
 // gemm_aot's native dispatch for torch: the batch-invariant mode's kernels for aten::mm,
-// addmm, bmm, mv, _softmax, _log_softmax and mean.dim, registered at a dispatch key (CUDA) as
+// addmm, bmm, mv, dot, vdot, _softmax, _log_softmax and mean.dim (and baddbmm, addmv,
+// _addmm_activation and addbmm, handed to their Python overrides), registered at a dispatch key (CUDA) as
 // C++ kernels. torch's dispatcher calls them with no Python frame, no boxing and no GIL: a call
 // reads its tensors, allocates its output with torch's allocator and hands both to the
 // package's native module through a table of C functions (python/src/dispatch_abi.rs), which
@@ -126,28 +127,62 @@ bool served(int32_t status) {
   return false;
 }
 
-// out = a @ b (+ bias), natively; an undefined tensor when declined. `batched`: 3-D bmm.
+// The GEMM a call is: mm, bmm (3-D), mv (matrix times vector), dot (vector times vector).
+enum class Shape { kMm, kBmm, kMv, kDot };
+
+// A 1-D view as a one-row matrix [1, k] (dot's first operand).
+GemmAotView as_row(GemmAotView v) {
+  v.nd = 2;
+  v.shape[1] = v.shape[0];
+  v.stride[1] = v.stride[0];
+  v.shape[0] = 1;
+  v.stride[0] = v.shape[1] * v.stride[1];
+  return v;
+}
+
+// A 1-D view as a one-column matrix [k, 1] (mv's and dot's second operand).
+GemmAotView as_column(GemmAotView v) {
+  v.nd = 2;
+  v.shape[1] = 1;
+  v.stride[1] = 1;
+  return v;
+}
+
+// out = a @ b (+ bias), natively; an undefined tensor when declined.
 at::Tensor native_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias,
-                       bool batched, bool vector) {
+                       Shape shape) {
   if (!eligible(a) || !eligible(b) || (bias != nullptr && !eligible(*bias)) ||
       a.scalar_type() != b.scalar_type()) {
     g_declined.fetch_add(1, std::memory_order_relaxed);
     return at::Tensor();
   }
-  const int64_t want = batched ? 3 : 2;
-  if (a.dim() != want || b.dim() != (vector ? 1 : want)) {
+  const int64_t dims_a = shape == Shape::kBmm ? 3 : shape == Shape::kDot ? 1 : 2;
+  const int64_t dims_b = shape == Shape::kBmm ? 3 : shape == Shape::kMm ? 2 : 1;
+  if (a.dim() != dims_a || b.dim() != dims_b) {
     g_declined.fetch_add(1, std::memory_order_relaxed);
     return at::Tensor();
   }
   GemmAotView va = view_of(a), vb = view_of(b);
-  int64_t m = a.size(-2);
   at::Tensor out;
   GemmAotView vo;
-  if (vector) {
+  const bool batched = shape == Shape::kBmm;
+  if (shape == Shape::kDot) {
+    // A 1 x 1 product into a 0-dimensional output, viewed as [1, 1].
+    va = as_row(va);
+    vb = as_column(vb);
+    out = at::empty({}, a.options());
+    vo = view_of(out);
+    vo.nd = 2;
+    vo.shape[0] = vo.shape[1] = 1;
+    vo.stride[0] = vo.stride[1] = 1;
+    const int32_t status =
+        g_api.load()->gemm(&va, &vb, &vo, nullptr, 0, stream_of(a), flags());
+    return served(status) ? out : at::Tensor();
+  }
+  const int64_t m = a.size(-2);
+  if (shape == Shape::kMv) {
     // mv: b as a one-column matrix, the output as a [m, 1] view of an m-vector.
-    vb.nd = 2;
-    vb.shape[1] = 1;
-    vb.stride[1] = 1;
+    vb = as_column(vb);
     out = at::empty({m}, a.options());
     vo = view_of(out);
     vo.nd = 2;
@@ -200,21 +235,21 @@ c10::OperatorHandle fallback(const char* name) {
 }
 
 at::Tensor mm(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = native_gemm(a, b, nullptr, false, false);
+  at::Tensor out = native_gemm(a, b, nullptr, Shape::kMm);
   if (out.defined()) return out;
   static const auto op = fallback("mm").typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
   return op.call(a, b);
 }
 
 at::Tensor bmm(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor out = native_gemm(a, b, nullptr, true, false);
+  at::Tensor out = native_gemm(a, b, nullptr, Shape::kBmm);
   if (out.defined()) return out;
   static const auto op = fallback("bmm").typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
   return op.call(a, b);
 }
 
 at::Tensor mv(const at::Tensor& a, const at::Tensor& v) {
-  at::Tensor out = native_gemm(a, v, nullptr, false, true);
+  at::Tensor out = native_gemm(a, v, nullptr, Shape::kMv);
   if (out.defined()) return out;
   static const auto op = fallback("mv").typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
   return op.call(a, v);
@@ -225,7 +260,7 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   // linear's addmm: a 1-D self of n elements is the bias.
   if (is_one(beta) && is_one(alpha) && self.dim() == 1 && mat2.dim() == 2 &&
       self.size(0) == mat2.size(1)) {
-    at::Tensor out = native_gemm(mat1, mat2, &self, false, false);
+    at::Tensor out = native_gemm(mat1, mat2, &self, Shape::kMm);
     if (out.defined()) return out;
   } else {
     g_declined.fetch_add(1, std::memory_order_relaxed);
@@ -235,6 +270,57 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
           .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
                             const c10::Scalar&, const c10::Scalar&)>();
   return op.call(self, mat1, mat2, beta, alpha);
+}
+
+at::Tensor dot(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor out = native_gemm(a, b, nullptr, Shape::kDot);
+  if (out.defined()) return out;
+  static const auto op = fallback("dot").typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
+  return op.call(a, b);
+}
+
+// vdot conjugates its first operand: nothing to do for the real dtypes served natively.
+at::Tensor vdot(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor out = native_gemm(a, b, nullptr, Shape::kDot);
+  if (out.defined()) return out;
+  static const auto op = fallback("vdot").typed<at::Tensor(const at::Tensor&, const at::Tensor&)>();
+  return op.call(a, b);
+}
+
+// The ops with scaled epilogues (or none served: addbmm) go to their Python override at once,
+// which runs the GEMM into f32 and the epilogue elementwise, or words the refusal.
+using Scaled = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                          const c10::Scalar&, const c10::Scalar&);
+
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                   const c10::Scalar& beta, const c10::Scalar& alpha) {
+  g_declined.fetch_add(1, std::memory_order_relaxed);
+  static const auto op = fallback("baddbmm").typed<Scaled>();
+  return op.call(self, b1, b2, beta, alpha);
+}
+
+at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                 const c10::Scalar& beta, const c10::Scalar& alpha) {
+  g_declined.fetch_add(1, std::memory_order_relaxed);
+  static const auto op = fallback("addmv").typed<Scaled>();
+  return op.call(self, mat, vec, beta, alpha);
+}
+
+at::Tensor addbmm(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                  const c10::Scalar& beta, const c10::Scalar& alpha) {
+  g_declined.fetch_add(1, std::memory_order_relaxed);
+  static const auto op = fallback("addbmm").typed<Scaled>();
+  return op.call(self, b1, b2, beta, alpha);
+}
+
+at::Tensor addmm_activation(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                            const c10::Scalar& beta, const c10::Scalar& alpha, bool use_gelu) {
+  g_declined.fetch_add(1, std::memory_order_relaxed);
+  static const auto op =
+      fallback("_addmm_activation")
+          .typed<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                            const c10::Scalar&, const c10::Scalar&, bool)>();
+  return op.call(self, mat1, mat2, beta, alpha, use_gelu);
 }
 
 at::Tensor softmax(const at::Tensor& x, int64_t dim, bool half_to_float) {
@@ -310,6 +396,12 @@ int32_t gemm_aot_dispatch_register(const GemmAotApi* api, const char* key) {
     library->impl("bmm", TORCH_FN(bmm));
     library->impl("mv", TORCH_FN(mv));
     library->impl("addmm", TORCH_FN(addmm));
+    library->impl("dot", TORCH_FN(dot));
+    library->impl("vdot", TORCH_FN(vdot));
+    library->impl("baddbmm", TORCH_FN(baddbmm));
+    library->impl("addmv", TORCH_FN(addmv));
+    library->impl("addbmm", TORCH_FN(addbmm));
+    library->impl("_addmm_activation", TORCH_FN(addmm_activation));
     library->impl("_softmax", TORCH_FN(softmax));
     library->impl("_log_softmax", TORCH_FN(log_softmax));
     library->impl("mean.dim", TORCH_FN(mean));
