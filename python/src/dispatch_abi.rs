@@ -152,54 +152,37 @@ unsafe extern "C" fn gemm(
 ) -> i32 {
     // A panic must not unwind into C++ (it would abort the process): the call is declined.
     std::panic::catch_unwind(|| {
-        // SAFETY: the caller's contract.
-        unsafe { gemm_inner(a, b, out, bias, batched, stream, flags) }
+        // SAFETY: the caller's contract, for each.
+        let (va, vb, vo) = match unsafe { (view(a), view(b), view(out)) } {
+            (Some(a), Some(b), Some(o)) => (a, b, o),
+            _ => return DECLINED,
+        };
+        let vbias = if bias.is_null() {
+            None
+        } else {
+            // SAFETY: as above.
+            match unsafe { view(bias) } {
+                Some(v) => Some(v),
+                None => return DECLINED,
+            }
+        };
+        let Some(p) = plan_views(&va, &vb, Some(&vo), vbias.as_ref(), batched != 0) else {
+            return DECLINED;
+        };
+        if flags & HOST != 0 && !dry_run() {
+            return DECLINED;
+        }
+        let stride_c = p.c_batch.unwrap_or(0);
+        let launch = traced(|| Traced::Gemm(p.clone()), flags);
+        if !launch {
+            return SERVED;
+        }
+        match p.launch(stride_c, stream as usize) {
+            Ok(true) => SERVED,
+            _ => DECLINED,
+        }
     })
     .unwrap_or(DECLINED)
-}
-
-/// [`gemm`]'s body.
-///
-/// # Safety
-/// As [`gemm`]'s.
-unsafe fn gemm_inner(
-    a: *const RawView,
-    b: *const RawView,
-    out: *const RawView,
-    bias: *const RawView,
-    batched: i32,
-    stream: u64,
-    flags: u32,
-) -> i32 {
-    // SAFETY: the caller's contract, for each.
-    let (va, vb, vo) = match unsafe { (view(a), view(b), view(out)) } {
-        (Some(a), Some(b), Some(o)) => (a, b, o),
-        _ => return DECLINED,
-    };
-    let vbias = if bias.is_null() {
-        None
-    } else {
-        // SAFETY: as above.
-        match unsafe { view(bias) } {
-            Some(v) => Some(v),
-            None => return DECLINED,
-        }
-    };
-    let Some(p) = plan_views(&va, &vb, Some(&vo), vbias.as_ref(), batched != 0) else {
-        return DECLINED;
-    };
-    if flags & HOST != 0 && !dry_run() {
-        return DECLINED;
-    }
-    let stride_c = p.c_batch.unwrap_or(0);
-    let launch = traced(|| Traced::Gemm(p.clone()), flags);
-    if !launch {
-        return SERVED;
-    }
-    match p.launch(stride_c, stream as usize) {
-        Ok(true) => SERVED,
-        _ => DECLINED,
-    }
 }
 
 /// Row op `op` (0 softmax, 1 log_softmax, 2 mean) of `x` along its last dimension into a new
@@ -217,51 +200,35 @@ unsafe extern "C" fn rows(
 ) -> i32 {
     // As in gemm: no unwinding into C++.
     std::panic::catch_unwind(|| {
+        let op = match op {
+            0 => RowOp::Softmax,
+            1 => RowOp::LogSoftmax,
+            2 => RowOp::Mean,
+            _ => return DECLINED,
+        };
         // SAFETY: the caller's contract.
-        unsafe { rows_inner(op, x, to, out, stream, flags) }
+        let (Some(v), Some(to)) = (unsafe { view(x) }, dtype(to)) else {
+            return DECLINED;
+        };
+        let Some(mut call) = plan_rows(&v, op, to) else {
+            return DECLINED;
+        };
+        call.dst.ptr = out;
+        if call.check().is_err() || (flags & HOST != 0 && !dry_run()) {
+            return DECLINED;
+        }
+        if !traced(|| Traced::Rows(call), flags) {
+            return SERVED;
+        }
+        let ran = crate::contexts::on_stream(v.device, stream as usize)
+            .and_then(|ctx| ctx.rows_raw(&call));
+        if ran.is_ok() {
+            SERVED
+        } else {
+            DECLINED
+        }
     })
     .unwrap_or(DECLINED)
-}
-
-/// [`rows`]'s body.
-///
-/// # Safety
-/// As [`rows`]'s.
-unsafe fn rows_inner(
-    op: i32,
-    x: *const RawView,
-    to: i32,
-    out: u64,
-    stream: u64,
-    flags: u32,
-) -> i32 {
-    let op = match op {
-        0 => RowOp::Softmax,
-        1 => RowOp::LogSoftmax,
-        2 => RowOp::Mean,
-        _ => return DECLINED,
-    };
-    // SAFETY: the caller's contract.
-    let (Some(v), Some(to)) = (unsafe { view(x) }, dtype(to)) else {
-        return DECLINED;
-    };
-    let Some(mut call) = plan_rows(&v, op, to) else {
-        return DECLINED;
-    };
-    call.dst.ptr = out;
-    if call.check().is_err() || (flags & HOST != 0 && !dry_run()) {
-        return DECLINED;
-    }
-    if !traced(|| Traced::Rows(call), flags) {
-        return SERVED;
-    }
-    let ran =
-        crate::contexts::on_stream(v.device, stream as usize).and_then(|ctx| ctx.rows_raw(&call));
-    if ran.is_ok() {
-        SERVED
-    } else {
-        DECLINED
-    }
 }
 
 /// The address of the dispatch table `dispatch.cpp` calls (valid for the life of the process).
