@@ -1,15 +1,17 @@
 //! The conversion kernels on the CPU: every conversion of the shipped specs whose kind's manifest
 //! says `host_emulation = true` (the half fallback's widening and narrowing, the repack's bit
-//! copy, the transposing copy of a `prepass = "transpose-a"` family) is compiled by the host C++
-//! compiler from the generator's own entry (`emit::cuda::conversion_entry`) against
-//! `host/cuda_host_shim.h`, and run a block at a time, its threads as fibers meeting at each
-//! barrier in a new shuffled order. A function-scope `__shared__` array is one static array
-//! here: one a block, as the blocks run one after another. Each runs on the grid the runtime
-//! launches (`gemm_core::conversion_grid`) and on a grid of 3 blocks (the grid-stride loop), over
-//! shapes with partial 32 x 32 tiles and padded leading dimensions on both sides. Its output must
-//! be the conversion's model bit for bit (a bit copy, its transposition, or the value rounded to
-//! nearest even once), with the destination's padding left as it was. A transposition that
-//! reads the tile before the barrier must fail the same check, so the check can fail.
+//! copy, the transposing copy of a `prepass = "transpose-a"` family, the row kernels of the
+//! fronts' mode) is compiled by the host C++ compiler from the generator's own entry
+//! (`emit::cuda::conversion_entry`) against `host/cuda_host_shim.h`, and run a block at a time,
+//! its threads as fibers meeting at each barrier (and shuffle) in a new shuffled order. A
+//! function-scope `__shared__` array is one static array here: one a block, as the blocks run
+//! one after another. Each runs on the grid the runtime launches (`gemm_core::conversion_grid`)
+//! and on a grid of 3 blocks (the grid-stride loop), over shapes with partial 32 x 32 tiles, row
+//! lengths on both sides of the row kernels' warp path, and padded leading dimensions on both
+//! sides. Its output must be the conversion's model bit for bit (a bit copy, its transposition,
+//! the value rounded to nearest even once, or the row-t256 tree), with the destination's padding
+//! left as it was. A transposition that reads the tile before the barrier, and a row kernel whose
+//! warp path folds in another order, must fail the same check, so the check can fail.
 
 use gemm_codegen::catalog::{CatalogConversion, KernelCatalog};
 use gemm_codegen::emit::cuda::{config_name, conversion_entry};
@@ -18,8 +20,8 @@ use gemm_core::vocab::Dtype;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-/// The conversions to emulate: elementwise and transposing ones of a host-emulated kind, one of
-/// each distinct entry (the tiers build the same conversions).
+/// The conversions to emulate: every one of a host-emulated kind (elementwise, transposing, row
+/// kernels), one of each distinct entry (the tiers build the same conversions).
 fn host_conversions(catalog: &KernelCatalog) -> Vec<&CatalogConversion> {
     let mut seen = std::collections::BTreeMap::new();
     for c in &catalog.conversions {
@@ -262,7 +264,7 @@ fn check(driver: &Path, c: &CatalogConversion, dir: &Path) -> Result<(), String>
                         ))
                     })
                     .collect();
-                for (col, y) in row_t256(op, &x).into_iter().enumerate() {
+                for (col, y) in row_tree(op, c.threads as usize, &x).into_iter().enumerate() {
                     write(
                         &mut dst,
                         to,
@@ -321,18 +323,18 @@ fn check(driver: &Path, c: &CatalogConversion, dir: &Path) -> Result<(), String>
     Ok(())
 }
 
-/// Contract row-t256 (`rows/row_reduce.cuh` states it): thread t of 256 folds elements
-/// t, t + 256, ... ascending from its start; each warp folds its 32 by xor butterfly at 16, 8,
+/// Contract row-t<threads> (`rows/row_reduce.cuh` states it; the shipped kernels are row-t256):
+/// thread t folds elements t, t + threads, ... ascending from its start (-inf for the maximum,
+/// +0 for the sums); each warp folds its 32 by xor butterfly at 16, 8,
 /// 4, 2, 1; the warps' totals are folded in ascending order. All in f32; max for the row's
 /// maximum, + for the sums. The host's expf and logf stand for the device's (the shim's
 /// kernel calls the same libm functions as f32::exp and f32::ln here).
-fn row_t256(op: gemm_core::table::RowOp, x: &[f32]) -> Vec<f32> {
+fn row_tree(op: gemm_core::table::RowOp, threads: usize, x: &[f32]) -> Vec<f32> {
     use gemm_core::table::RowOp;
-    const THREADS: usize = 256;
     let fold = |f: &dyn Fn(f32) -> f32, start: f32, add: &dyn Fn(f32, f32) -> f32| {
-        let mut s = [start; THREADS];
+        let mut s = vec![start; threads];
         for (c, &v) in x.iter().enumerate() {
-            s[c % THREADS] = add(s[c % THREADS], f(v));
+            s[c % threads] = add(s[c % threads], f(v));
         }
         let mut total = None;
         for warp in s.chunks(32) {

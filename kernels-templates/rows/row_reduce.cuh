@@ -6,7 +6,8 @@
 //   warp w (threads 32w .. 32w + 31): for d = 16, 8, 4, 2, 1: s = s + shfl_xor(s, d)
 //   row: S = W_0; for w = 1 .. N/32 - 1 ascending: S = S + W_w   (W_w: warp w's total)
 // all in f32 (round to nearest even), f(x) = x for mean; for softmax and log_softmax the row's
-// maximum M first (the same tree with fmaxf, exact in any order), then f(x) = expf(x - M).
+// maximum M first (the same tree with fmaxf from s_t = -inf, exact in any order), then
+// f(x) = expf(x - M).
 // Outputs: mean y = S / cols; softmax y[c] = expf(x[c] - M) / S; log_softmax
 // y[c] = (x[c] - M) - logf(S); each rounded once to the output type. cols = 0: mean 0/0 (NaN,
 // as torch), softmax writes nothing.
@@ -19,7 +20,7 @@
 // with its own shuffles (after which every lane holds W_w: a + b == b + a, so the butterfly's
 // lanes agree), and adds the W_w in ascending w. Same sums in the same order: the same bits,
 // whichever path the row length picks (tests/host_conversions.rs runs both on the CPU).
-// The runtime's grid (gemm_core ConversionInfo::row_grid) follows the same threshold.
+// The runtime's grid (gemm_core conversion_grid) follows the same threshold.
 #pragma once
 #include "common/element.cuh"
 
@@ -32,7 +33,7 @@ struct row_reduce {
     // Rows of at most kWarpCols columns take the warp path: kPer elements a lane, in registers.
     static constexpr int kWarpCols = Cfg::kWarpCols;
     static constexpr int kPer = kWarpCols / 32;
-    static_assert(kWarpCols % kThreads == 0 && kPer <= 64, "whole chains of N, at most 64 registers a lane");
+    static_assert(kWarpCols % 32 == 0 && kPer <= 64, "whole warps of columns, at most 64 registers a lane");
     static_assert(kOp >= 0 && kOp <= 2, "softmax, log_softmax or mean");
 
     // The block's fold of one value a thread: butterfly within each warp, then the warps'

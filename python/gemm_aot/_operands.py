@@ -40,6 +40,11 @@ def _refuse(message):
 def from_torch(t, name):
     """A torch tensor as a Matrix (1-D tensors are one row). Refuses a tensor not on a CUDA
     device and a dtype without kernels."""
+    if t.is_neg():
+        # A lazily negated view (torch's negative bit, e.g. the imaginary part of a conjugate):
+        # its memory holds the values' negation, which the kernels would read as they are.
+        # (torch's own ops resolve it before the mode's kernels see it.)
+        _refuse(f"{name} is a negated view (is_neg()): call .resolve_neg() first")
     if not t.is_cuda:
         _refuse(f"{name} is a {t.device.type.upper()} tensor: gemm_aot needs CUDA tensors")
     dtype = _BY_TORCH_DTYPE.get(t.dtype, False)

@@ -2,7 +2,7 @@
 ``dot``, ``vdot``, ``_softmax``, ``_log_softmax`` and ``mean.dim`` on CUDA tensors run
 gemm-aot's kernels (the GEMMs, and the row kernels of contract row-t256 along the last
 dimension); ``baddbmm``, ``addmv`` and ``_addmm_activation`` run the GEMM into f32 and their
-epilogue elementwise, rounded once. ``linear`` and ``matmul`` lower to those, RMSNorm's mean
+epilogue elementwise in f32, converted to the output's type at the end. ``linear`` and ``matmul`` lower to those, RMSNorm's mean
 and attention's softmax are those, and autograd's backward calls the same GEMMs on transposed
 views, so model code, training steps through linear and ``torch.compile`` in eager fallback
 all take them.
@@ -151,16 +151,34 @@ def _dot_like(op):
             y = _torch_gemm(a.unsqueeze(0), b.unsqueeze(1), None, None, 0.0, None, None, batched=False)
             return y.reshape(())
         except GemmError as e:
-            out = a.new_empty(())
-            return _fallback(op, e, lambda: getattr(torch.ops.aten, op).out(a, b, out=out))
+            # cuBLAS through mm.out (dot.out and vdot.out call dot and vdot again: this).
+            def cublas():
+                first = a.conj() if op == "vdot" else a
+                out = torch.empty((1, 1), dtype=torch.result_type(a, b), device=a.device)
+                return torch.ops.aten.mm.out(first.unsqueeze(0), b.unsqueeze(1), out=out).reshape(())
+
+            return _fallback(op, e, cublas)
 
     return impl
 
 
+def _check_input(op, input, shape, dtype):
+    """torch's checks of ``input`` (``self``) in an op with an epilogue, made whatever beta
+    is: it broadcasts to the output's ``shape`` and has the operands' ``dtype``."""
+    try:
+        fits = tuple(torch.broadcast_shapes(tuple(input.shape), tuple(shape))) == tuple(shape)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise RefusedError("invalid_argument", f"{op}: self of shape {tuple(input.shape)} does not broadcast to the output's {tuple(shape)}")
+    if input.dtype != dtype:
+        raise RefusedError("invalid_argument", f"{op}: self is {input.dtype} where the operands' {dtype} is needed")
+
+
 def _epilogue(acc, input, beta, alpha, dtype):
-    """``alpha * acc + beta * input`` in f32 (``acc`` is, and is overwritten), rounded once to
-    ``dtype``; beta 0 ignores ``input`` (as torch: its NaN and inf too). Elementwise: a row of
-    the result depends on that row alone."""
+    """``alpha * acc + beta * input`` computed in f32 (``acc`` is, and is overwritten), then
+    converted to ``dtype``; beta 0 ignores ``input``'s values (as torch: NaN and inf too).
+    Elementwise: a row of the result depends on that row alone."""
     if alpha != 1:
         acc.mul_(alpha)
     if beta != 0:
@@ -168,63 +186,79 @@ def _epilogue(acc, input, beta, alpha, dtype):
     return acc.to(dtype)
 
 
+def _scaled_fallback(op, e, call, shape, like):
+    """The fallback of an op with an epilogue: cuBLAS through its ``out=`` overload."""
+
+    def cublas():
+        out = like.new_empty(shape)
+        return call(out)
+
+    return _fallback(op, e, cublas)
+
+
 def _baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    shape = None
     try:
         if batch1.dim() != 3 or batch2.dim() != 3:
             raise RefusedError("invalid_argument", f"baddbmm takes 3-D batches, not {batch1.dim()}-D and {batch2.dim()}-D")
-        acc = torch.empty((batch1.shape[0], batch1.shape[1], batch2.shape[2]), dtype=torch.float32, device=batch1.device)
+        shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+        _check_input("baddbmm", input, shape, batch1.dtype)
+        acc = torch.empty(shape, dtype=torch.float32, device=batch1.device)
         _torch_gemm(batch1, batch2, acc, None, 0.0, None, None, batched=True)
         return _epilogue(acc, input, beta, alpha, batch1.dtype)
     except GemmError as e:
-        out = batch1.new_empty((batch1.shape[0], batch1.shape[1], batch2.shape[-1]))
-        return _fallback(
+        return _scaled_fallback(
             "baddbmm", e,
-            lambda: torch.ops.aten.baddbmm.out(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
-        )
+            lambda out: torch.ops.aten.baddbmm.out(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
+            shape or (0,), batch1)
 
 
 def _addmv(input, mat, vec, *, beta=1, alpha=1):
+    shape = None
     try:
         if mat.dim() != 2 or vec.dim() != 1:
             raise RefusedError("invalid_argument", f"addmv takes a matrix and a vector, not {mat.dim()}-D and {vec.dim()}-D")
+        shape = (mat.shape[0],)
+        _check_input("addmv", input, shape, mat.dtype)
         acc = torch.empty((mat.shape[0], 1), dtype=torch.float32, device=mat.device)
         _torch_gemm(mat, vec.unsqueeze(1), acc, None, 0.0, None, None, batched=False)
         return _epilogue(acc.squeeze(1), input, beta, alpha, mat.dtype)
     except GemmError as e:
-        out = mat.new_empty((mat.shape[0],))
-        return _fallback(
-            "addmv", e, lambda: torch.ops.aten.addmv.out(input, mat, vec, beta=beta, alpha=alpha, out=out)
-        )
+        return _scaled_fallback(
+            "addmv", e,
+            lambda out: torch.ops.aten.addmv.out(input, mat, vec, beta=beta, alpha=alpha, out=out),
+            shape or (0,), mat)
 
 
 def _addmm_activation(input, mat1, mat2, *, beta=1, alpha=1, use_gelu=False):
     """addmm then ReLU, or GELU's tanh form (what torch's fused epilogue computes)."""
+    shape = None
     try:
         if mat1.dim() != 2 or mat2.dim() != 2:
             raise RefusedError("invalid_argument", "_addmm_activation takes two matrices")
-        acc = torch.empty((mat1.shape[0], mat2.shape[1]), dtype=torch.float32, device=mat1.device)
+        shape = (mat1.shape[0], mat2.shape[1])
+        _check_input("_addmm_activation", input, shape, mat1.dtype)
+        acc = torch.empty(shape, dtype=torch.float32, device=mat1.device)
         _torch_gemm(mat1, mat2, acc, None, 0.0, None, None, batched=False)
         y = _epilogue(acc, input, beta, alpha, torch.float32)
         y = torch.nn.functional.gelu(y, approximate="tanh") if use_gelu else torch.relu(y)
         return y.to(mat1.dtype)
     except GemmError as e:
-        out = mat1.new_empty((mat1.shape[0], mat2.shape[-1]))
-        return _fallback(
+        return _scaled_fallback(
             "_addmm_activation", e,
-            lambda: torch.ops.aten._addmm_activation.out(
+            lambda out: torch.ops.aten._addmm_activation.out(
                 input, mat1, mat2, beta=beta, alpha=alpha, use_gelu=use_gelu, out=out),
-        )
+            shape or (0,), mat1)
 
 
 def _addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """Not served: the sum over the batch is a reduction the kernels' contracts do not state."""
     error = UnsupportedError(
         "unsupported", "addbmm sums products over the batch, a reduction gemm_aot does not serve")
-    out = batch1.new_empty((batch1.shape[1], batch2.shape[-1]))
-    return _fallback(
+    return _scaled_fallback(
         "addbmm", error,
-        lambda: torch.ops.aten.addbmm.out(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
-    )
+        lambda out: torch.ops.aten.addbmm.out(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
+        (0,), batch1)
 
 
 _OVERRIDES = {

@@ -109,6 +109,15 @@ pub(crate) fn view(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> Option<View> {
 fn view_on(refs: &TorchRefs, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
     let py = t.py();
     let dtype = dtype_of(refs, &t.getattr(intern!(py, "dtype")).ok()?)?;
+    // A lazily negated view holds its values' negation: the Python path refuses it. (The
+    // conjugate bit is complex tensors' only, which no served dtype is.)
+    if t.call_method0(intern!(py, "is_neg"))
+        .ok()?
+        .extract::<bool>()
+        .ok()?
+    {
+        return None;
+    }
     let device: i64 = t
         .call_method0(intern!(py, "get_device"))
         .ok()?

@@ -180,6 +180,10 @@ class NativeDispatchOnCpu(unittest.TestCase):
             ("_addmm_activation", "aten::_addmm_activation", lambda: torch._addmm_activation(a, a, a, use_gelu=True)),
             ("addbmm", "aten::addbmm", lambda: torch.addbmm(a, a.expand(2, 4, 4), a.expand(2, 4, 4))),
             ("dot of 2-D tensors", "aten::dot", lambda: torch.ops.aten.dot(a, a)),
+            ("baddbmm, self not broadcasting", "does not broadcast",
+             lambda: torch.baddbmm(a[:3, :3], a.expand(2, 4, 4), a.expand(2, 4, 4), beta=0)),
+            ("addmv, self of another dtype", "self is torch.float64",
+             lambda: torch.addmv(a[0].double(), a, a[1])),
         ]
         for name, op, call in declined:
             with self.subTest(name):
@@ -190,6 +194,19 @@ class NativeDispatchOnCpu(unittest.TestCase):
                 self.assertIn(op, str(caught.exception))
                 self.assertEqual(_native.dispatch_trace(True, launch=False), [])
                 self.assertEqual(_dispatch.counts()[1], before[1] + 1)
+
+    def test_negated_views_are_resolved_by_torch_or_refused(self):
+        """torch resolves a negated view before the mode's kernels see it; a direct call
+        refuses one (its memory holds the negation), and the fast path declines it."""
+        a = torch.randn(4, 4).bfloat16()
+        self.assertEqual(self.traced(lambda: torch.mm(torch._neg_view(a), a)),
+                         [plan("nn", 4, 4, 4, "bf16", 4, 4, 4)])
+        with self.assertRaises(gemm_aot.RefusedError) as caught:
+            gemm_aot.mm(torch._neg_view(a), a)
+        self.assertIn("negated view", str(caught.exception))
+        self.assertTrue(gemm_aot._fastpath.on())
+        self.assertIsNone(_native.torch_plan(torch._neg_view(a), a, host=True))
+        self.assertIsNotNone(_native.torch_plan(a, a, host=True))
 
     def test_allowed_fallback_runs_torchs_kernel(self):
         a = torch.randint(-5, 5, (4, 6), dtype=torch.int32)
@@ -204,6 +221,18 @@ class NativeDispatchOnCpu(unittest.TestCase):
         # The reference without mm, which this class overrides.
         self.assertTrue(torch.equal(got, (a.long().unsqueeze(2) * b.long().unsqueeze(0)).sum(1).int()))
         self.assertTrue(any("fell back to cuBLAS" in str(w.message) for w in seen))
+        # dot.out and vdot.out call dot and vdot again: their fallback must not come back here.
+        u, v = torch.randn(9, dtype=torch.float64), torch.randn(9, dtype=torch.float64)
+        z, y = torch.randn(9, dtype=torch.complex64), torch.randn(9, dtype=torch.complex64)
+        self.mode._allow_fallback = True
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                got_dot, got_vdot = torch.dot(u, v), torch.vdot(z, y)
+        finally:
+            self.mode._allow_fallback = False
+        self.assertAlmostEqual(got_dot.item(), (u * v).sum().item(), places=9)
+        self.assertAlmostEqual(complex(got_vdot), complex((z.conj() * y).sum()), places=4)
 
     def test_registering_again_never_lets_torchs_kernel_run(self):
         """Calls on other threads while the kernels are registered again, 40 times: each is

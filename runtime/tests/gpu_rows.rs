@@ -5,7 +5,9 @@
 //! - mean bit for bit against the CPU model of the tree (`reference::row_mean`);
 //! - softmax and log_softmax against float64 (the device's expf and logf are not modelled
 //!   bit for bit on the CPU);
-//! - outputs poisoned first, nothing written past a row, refusals before the device.
+//! - outputs poisoned first, nothing written past a row, refusals before the device;
+//! - softmax and log_softmax of a row on the warp path (at most 1024 columns) bit for bit
+//!   against the block path (the row padded with -inf to 1025 columns).
 
 mod common;
 use common::*;
@@ -166,6 +168,58 @@ fn every_row_kernel_gives_a_row_the_same_bits_whatever_the_rows() {
         ran += check::<f16, f32>(&ctx, op, &mut rng) as usize;
     }
     assert!(ran > 0, "the tier builds no row kernel");
+}
+
+/// A row of at most 1024 columns (the warp path) and the same row padded with -inf to 1025
+/// (the block path): -inf leaves the maximum as it is and adds exactly +0 to its thread's sum,
+/// so each of the row's outputs must be the same bits if the two paths compute one tree.
+fn paths_agree<F: Element, T: Element>(ctx: &Context, op: RowOp, rng: &mut Rng) -> bool {
+    if ctx
+        .kernels()
+        .row_kernel(ctx.tier().id, op, F::DTYPE, T::DTYPE)
+        .is_none()
+    {
+        return false;
+    }
+    const WIDE: usize = 1025;
+    for cols in [1, 31, 256, 700, 1024] {
+        let rows = 40;
+        let short: Vec<F> = (0..rows * cols)
+            .map(|_| F::from_f32(6.0 * rng.value()))
+            .collect();
+        let mut padded = vec![F::from_f32(f32::NEG_INFINITY); rows * WIDE];
+        for r in 0..rows {
+            padded[r * WIDE..r * WIDE + cols].copy_from_slice(&short[r * cols..(r + 1) * cols]);
+        }
+        let warp = run::<F, T>(ctx, op, &ctx.upload(&short).unwrap(), (0, rows, cols));
+        let block = run::<F, T>(ctx, op, &ctx.upload(&padded).unwrap(), (0, rows, WIDE));
+        for r in 0..rows {
+            assert_eq!(
+                warp[r * cols..(r + 1) * cols],
+                block[r * WIDE..r * WIDE + cols],
+                "{op} {}->{} cols {cols} row {r}: the warp path and the block path differ",
+                F::DTYPE,
+                T::DTYPE
+            );
+        }
+    }
+    true
+}
+
+#[test]
+#[ignore = "needs a CUDA device"]
+fn the_warp_path_and_the_block_path_give_the_same_bits() {
+    let ctx = device_context();
+    let mut rng = Rng::fresh("gpu_rows paths");
+    let mut ran = 0;
+    for op in [RowOp::Softmax, RowOp::LogSoftmax] {
+        ran += paths_agree::<f32, f32>(&ctx, op, &mut rng) as usize;
+        ran += paths_agree::<bf16, bf16>(&ctx, op, &mut rng) as usize;
+        ran += paths_agree::<bf16, f32>(&ctx, op, &mut rng) as usize;
+        ran += paths_agree::<f16, f32>(&ctx, op, &mut rng) as usize;
+    }
+    assert!(ran > 0, "the tier builds no softmax row kernel");
+    eprintln!("{ran} (op, from, to): the warp path's bits are the block path's");
 }
 
 #[test]

@@ -76,8 +76,10 @@ int32_t dtype_code(at::ScalarType t) {
 // dtype, with at most 4 dimensions: the fast path's tensors.
 bool eligible(const at::Tensor& t) {
   const c10::DeviceType type = g_device_type.load();
+  // A negated or conjugated view holds other values than it reads as: the Python override
+  // refuses it, naming the op.
   if (!t.defined() || t.device().type() != type || t.dim() > 4 ||
-      dtype_code(t.scalar_type()) < 0) {
+      dtype_code(t.scalar_type()) < 0 || t.is_neg() || t.is_conj()) {
     return false;
   }
   if (type == c10::DeviceType::CPU) {
