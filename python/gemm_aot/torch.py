@@ -81,9 +81,17 @@ def _addmm(input, mat1, mat2, *, beta=1, alpha=1):
         if done is not None:
             return done
     try:
+        if alpha != 1 and mat1.dim() == 2 and mat2.dim() == 2:
+            # The kernels' epilogue takes no alpha: the product into f32, then the epilogue
+            # elementwise, as baddbmm's.
+            shape = (mat1.shape[0], mat2.shape[1])
+            _check_input("addmm", input, shape, mat1.dtype)
+            acc = torch.empty(shape, dtype=torch.float32, device=mat1.device)
+            _torch_gemm(mat1, mat2, acc, None, 0.0, None, None, batched=False)
+            return _epilogue(acc, input, beta, alpha, mat1.dtype)
         return _addmm_fn(input, mat1, mat2, beta=beta, alpha=alpha)
     except GemmError as e:
-        out = mat1.new_empty((mat1.shape[0], mat2.shape[1]))
+        out = mat1.new_empty((mat1.shape[0], mat2.shape[-1]))
         return _fallback(
             "addmm", e,
             lambda: torch.ops.aten.addmm.out(input, mat1, mat2, beta=beta, alpha=alpha, out=out),

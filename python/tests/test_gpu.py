@@ -331,6 +331,7 @@ class Mode(unittest.TestCase):
                 mv = torch.addmv(bias, w, x, beta=2, alpha=0.5)
                 act = torch._addmm_activation(mb, m1, m2, use_gelu=True)
                 act_one = torch._addmm_activation(mb, m1[:1], m2, use_gelu=True)
+                scaled = torch.addmm(mb, m1, m2, beta=2, alpha=0.5)
                 with self.assertRaises(gemm_aot.UnsupportedError) as caught:
                     torch.addbmm(c[0], b1, b2)
                 self.assertIn("aten::addbmm", str(caught.exception))
@@ -345,6 +346,9 @@ class Mode(unittest.TestCase):
             gemm_aot.mm(w, x[:, None], out=acc)
             self.assertTrue(same_bits(mv, (acc[:, 0] * 0.5 + bias.float() * 2).bfloat16()), f"{path}: addmv")
             self.assertTrue(same_bits(act_one, act[:1]), f"{path}: _addmm_activation's row alone")
+            acc = torch.empty(33, 256, device="cuda")
+            gemm_aot.mm(m1, m2, out=acc)
+            self.assertTrue(same_bits(scaled, (acc * 0.5 + mb.float() * 2).bfloat16()), f"{path}: addmm, alpha 0.5")
 
     def check_rows_close(self, got, ref):
         err = ((got.double() - ref).abs() / ref.abs().clamp_min(1.0)).max().item()
