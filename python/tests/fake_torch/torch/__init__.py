@@ -49,6 +49,9 @@ class Tensor:
     def get_device(self):
         return 0
 
+    def is_neg(self):
+        return False
+
     def __getitem__(self, i):
         # An int index only: the i-th matrix of a batch (2 bytes an element: the stand-in's
         # addresses are labels, not memory).
