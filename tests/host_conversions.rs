@@ -403,22 +403,7 @@ fn mutated_check(
     let catalog = shipped();
     let c = host_conversions(&catalog).into_iter().find(|c| pick(c))?;
     let dir = tempfile::tempdir().unwrap();
-    let templates = dir.path().join("templates");
-    for d in dirs {
-        std::fs::create_dir_all(templates.join(d)).unwrap();
-        for e in std::fs::read_dir(Path::new("../kernels-templates").join(d)).unwrap() {
-            let p = e.unwrap().path();
-            std::fs::copy(&p, templates.join(d).join(p.file_name().unwrap())).unwrap();
-        }
-    }
-    let path = templates.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "{file} changed: update the mutation"
-    );
-    std::fs::write(&path, text.replace(from, to)).unwrap();
+    let templates = gemm_aot_tests::mutated_templates(dir.path(), dirs, file, (from, to));
     let driver = build_driver(&catalog, &[c], &templates, dir.path());
     Some(check(&driver, c, dir.path()))
 }

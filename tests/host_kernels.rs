@@ -415,22 +415,8 @@ fn mutated_check(file: &str, from: &str, to: &str) -> Result<(), String> {
         .find(|k| k.template == "fma_warp_gemm" && k.op == Op::Nn && k.dtype.ab == Dtype::F32)
         .expect("a shipped fma_warp_gemm nn f32 kernel");
     let dir = tempfile::tempdir().unwrap();
-    let templates = dir.path().join("templates");
-    for d in ["fma", "common"] {
-        std::fs::create_dir_all(templates.join(d)).unwrap();
-        for e in std::fs::read_dir(Path::new("../kernels-templates").join(d)).unwrap() {
-            let p = e.unwrap().path();
-            std::fs::copy(&p, templates.join(d).join(p.file_name().unwrap())).unwrap();
-        }
-    }
-    let path = templates.join(file);
-    let text = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(
-        text.matches(from).count(),
-        1,
-        "the template changed: update the mutation {from:?}"
-    );
-    std::fs::write(&path, text.replace(from, to)).unwrap();
+    let templates =
+        gemm_aot_tests::mutated_templates(dir.path(), &["fma", "common"], file, (from, to));
     let driver = build_driver(&catalog, &[kernel], &templates, dir.path());
     check_kernel(&driver, kernel, dir.path())
 }

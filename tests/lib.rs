@@ -151,6 +151,34 @@ pub fn build_host_driver(
     exe
 }
 
+/// A copy in `dir/templates` of kernels-templates' folders `dirs`, with the one occurrence of
+/// `from` in `file` (relative to it) replaced by `to`: a mutated template for a host check that
+/// must then fail. Panics when `from` does not occur exactly once (the template changed).
+pub fn mutated_templates(
+    dir: &Path,
+    dirs: &[&str],
+    file: &str,
+    (from, to): (&str, &str),
+) -> PathBuf {
+    let templates = dir.join("templates");
+    for d in dirs {
+        std::fs::create_dir_all(templates.join(d)).unwrap();
+        for e in std::fs::read_dir(Path::new("../kernels-templates").join(d)).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, templates.join(d).join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let path = templates.join(file);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        text.matches(from).count(),
+        1,
+        "{file} changed: update the mutation {from:?}"
+    );
+    std::fs::write(&path, text.replace(from, to)).unwrap();
+    templates
+}
+
 /// Runs `name`'s jobs (`input`, the driver's job file) through a host-emulation driver built by
 /// [`build_host_driver`] in `dir`, and returns what it wrote, or the driver's error.
 pub fn run_host_driver(

@@ -222,6 +222,42 @@ fn the_warp_path_and_the_block_path_give_the_same_bits() {
     eprintln!("{ran} (op, from, to): the warp path's bits are the block path's");
 }
 
+/// Enough rows to fill the GPU on both paths (a block per 8 rows of 512 columns, a block a row
+/// of 4096): rows taken alone give the bits they have in the full launch.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn rows_alone_match_a_launch_that_fills_the_gpu() {
+    let ctx = device_context();
+    let mut rng = Rng::fresh("gpu_rows full");
+    let mut ran = 0;
+    for (rows, cols) in [(32768, 512), (2048, 4096)] {
+        let host: Vec<f32> = (0..rows * cols).map(|_| 4.0 * rng.value()).collect();
+        let src = ctx.upload(&host).unwrap();
+        for op in RowOp::ALL {
+            if ctx
+                .kernels()
+                .row_kernel(ctx.tier().id, op, Dtype::F32, Dtype::F32)
+                .is_none()
+            {
+                continue;
+            }
+            ran += 1;
+            let out_cols = op.outputs_per_row(cols as u64) as usize;
+            let all = run::<f32, f32>(&ctx, op, &src, (0, rows, cols));
+            for r in [0, 1, rows / 2 + 3, rows - 1] {
+                let alone = run::<f32, f32>(&ctx, op, &src, (r, 1, cols));
+                assert_eq!(
+                    alone,
+                    all[r * out_cols..(r + 1) * out_cols],
+                    "{op} {rows} x {cols}: row {r} alone differs from the full launch"
+                );
+            }
+        }
+    }
+    assert!(ran > 0, "the tier builds no f32 row kernel");
+    eprintln!("{ran} (op, shape): rows alone = rows in a GPU-filling launch");
+}
+
 #[test]
 #[ignore = "needs a CUDA device"]
 fn refused_row_calls_enqueue_nothing() {
