@@ -1,18 +1,26 @@
 #!/usr/bin/env bash
-# Packs a subset for a short GPU call: the release binaries gemm-aot-tune and gemm-aot-bench and
-# the runtime's GPU test executables named, stripped, into .devx/bins.tar.xz (git-ignored), with
-# .devx/unpack (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin). Lighter than
-# ../shared/tools/device-pack, which packs every test executable.
+# Packs a subset for a short GPU call: the executables named, stripped, into .devx/bins.tar.xz
+# (git-ignored), with .devx/unpack (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin).
+# A name gemm-aot-tune or gemm-aot-bench is that release binary; any other name is one of the
+# runtime's GPU test executables. Lighter than ../shared/tools/device-pack, which packs every
+# test executable: each executable embeds every cubin, and a device call carries 64 MiB at most,
+# the working tree included, so a call's pack holds what that call runs.
 #
 #   bash bench/pack-subset.sh gpu_tensor_core gpu_repack gpu_invariance gpu_graph gpu_serving gpu_rows
+#   bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
 grep -qx '/.devx/' .git/info/exclude 2>/dev/null || echo '/.devx/' >> .git/info/exclude
 mkdir -p .devx
 stage=$(mktemp -d)
-cargo build --release -p gemm-aot-tune -p gemm-aot-bench
 for t in "$@"; do
+  case "$t" in
+    gemm-aot-tune | gemm-aot-bench)
+      cargo build --release -p "$t"
+      cp "target/release/$t" "$stage/"
+      continue ;;
+  esac
   exe=$(cargo test --release -p gemm-runtime --test "$t" --no-run --message-format=json 2>/dev/null |
     python3 -c "
 import json, sys
@@ -26,7 +34,6 @@ for line in sys.stdin:
   [ -n "$exe" ] || { echo "no test executable $t in gemm-runtime" >&2; exit 1; }
   cp "$exe" "$stage/$t"
 done
-cp target/release/gemm-aot-tune target/release/gemm-aot-bench "$stage/"
 strip "$stage"/*
 tar cJf .devx/bins.tar.xz -C "$stage" .
 printf '#!/usr/bin/env bash\nmkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin\n' > .devx/unpack

@@ -1,8 +1,7 @@
-# The planned next run of this step (not yet run: no device in the sessions since). Expects
-# .devx/bins.tar.xz holding the stripped release executables gpu_tensor_core, gpu_repack,
-# gpu_invariance, gpu_graph, gpu_serving, gemm-aot-tune and gemm-aot-bench, and .devx/unpack
-# (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin): bash bench/pack-subset.sh
-# gpu_tensor_core gpu_repack gpu_invariance gpu_graph gpu_serving gpu_rows.
+# The planned next run of this step. Expects .devx/bins.tar.xz and .devx/unpack from
+# bench/pack-subset.sh, packed for the call (a call carries 64 MiB at most): for `bits`,
+# bash bench/pack-subset.sh gpu_tensor_core gpu_repack gpu_invariance gpu_graph gpu_serving gpu_rows;
+# for `times`, bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench.
 # Usage, three device calls (each under 10 minutes): bash next-run.sh <commit> bits; then
 # bash next-run.sh <commit> times; then bash next-run.sh <commit> fronts (after
 # python/pack-device.sh put .device/fronts.tar.xz here: the Python tests, the native
