@@ -536,7 +536,10 @@ impl ConversionInfo {
     /// Rows of at most this many columns are reduced a warp a row, the block's warps on
     /// consecutive rows; longer rows a block a row (`rows/row_reduce.cuh`, whose two paths
     /// compute the same tree). The generator gives the kernels this value (`Cfg::kWarpCols`).
-    pub const ROW_WARP_COLS: u64 = 1024;
+    /// 512 (16 values a lane) rather than 1024: the warp path holds its row in registers, and
+    /// at 1024 the kernels took 98 registers, 16 warps an SM, too few loads in flight to
+    /// stream the row (attention's softmax at 0.52x torch's, 2026-12-05); at 512 they take 48.
+    pub const ROW_WARP_COLS: u64 = 512;
 
     /// Source tiles of a [`ConversionKind::Transpose`] kernel (`transpose_matrix.cuh`): a
     /// block moves one square of this many rows and columns at a time.

@@ -250,6 +250,33 @@ class Mode(unittest.TestCase):
         self.assertTrue(same_bits(mu, gemm_aot.mean(x.pow(2), -1, keepdim=True)))
         self.assertTrue(same_bits(one, mu[:1]))
 
+    def test_torch_compile_in_eager_fallback_runs_the_kernels(self):
+        # backend "eager" runs the captured graph's torch calls, "aot_eager" the aten ops
+        # AOTAutograd traced them into: both reach the mode's kernels at the CUDA key, with
+        # the bits of the uncompiled call (inductor's generated code calls the out= overloads,
+        # which the mode leaves alone: docs/fronts.md).
+        x, w, b = rand(33, 512, seed=25), rand(256, 512, seed=26), rand(256, seed=27)
+
+        def block(x):
+            y = torch.nn.functional.linear(x, w, b)
+            return torch.softmax(y.float(), -1), y.float().pow(2).mean(-1, keepdim=True)
+
+        with self.mode.batch_invariant():
+            want = block(x)
+        for backend in ("eager", "aot_eager"):
+            torch._dynamo.reset()
+            compiled = torch.compile(block, backend=backend, dynamic=False)
+            with self.mode.batch_invariant():
+                before = self.mode.dispatch_counts()
+                got = compiled(x)
+                after, path = self.mode.dispatch_counts(), self.mode.dispatch_path()
+            for g, e in zip(got, want):
+                self.assertTrue(same_bits(g, e), backend)
+            if path == "native":
+                # linear's addmm, softmax and mean, each served natively.
+                self.assertGreaterEqual(after[0] - before[0], 3, backend)
+        torch._dynamo.reset()
+
     def test_autograd_through_linear(self):
         x = rand(16, 256, seed=23).requires_grad_()
         w = rand(128, 256, seed=24).requires_grad_()

@@ -6,16 +6,16 @@
 //! - softmax and log_softmax against float64 (the device's expf and logf are not modelled
 //!   bit for bit on the CPU);
 //! - outputs poisoned first, nothing written past a row, refusals before the device;
-//! - softmax and log_softmax of a row on the warp path (at most 1024 columns) bit for bit
-//!   against the block path (the row padded with -inf to 1025 columns).
+//! - softmax and log_softmax of a row on the warp path (at most ROW_WARP_COLS columns) bit for
+//!   bit against the block path (the row padded with -inf to one column more).
 
 mod common;
 use common::*;
 use gemm_runtime::*;
 
-// Both paths of row_reduce.cuh: a warp a row up to ROW_WARP_COLS (1024) columns, a block a row
+// Both paths of row_reduce.cuh: a warp a row up to ROW_WARP_COLS (512) columns, a block a row
 // beyond.
-const COLS: [usize; 9] = [1, 7, 255, 256, 700, 1024, 1025, 4096, 50257];
+const COLS: [usize; 10] = [1, 7, 255, 256, 512, 513, 700, 1025, 4096, 50257];
 const ROWS: usize = 300;
 
 fn f64_row(op: RowOp, x: &[f64]) -> Vec<f64> {
@@ -170,8 +170,8 @@ fn every_row_kernel_gives_a_row_the_same_bits_whatever_the_rows() {
     assert!(ran > 0, "the tier builds no row kernel");
 }
 
-/// A row of at most 1024 columns (the warp path) and the same row padded with -inf to 1025
-/// (the block path): -inf leaves the maximum as it is and adds exactly +0 to its thread's sum,
+/// A row of at most ROW_WARP_COLS columns (the warp path) and the same row padded with -inf to
+/// one column more (the block path): -inf leaves the maximum as it is and adds exactly +0 to its thread's sum,
 /// so each of the row's outputs must be the same bits if the two paths compute one tree.
 fn paths_agree<F: Element, T: Element>(ctx: &Context, op: RowOp, rng: &mut Rng) -> bool {
     if ctx
@@ -181,8 +181,9 @@ fn paths_agree<F: Element, T: Element>(ctx: &Context, op: RowOp, rng: &mut Rng) 
     {
         return false;
     }
-    const WIDE: usize = 1025;
-    for cols in [1, 31, 256, 700, 1024] {
+    const SHORT: usize = ConversionInfo::ROW_WARP_COLS as usize;
+    const WIDE: usize = SHORT + 1;
+    for cols in [1, 31, 256, SHORT / 2 + 44, SHORT] {
         let rows = 40;
         let short: Vec<F> = (0..rows * cols)
             .map(|_| F::from_f32(6.0 * rng.value()))
