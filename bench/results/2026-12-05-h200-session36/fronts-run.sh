@@ -1,8 +1,8 @@
 # The fronts at the working tree packed by python/pack-device.sh (.device/fronts.tar.xz): the
 # wheel's GPU tests, where the prefill's GPU time goes (bench/python/prefill_profile.py), the
 # front's bench (host cost, row kernels, the invariance tax), and ncu on the f32 softmax.
-# Usage (one device call): bash fronts-run.sh
-tar xJf .device/fronts.tar.xz -C .device
+# Usage (one device call): bash fronts-run.sh (.device/fronts holding the wheel alone also does)
+[ -f .device/fronts.tar.xz ] && tar xJf .device/fronts.tar.xz -C .device
 site=$(mktemp -d)/site
 python3 -m pip install -q --no-deps --no-index --target "$site" .device/fronts/gemm_aot-*.whl
 export PYTHONPATH=$site GEMM_AOT_DISPATCH_CACHE=$(dirname "$site")/cache GEMM_AOT_REQUIRE_CUDA=1
