@@ -18,12 +18,12 @@ from torch.profiler import ProfilerActivity, profile
 import gemm_aot.torch as mode
 from front import llama
 
-# What a kernel does, from its name: ours are gemm_<tier>_<family>_<op>..., row_<op>... and
-# convert_...; torch's and cuBLAS's by their usual names.
+# What a kernel does, from its name: ours are gemm_<tier>_<family>_<op>... and
+# convert_<tier>_<kind>_... (the row kernels among them: convert_sm90a_softmax_f32_f32); torch's
+# and cuBLAS's by their usual names.
 GROUPS = (
     ("gemm (ours)", r"^gemm_sm"),
-    ("rows (ours)", r"^(row|rows)_"),
-    ("conversions (ours)", r"^(convert|conv)_"),
+    ("conversions and rows (ours)", r"^convert_"),
     ("gemm (cuBLAS)", r"(gemm|cutlass|sm90_xmma|nvjet|cublas)"),
     ("softmax (torch)", r"softmax"),
     ("reductions (torch)", r"reduce"),

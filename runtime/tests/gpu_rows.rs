@@ -71,18 +71,23 @@ fn run<F: Element, T: Element>(
     host[..rows * out_cols].iter().map(|v| bits(*v)).collect()
 }
 
-fn check<F: Element, T: Element>(ctx: &Context, op: RowOp, rng: &mut Rng) -> bool {
-    if ctx
+/// Whether the tier builds the row kernel `op` from `from` to `to`; says SKIPPED when not.
+fn builds(ctx: &Context, op: RowOp, from: Dtype, to: Dtype) -> bool {
+    let built = ctx
         .kernels()
-        .row_kernel(ctx.tier().id, op, F::DTYPE, T::DTYPE)
-        .is_none()
-    {
+        .row_kernel(ctx.tier().id, op, from, to)
+        .is_some();
+    if !built {
         eprintln!(
-            "SKIPPED {op} {}->{}: tier {} builds none",
-            F::DTYPE,
-            T::DTYPE,
+            "SKIPPED {op} {from}->{to}: tier {} builds none",
             ctx.tier().name
         );
+    }
+    built
+}
+
+fn check<F: Element, T: Element>(ctx: &Context, op: RowOp, rng: &mut Rng) -> bool {
+    if !builds(ctx, op, F::DTYPE, T::DTYPE) {
         return false;
     }
     for cols in COLS {
@@ -174,11 +179,7 @@ fn every_row_kernel_gives_a_row_the_same_bits_whatever_the_rows() {
 /// one column more (the block path): -inf leaves the maximum as it is and adds exactly +0 to its thread's sum,
 /// so each of the row's outputs must be the same bits if the two paths compute one tree.
 fn paths_agree<F: Element, T: Element>(ctx: &Context, op: RowOp, rng: &mut Rng) -> bool {
-    if ctx
-        .kernels()
-        .row_kernel(ctx.tier().id, op, F::DTYPE, T::DTYPE)
-        .is_none()
-    {
+    if !builds(ctx, op, F::DTYPE, T::DTYPE) {
         return false;
     }
     const SHORT: usize = ConversionInfo::ROW_WARP_COLS as usize;
@@ -235,11 +236,7 @@ fn rows_alone_match_a_launch_that_fills_the_gpu() {
         let host: Vec<f32> = (0..rows * cols).map(|_| 4.0 * rng.value()).collect();
         let src = ctx.upload(&host).unwrap();
         for op in RowOp::ALL {
-            if ctx
-                .kernels()
-                .row_kernel(ctx.tier().id, op, Dtype::F32, Dtype::F32)
-                .is_none()
-            {
+            if !builds(&ctx, op, Dtype::F32, Dtype::F32) {
                 continue;
             }
             ran += 1;
