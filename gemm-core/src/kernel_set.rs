@@ -469,9 +469,10 @@ impl KernelSet {
                 )));
             }
         }
-        // A batch kernel's launch sends entry z of a batch to grid z: it needs a grid of tiles,
-        // no K split along z, no tensor maps (they describe one entry) and the four strides in
-        // its argument struct, or every z would compute entry 0.
+        // A batch kernel's launch sends entry z of a batch to grid z: it needs no K split along
+        // z, no cluster (a peer would work on another entry) and the four strides in its
+        // argument struct, or every z would compute entry 0. (Its tensor maps, if any, are
+        // encoded 3-D, the entry their third coordinate.)
         for k in p.kernels.iter().filter(|k| k.batch) {
             let strides = self.abi(k.abi).is_some_and(|abi| {
                 [
@@ -483,13 +484,9 @@ impl KernelSet {
                 .iter()
                 .all(|s| abi.fields.iter().any(|f| f.bind == *s && f.size == 8))
             });
-            if k.grid != crate::table::GridKind::Tiles
-                || k.cluster.2 > 1
-                || !k.tensor_maps.is_empty()
-                || !strides
-            {
+            if k.cluster.0 > 1 || k.cluster.2 > 1 || !strides {
                 return Err(out(format!(
-                    "batch kernel {} (a grid of tiles without a K split or tensor maps, and an argument struct with the four batch strides)",
+                    "batch kernel {} (no K split or cluster, and an argument struct with the four batch strides)",
                     k.name
                 )));
             }

@@ -39,6 +39,6 @@ pub use tier_choice::{
     DeviceCaps, NotRunnable, TierChoice, TierChoiceError, TierCode, TierSelection,
 };
 pub use tma::{
-    check_tma, TensorMapKey, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM, TMA_MAX_STRIDE_BYTES,
+    check_tma, MapBatch, TensorMapKey, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM, TMA_MAX_STRIDE_BYTES,
 };
 pub use vocab::{DimRange, Dtype, DtypeTriple, Op, Policy, UnknownWord, DIM_MAX};

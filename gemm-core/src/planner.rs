@@ -360,6 +360,7 @@ pub(crate) fn map_key(
         box_inner: map.box_inner,
         box_outer: map.box_outer,
         swizzle_bytes: map.swizzle_bytes,
+        batch: None,
     }
 }
 

@@ -36,6 +36,18 @@ pub struct TensorMapKey {
     pub box_outer: u32,
     /// Swizzle span in bytes: 0 (none), 32, 64 or 128.
     pub swizzle_bytes: u32,
+    /// `None`: a 2-D map of one matrix. `Some(batch)`: a batch kernel's 3-D map, the entry its
+    /// third coordinate.
+    pub batch: Option<MapBatch>,
+}
+
+/// The third dimension of a batch kernel's map: a strided batch's entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MapBatch {
+    /// Entries the map spans (1 for an operand every entry shares).
+    pub entries: u64,
+    /// Elements from one entry's (0, 0) to the next.
+    pub stride: u64,
 }
 
 impl TensorMapKey {
@@ -57,7 +69,13 @@ impl TensorMapKey {
             u64::from(self.box_outer),
             u64::from(self.swizzle_bytes),
         ];
-        words.into_iter().flat_map(u64::to_le_bytes)
+        // A 2-D map digests as it always has; a 3-D one adds its entries and stride.
+        let batch = self
+            .batch
+            .map(|b| [b.entries, b.stride])
+            .into_iter()
+            .flatten();
+        words.into_iter().chain(batch).flat_map(u64::to_le_bytes)
     }
 }
 
@@ -98,6 +116,14 @@ pub enum TmaProblem {
         /// Box extent along the rows.
         outer: u32,
     },
+    /// A batch kernel's 3-D map: the entries' stride is not a multiple of 16 bytes or at
+    /// least 2^40 bytes, or the entries are 0 or over 2^32.
+    EntryStride {
+        /// Elements from one entry to the next.
+        stride: u64,
+        /// Entries.
+        entries: u64,
+    },
     /// The swizzle is not 0, 32, 64 or 128 bytes, or the box's row is wider than it.
     Swizzle {
         /// Swizzle span in bytes.
@@ -118,6 +144,7 @@ impl TmaProblem {
                 | TmaProblem::StrideMisaligned { .. }
                 | TmaProblem::StrideRange { .. }
                 | TmaProblem::Dimension { .. }
+                | TmaProblem::EntryStride { .. }
         )
     }
 }
@@ -139,6 +166,10 @@ impl std::fmt::Display for TmaProblem {
             TmaProblem::Dimension { rows, cols } => write!(
                 f,
                 "its shape {rows} x {cols} has a dimension of 0 or over 2^32"
+            ),
+            TmaProblem::EntryStride { stride, entries } => write!(
+                f,
+                "its batch stride of {stride} elements is not a multiple of 16 bytes or at least 2^40 bytes, or its {entries} entries are 0 or over 2^32"
             ),
             TmaProblem::Box { inner, outer } => write!(
                 f,
@@ -186,6 +217,19 @@ pub fn check_tma(address: u64, key: &TensorMapKey) -> Result<(), TmaProblem> {
             cols: key.cols,
         });
     }
+    if let Some(b) = key.batch {
+        let bytes = b.stride.saturating_mul(elem);
+        if !bytes.is_multiple_of(16)
+            || bytes >= TMA_MAX_STRIDE_BYTES
+            || b.entries == 0
+            || b.entries > TMA_MAX_DIM
+        {
+            return Err(TmaProblem::EntryStride {
+                stride: b.stride,
+                entries: b.entries,
+            });
+        }
+    }
     let inner_bytes = u64::from(key.box_inner) * elem;
     if key.box_inner == 0
         || key.box_outer == 0
@@ -228,6 +272,7 @@ mod tests {
             box_inner: 64,
             box_outer: 64,
             swizzle_bytes: 128,
+            batch: None,
         }
     }
 
@@ -295,6 +340,32 @@ mod tests {
                 ..
             })
         ));
+        // A batch kernel's 3-D map: the entries' stride a multiple of 16 bytes, below 2^40.
+        let batched = |entries, stride| TensorMapKey {
+            batch: Some(MapBatch { entries, stride }),
+            ..ok
+        };
+        assert_eq!(check_tma(0x1000, &batched(64, 100 * 4096)), Ok(()));
+        assert_eq!(check_tma(0x1000, &batched(1, 0)), Ok(()));
+        assert_eq!(
+            check_tma(0x1000, &batched(64, 100 * 4096 + 4)),
+            Err(TmaProblem::EntryStride {
+                stride: 100 * 4096 + 4,
+                entries: 64
+            })
+        );
+        assert_eq!(
+            check_tma(0x1000, &batched(0, 4096)),
+            Err(TmaProblem::EntryStride {
+                stride: 4096,
+                entries: 0
+            })
+        );
+        assert!(TmaProblem::EntryStride {
+            stride: 1,
+            entries: 2
+        }
+        .is_operand());
         assert!(TmaProblem::BaseMisaligned { address: 1 }.is_operand());
         assert!(!TmaProblem::Box { inner: 0, outer: 0 }.is_operand());
     }
@@ -349,9 +420,23 @@ mod tests {
                 swizzle_bytes: 64,
                 ..base
             },
+            TensorMapKey {
+                batch: Some(MapBatch {
+                    entries: 2,
+                    stride: 409_600,
+                }),
+                ..base
+            },
         ];
         for v in variants {
             assert_ne!(bytes(base), bytes(v), "{v:?}");
         }
+        // Entries and stride both count in a 3-D map's digest.
+        let batched = |entries, stride| TensorMapKey {
+            batch: Some(MapBatch { entries, stride }),
+            ..base
+        };
+        assert_ne!(bytes(batched(2, 409_600)), bytes(batched(3, 409_600)));
+        assert_ne!(bytes(batched(2, 409_600)), bytes(batched(2, 409_608)));
     }
 }

@@ -158,6 +158,7 @@ pub(crate) fn check(
         }
     }
     check_max_k(tier, specs, errors);
+    check_batch_tiles(tier, specs, errors);
     for tile in &tier.tiles {
         let family = &specs.families[&tile.family];
         for (op, dtype) in &family.variants {
@@ -181,6 +182,35 @@ pub(crate) fn check(
                     ),
                 });
             }
+        }
+    }
+}
+
+/// A batch kernel's grid z is the batch's entry: a tile that splits K (z its split) or
+/// clusters CTAs (B multicast to a peer working on another entry) cannot be one.
+fn check_batch_tiles(tier: &Tier, specs: &SpecSet, errors: &mut Vec<SpecError>) {
+    for (family, tile_name) in &tier.batch_kernels {
+        let Some(tile) = tier.tile(family, tile_name) else {
+            continue;
+        };
+        let Some(&(op, dtype)) = specs.families.get(family).and_then(|f| f.variants.first()) else {
+            continue;
+        };
+        let Some(Ok(derived)) = specs.derive(tier, tile, op, dtype) else {
+            continue;
+        };
+        if derived.cluster > 1 || derived.split_k > 1 {
+            errors.push(SpecError {
+                location: tile.location.clone(),
+                kind: SpecErrorKind::BatchKernel {
+                    tier: tier.name.clone(),
+                    kernel: format!("{family}.{tile_name}"),
+                    problem: format!(
+                        "has a cluster of {} CTAs along M and a K split of {}; a batch kernel's grid z is the entry, so it needs neither (1 and 1)",
+                        derived.cluster, derived.split_k
+                    ),
+                },
+            });
         }
     }
 }

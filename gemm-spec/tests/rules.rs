@@ -2186,7 +2186,7 @@ fn a_batched_kind_needs_the_batch_strides() {
         " { name = \"c_batch_stride\", type = \"i64\", bind = \"c.batch_stride\" },",
         "",
     );
-    assert_errors(e, &["families.toml:56: family other: template mma_other_gemm is batched (test/mma_other_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch", "families.toml:48: family plain: template mma_gemm is batched (mma/mma_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch"]);
+    assert_errors(e, &["families.toml:56: family other: template mma_other_gemm is batched (test/mma_other_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch", "families.toml:48: family plain: template mma_gemm is batched (mma/mma_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch", "families.toml:32: family wide: template wgmma_tma_gemm is batched (wgmma/wgmma_tma_gemm.toml: batch = true), but ABI struct TcGemmArgs has no i64 field bound to c.batch_stride: add them, or use a kind without batch"]);
 }
 
 #[test]
@@ -2230,9 +2230,26 @@ fn batch_kernels_name_tiles_of_batched_kinds() {
             .contains("`plain.b` serves contract tc-k16 for nn bf16.bf16.f32 as `plain.p` does")),
         "{e:?}"
     );
+    // One reading tensor maps (the wgmma kind's: 3-D maps) and one reading its operands as
+    // stored may serve one contract, op and dtype: a batch takes the first where TMA takes it.
+    let v = tier("[\"wide.w\", \"plain.p\"]").unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(v.specs.tier("sm90a").unwrap().batch_kernels.len(), 2);
     assert_errors(
-        tier("[\"wide.w\"]").unwrap_err(),
-        &["sm90a.toml:1: tier sm90a: batch kernel `wide.w` is a wgmma_tma_gemm kernel, which runs one GEMM a launch (wgmma/wgmma_tma_gemm.toml has no `batch = true`): name a kernel of a batched kind (e.g. mma_async_gemm)"],
+        tier("[\"dec.d\"]").unwrap_err(),
+        &["sm90a.toml:1: tier sm90a: batch kernel `dec.d` is a mma_decode_tma kernel, which runs one GEMM a launch (mma/mma_decode_tma.toml has no `batch = true`): name a kernel of a batched kind (e.g. mma_async_gemm)"],
+    );
+    // A tile clustering along M (B multicast to a peer): its grid z could not be the entry.
+    let clustered = TC_TIER.replacen(
+        "families = [\"wide\", \"dec\", \"plain\", \"other\"]",
+        "families = [\"wide\", \"dec\", \"plain\", \"other\"]\nbatch_kernels = [\"wide.c\"]",
+        1,
+    );
+    let cluster_tile = "\n[[tile]]\nfamily = \"wide\"\nname = \"c\"\nm = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\ncluster_m = 2\n";
+    let e = load(TC_SHARED, &format!("{clustered}{cluster_tile}")).unwrap_err();
+    assert!(
+        e.iter().any(|e| e
+            .contains("batch kernel `wide.c` has a cluster of 2 CTAs along M and a K split of 1")),
+        "{e:?}"
     );
     assert_errors(
         tier("[\"plain.q\", \"plain\"]").unwrap_err(),

@@ -36,3 +36,30 @@ __device__ __forceinline__ BatchEntry<Args> batch_entry(const Args& p) {
         p.m, p.n, p.k, p.lda, p.ldb, p.ldc, p.beta, p.flags,
     };
 }
+
+// The epilogue's view of entry z of a batched kernel that reads its operands through tensor maps
+// (their third coordinate is the entry, so only C and the bias, which the epilogue addresses
+// directly, move here): C and bias at their batch strides, every other field the launch's own.
+// The tc epilogue (tc/tc_epilogue.cuh) takes it in place of the argument struct. With z = 0 (a
+// kernel built for one GEMM a launch) it is the argument struct's values.
+template <class Args>
+struct TcEntryOut {
+    static constexpr auto kFlagBias = Args::kFlagBias;
+    static constexpr auto kFlagCTensorMap = Args::kFlagCTensorMap;
+    const void* bias;
+    void* c;
+    const int& m;
+    const int& n;
+    const int& ldc;
+    const float& beta;
+    const unsigned int& flags;
+};
+
+template <typename TC, class Args>
+__device__ __forceinline__ TcEntryOut<Args> tc_entry_out(const Args& p, long long z) {
+    return TcEntryOut<Args>{
+        p.bias ? static_cast<const void*>(static_cast<const TC*>(p.bias) + z * p.bias_batch_stride) : nullptr,
+        static_cast<TC*>(p.c) + z * p.c_batch_stride,
+        p.m, p.n, p.ldc, p.beta, p.flags,
+    };
+}

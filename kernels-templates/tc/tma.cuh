@@ -1,6 +1,6 @@
 // TMA (cp.async.bulk.tensor) 2-D tile loads into shared memory, completing on an mbarrier, with
 // and without cluster multicast; 2-D tile stores from shared memory (bulk groups) for the
-// TMA-store epilogue. The tensor map is the kernel argument's CUtensorMap (passed as
+// TMA-store epilogue; the 3-D forms for a strided batch's maps (the third coordinate the entry). The tensor map is the kernel argument's CUtensorMap (passed as
 // `const __grid_constant__`), handed over as a generic pointer so that this header does not need
 // <cuda.h>. Coordinates are (inner, outer) elements of the operand as stored; boxes that reach
 // past the tensor are zero-filled by the hardware (the contract's zero padding); a store writes only
@@ -13,6 +13,13 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const void* map, uint3
     asm volatile(
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];" ::"r"(dst),
         "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1)
+        : "memory");
+}
+// The box of entry c2 of a 3-D map (a strided batch: [entries, rows, cols]).
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int c2) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];" ::"r"(dst),
+        "l"((uint64_t)map), "r"(bar), "r"(c0), "r"(c1), "r"(c2)
         : "memory");
 }
 // Writes the box to the same shared offset in every CTA of `mask` and signals each one's barrier.
@@ -31,6 +38,11 @@ __device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const void* 
 __device__ __forceinline__ void tma_store_2d(const void* map, uint32_t src, int c0, int c1) {
     asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%2, %3}], [%1];" ::"l"((uint64_t)map), "r"(src),
                  "r"(c0), "r"(c1)
+                 : "memory");
+}
+__device__ __forceinline__ void tma_store_3d(const void* map, uint32_t src, int c0, int c1, int c2) {
+    asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];" ::"l"((uint64_t)map), "r"(src),
+                 "r"(c0), "r"(c1), "r"(c2)
                  : "memory");
 }
 __device__ __forceinline__ void bulk_commit_group() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }

@@ -69,6 +69,11 @@
 // Launch (the generator's entry point, from the manifest): __launch_bounds__(kThreads, 1),
 // dynamic shared memory kSharedBytes, cluster (kClusterM, 1, SPLIT_K), grid.x a multiple of
 // kClusterM (persistent), grid.z = SPLIT_K. Every number comes in Cfg (the manifest's parameters and lets, evaluated).
+// A batch kernel (Cfg::kBatch: a tile its tier lists in batch_kernels; no cluster, no split) runs
+// a strided batch (attention's products): grid (x, 1, entries), entry z = blockIdx.z, whose x CTAs
+// walk that entry's tiles exactly as above. Its maps are 3-D ([entries, rows, cols], the batch
+// stride the outer stride; TMA zero-fills and clips at each entry's own m, n and k), so every
+// entry computes exactly what one GEMM on its operands does.
 // Shared memory: kSharedBytes = STAGES * (M*K + K*N) * sizeof(TAB)   (the ring)
 //                             + CONSUMERS * kCRoundBoxes * 64 * 128   (C staging: per consumer,
 //                               kCRoundBoxes boxes of 64 rows x 128 bytes; kCRoundBoxes = 2 when
@@ -91,6 +96,7 @@
 #include "common/epilogue.cuh"
 #include "common/operand_layout.cuh"
 #include "common/timing_perturbation.cuh"
+#include "tc/batch_entry.cuh"
 #include "tc/mma_sync.cuh"
 #include "tc/smem_sync.cuh"
 #include "tc/tc_epilogue.cuh"
@@ -142,6 +148,8 @@ struct wgmma_tma_gemm {
     static constexpr int kSplit = Cfg::SPLIT_K, kSlots = Cfg::SLOTS;  // K split over a z cluster
     static constexpr int kPartialBytes = Cfg::kPartialBytes;         // the split's chunk partials
     static constexpr int kSplitCols = (BN / 8) / kSplit;              // 8-column groups a rank folds
+    // A batch kernel of its tier: grid z is the entry of a strided batch, the maps 3-D.
+    static constexpr bool kBatched = Cfg::kBatch != 0;
 
     // The layout against the numbers the generator delivers from the manifest
     // (wgmma/wgmma_tma_gemm.toml): the carve of shared memory below, the boxes the loads and
@@ -157,6 +165,7 @@ struct wgmma_tma_gemm {
                       BN % kCBoxInner == 0 && kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0 &&
                       kChunk % BK == 0 && BM == 64 * kTileConsumers &&
                       (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)) &&
+                      (!kBatched || (kClusterM == 1 && kSplit == 1)) &&
                       setmaxnreg_fits(kThreads, kConsumers, kProducerRegs, kConsumerRegs),
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
 
@@ -178,6 +187,13 @@ struct wgmma_tma_gemm {
         const uint32_t obar0 = cbar0 + 16;
 
         const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+        // Batch kernels: entry z = blockIdx.z of a strided batch, through 3-D maps whose third
+        // coordinate is the entry (an operand every entry shares, batch stride 0, is read at
+        // entry 0); C and bias, which the epilogue addresses, through the entry's view `e`. The
+        // grid's x CTAs walk that entry's tiles. Otherwise z = 0 and `e` is the launch's values.
+        const int z = kBatched ? (int)blockIdx.z : 0;
+        const int za = p.a_batch_stride != 0 ? z : 0, zb = p.b_batch_stride != 0 ? z : 0;
+        const auto e = tc_entry_out<TC>(p, z);
         const uint32_t rank = kClusterM > 1 ? cluster_ctarank() : 0u;
         const int cid = (int)blockIdx.x / kClusterM, ncl = (int)gridDim.x / kClusterM;
 
@@ -231,10 +247,10 @@ struct wgmma_tma_gemm {
                             mbar_arrive_expect_tx(full(s), kStageBytes);
                             const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
                             if constexpr (kAKMajor) {
-                                tma_load_2d(a, &p.a_map, full(s), kb * BK, m0);
+                                tma_load(a, &p.a_map, full(s), kb * BK, m0, za);
                             } else {
 #pragma unroll
-                                for (int c = 0; c < kABoxes; ++c) tma_load_2d(a + c * kBoxBytes, &p.a_map, full(s), m0 + 64 * c, kb * BK);
+                                for (int c = 0; c < kABoxes; ++c) tma_load(a + c * kBoxBytes, &p.a_map, full(s), m0 + 64 * c, kb * BK, za);
                             }
 #pragma unroll
                             for (int i = 0; i < kBBoxes; ++i) {
@@ -244,7 +260,7 @@ struct wgmma_tma_gemm {
                                 if constexpr (kClusterM > 1)
                                     tma_load_2d_multicast(b + i * kBoxBytes, &p.b_map, full(s), c0, c1, (uint16_t)((1u << kClusterM) - 1));
                                 else
-                                    tma_load_2d(b + i * kBoxBytes, &p.b_map, full(s), c0, c1);
+                                    tma_load(b + i * kBoxBytes, &p.b_map, full(s), c0, c1, zb);
                             }
                             if (++s == kStages) { s = 0; ph ^= 1; }
                         }
@@ -256,8 +272,8 @@ struct wgmma_tma_gemm {
             const int cw = wg - 1;  // rows cw * 64 .. + 63 of the tile (PINGPONG: every tile j with j % 2 == cw)
             const int rows0 = kPingPong ? 0 : cw * 64;  // this consumer's first row in a tile
             const int warp = tid / 32, lane = tid % 32;
-            const bool aligned = tc_pairs_aligned<TC>(p);
-            const bool tma_c = tc_c_tensor_map<TC>(p);
+            const bool aligned = tc_pairs_aligned<TC>(e);
+            const bool tma_c = tc_c_tensor_map<TC>(e);
             // Old C through TMA into the staging buffer (a split stores directly).
             const bool c_load = tma_c && p.beta != 0.0f && kSplit == 1;
             const uint32_t cbuf = sC0 + cw * kCStageBytes, cbar = cbar0 + 8u * cw;
@@ -282,7 +298,7 @@ struct wgmma_tma_gemm {
                 const int m0 = (tm * kClusterM + (int)rank) * BM, n0 = tn * BN;
                 if (c_load && tid == 0) {  // round 0's old C, overlapping the main loop
                     bulk_wait_group_read0();  // the previous tile's stores have read the buffer
-                    load_c_round(p, cbuf, cbar, m0 + rows0, n0, 0);
+                    load_c_round(p, cbuf, cbar, m0 + rows0, n0, 0, z);
                 }
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
@@ -367,7 +383,7 @@ struct wgmma_tma_gemm {
                     mbar_wait_acquire_cluster(ready_bar, rph);
                     rph ^= 1;
                     GEMM_PERTURB(kPerturbEpilogue, t);
-                    fold_and_store_split(p, sP0, krank, nchunks, m0, n0, cw, warp, lane, tid, aligned);
+                    fold_and_store_split(e, sP0, krank, nchunks, m0, n0, cw, warp, lane, tid, aligned);
                     fence_acq_rel_cluster();
                     __syncwarp();
                     if (lane == 0)
@@ -376,11 +392,11 @@ struct wgmma_tma_gemm {
                 }
                 GEMM_PERTURB(kPerturbEpilogue, t);
                 if (c_load) {
-                    store_tile_tma<true>(p, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
+                    store_tile_tma<true>(p, e, z, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
                     continue;
                 }
                 if (tma_c) {
-                    store_tile_tma<false>(p, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
+                    store_tile_tma<false>(p, e, z, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
                     continue;
                 }
                 // d[4j + 2h + e] is (row0 + 8h, col0 + 8j + e).
@@ -390,8 +406,8 @@ struct wgmma_tma_gemm {
                 if (row0 < p.m) {
 #pragma unroll
                     for (int jc = 0; jc < BN / 8; ++jc) {
-                        tc_store_pair<TC>(p, row0, col0 + 8 * jc, d[4 * jc], d[4 * jc + 1], vec);
-                        tc_store_pair<TC>(p, row0 + 8, col0 + 8 * jc, d[4 * jc + 2], d[4 * jc + 3], vec);
+                        tc_store_pair<TC>(e, row0, col0 + 8 * jc, d[4 * jc], d[4 * jc + 1], vec);
+                        tc_store_pair<TC>(e, row0 + 8, col0 + 8 * jc, d[4 * jc + 2], d[4 * jc + 3], vec);
                     }
                 }
             }
@@ -466,10 +482,10 @@ struct wgmma_tma_gemm {
     // d[4j + 2h + e] is row warp * 16 + lane / 4 + 8h, column 8j + 2 (lane % 4) + e.
     // LOAD (beta != 0): round rd's old C has been (or is being) loaded into `buf` through p.c_map,
     // completing on `cbar` (parity cph, flipped per round); each value is read from the staging
-    // address it is then written to.
-    template <bool LOAD, class Args>
-    __device__ __forceinline__ static void store_tile_tma(const Args& p, float (&d)[BN / 2], uint32_t buf, int r0, int n0, int cw,
-                                                          int tid, uint32_t cbar, uint32_t& cph) {
+    // address it is then written to. `e` is the entry's view of C and bias (entry z of a batch).
+    template <bool LOAD, class Args, class Entry>
+    __device__ __forceinline__ static void store_tile_tma(const Args& p, const Entry& e, int z, float (&d)[BN / 2], uint32_t buf,
+                                                          int r0, int n0, int cw, int tid, uint32_t cbar, uint32_t& cph) {
         const int warp = tid / 32, lane = tid % 32, q = lane % 4;
         const int frow = warp * 16 + lane / 4;  // fragment row (h = 0) within the 64
 #pragma unroll
@@ -505,9 +521,9 @@ struct wgmma_tma_gemm {
                                          : "memory");
                             TcPair<TC> old;
                             memcpy(&old, &o, sizeof o);
-                            tc_epi_pair_old<TC>(p, n0 + 8 * jx + 2 * q, v0, v1, old.v[0], old.v[1]);
+                            tc_epi_pair_old<TC>(e, n0 + 8 * jx + 2 * q, v0, v1, old.v[0], old.v[1]);
                         } else {
-                            tc_epi_pair<TC>(p, r0 + frow + 8 * h, n0 + 8 * jx + 2 * q, v0, v1);
+                            tc_epi_pair<TC>(e, r0 + frow + 8 * h, n0 + 8 * jx + 2 * q, v0, v1);
                         }
                         r[u] = tc_pack_pair<TC>(v0, v1);
                     }
@@ -529,9 +545,9 @@ struct wgmma_tma_gemm {
                         if constexpr (LOAD) {  // the old pair at the address this thread writes
                             float o0, o1;
                             asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f"(o0), "=f"(o1) : "r"(a) : "memory");
-                            tc_epi_pair_old<TC>(p, n0 + 8 * j + 2 * q, v0, v1, o0, o1);
+                            tc_epi_pair_old<TC>(e, n0 + 8 * j + 2 * q, v0, v1, o0, o1);
                         } else {
-                            tc_epi_pair<TC>(p, r0 + frow + 8 * h, n0 + 8 * j + 2 * q, v0, v1);
+                            tc_epi_pair<TC>(e, r0 + frow + 8 * h, n0 + 8 * j + 2 * q, v0, v1);
                         }
                         asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(a), "f"(v0), "f"(v1) : "memory");
                     }
@@ -544,13 +560,16 @@ struct wgmma_tma_gemm {
 #pragma unroll
                 for (int b = 0; b < kCRoundBoxes; ++b) {
                     const int c0 = n0 + rd * kCRoundCols + b * kCBoxInner;
-                    if (r0 < p.m && c0 < p.n) tma_store_2d(&p.c_map, buf + b * kCBoxBytes, c0, r0);
+                    if (r0 < p.m && c0 < p.n) {
+                        if constexpr (kBatched) tma_store_3d(&p.c_map, buf + b * kCBoxBytes, c0, r0, z);
+                        else tma_store_2d(&p.c_map, buf + b * kCBoxBytes, c0, r0);
+                    }
                 }
                 bulk_commit_group();
                 if constexpr (LOAD) {
                     if (rd + 1 < kCRounds) {  // the next round's old C, once these stores have read the buffer
                         bulk_wait_group_read0();
-                        load_c_round(p, buf, cbar, r0, n0, rd + 1);
+                        load_c_round(p, buf, cbar, r0, n0, rd + 1, z);
                     }
                 }
             }
@@ -561,7 +580,7 @@ struct wgmma_tma_gemm {
     // the old C (rows r0.., columns n0 + rd * kCRoundCols..) into `buf`, the layout the stores
     // read, completing on `bar`. Boxes wholly past m or n are skipped (never stored).
     template <class Args>
-    __device__ __forceinline__ static void load_c_round(const Args& p, uint32_t buf, uint32_t bar, int r0, int n0, int rd) {
+    __device__ __forceinline__ static void load_c_round(const Args& p, uint32_t buf, uint32_t bar, int r0, int n0, int rd, int z) {
         int nb = 0;
 #pragma unroll
         for (int b = 0; b < kCRoundBoxes; ++b) nb += (r0 < p.m && n0 + rd * kCRoundCols + b * kCBoxInner < p.n) ? 1 : 0;
@@ -569,7 +588,16 @@ struct wgmma_tma_gemm {
 #pragma unroll
         for (int b = 0; b < kCRoundBoxes; ++b) {
             const int c0 = n0 + rd * kCRoundCols + b * kCBoxInner;
-            if (r0 < p.m && c0 < p.n) tma_load_2d(buf + b * kCBoxBytes, &p.c_map, bar, c0, r0);
+            if (r0 < p.m && c0 < p.n) tma_load(buf + b * kCBoxBytes, &p.c_map, bar, c0, r0, z);
+        }
+    }
+
+    // A box of an operand's map: 2-D, or entry zz's of a batch kernel's 3-D map.
+    __device__ __forceinline__ static void tma_load(uint32_t dst, const void* map, uint32_t bar, int c0, int c1, int zz) {
+        if constexpr (kBatched) {
+            tma_load_3d(dst, map, bar, c0, c1, zz);
+        } else {
+            tma_load_2d(dst, map, bar, c0, c1);
         }
     }
 

@@ -46,11 +46,36 @@ impl GemmPlan {
 }
 
 /// One encoded map: the operand it describes, its key, its span, its bytes.
-struct EncodedMap {
-    operand: Operand,
-    key: TensorMapKey,
-    span: Span,
-    map: TensorMapBytes,
+pub(crate) struct EncodedMap {
+    pub operand: Operand,
+    pub key: TensorMapKey,
+    pub span: Span,
+    pub map: TensorMapBytes,
+}
+
+/// A strided batch as a batch kernel's 3-D maps see it: how many entries one launch takes and
+/// each operand's batch stride in elements (0: every entry reads the same one).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MapEntries {
+    pub entries: u64,
+    pub a: u64,
+    pub b: u64,
+    pub c: u64,
+}
+
+impl MapEntries {
+    fn of(&self, operand: Operand) -> Option<gemm_core::MapBatch> {
+        let stride = match operand {
+            Operand::A => self.a,
+            Operand::B => self.b,
+            Operand::C => self.c,
+            Operand::Bias => return None,
+        };
+        Some(gemm_core::MapBatch {
+            entries: if stride == 0 { 1 } else { self.entries },
+            stride,
+        })
+    }
 }
 
 /// The launch grid of `info` for an `m x n` output on `ctx`: one block a tile, or, for a
@@ -101,7 +126,7 @@ pub(crate) fn plan_gemm(
         },
     })?;
     let kernel = picked.kernel;
-    let maps = encode_maps(ctx, kernel, ops, stored, (m, n))?;
+    let maps = encode_maps(ctx, kernel, ops, stored, (m, n), None)?;
     let address = |p: Option<Placed>| p.map_or(0, |p| p.address);
     let map_of = |o: Operand| maps.iter().find(|e| e.operand == o).map(|e| e.map);
     let sources = ArgSources {
@@ -152,13 +177,14 @@ pub(crate) fn plan_gemm(
 /// The tensor maps `kernel` reads, encoded (or taken from the device's cache). The planner
 /// picked a kernel whose maps of A and B TMA takes; C's map is optional (without it the kernel
 /// stores C directly, the same bits), encoded only where C can take TMA, decided by C's
-/// address and ldc, never by m.
-fn encode_maps(
+/// address and ldc, never by m. `batch`: a batch kernel's launch, its maps 3-D.
+pub(crate) fn encode_maps(
     ctx: &Context,
     kernel: &'static KernelInfo,
     ops: &Operands,
     stored: Stored,
     (m, n): (u64, u64),
+    batch: Option<MapEntries>,
 ) -> Result<Vec<EncodedMap>, GemmError> {
     let mut maps = Vec::with_capacity(kernel.tensor_maps.len());
     for plan in kernel.tensor_maps {
@@ -191,6 +217,7 @@ fn encode_maps(
             (placed.span, placed.offset),
             (rows, cols, ld, dtype),
             (plan.box_inner, plan.box_outer, plan.swizzle_bytes),
+            batch.and_then(|b| b.of(plan.operand)),
         );
         let (key, map) = match encoded {
             Err(GemmError::Tma { problem, .. }) if plan.optional && problem.is_operand() => {

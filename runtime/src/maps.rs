@@ -46,6 +46,7 @@ impl Context {
             (view.span, view.offset as u64 * elem),
             (rows, cols, view.ld as u64, T::DTYPE),
             (box_inner, box_outer, swizzle_bytes),
+            None,
         )
     }
 }

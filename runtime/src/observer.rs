@@ -342,6 +342,7 @@ mod tests {
             box_inner: 64,
             box_outer: 64,
             swizzle_bytes: 128,
+            batch: None,
         }
     }
 

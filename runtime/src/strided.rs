@@ -4,17 +4,22 @@
 //! its own [`Context::gemm`] would: only how many launches the batch takes changes. Where the
 //! route has no batched kernel, or it would be much slower than the route's own kernel on
 //! large entries, nothing is launched and the caller runs the batch entry by entry.
+//!
+//! A batch kernel that reads tensor maps (the wgmma kernel's) gets 3-D maps, the entry their
+//! third coordinate, and is taken first where TMA takes every operand of the batch; where it
+//! does not (an address, a leading dimension or a batch stride off 16 bytes, a negative
+//! stride), the tier's batch kernel of the same contract that reads its operands as stored.
 
 use crate::context::Context;
 use crate::element::Element;
 use crate::emit::RequestFacts;
 use crate::error::GemmError;
-use crate::launch_plan::{launch_grid, GemmPlan};
+use crate::launch_plan::{encode_maps, launch_grid, EncodedMap, GemmPlan, MapEntries};
 use crate::launcher::Geometry;
 use crate::observer::NoObserver;
 use crate::request::{checked_operands, dim, GemmRequest, Launch};
 use crate::stream::Mode;
-use crate::table::{ArgSources, Dtype, DtypeTriple, KernelInfo};
+use crate::table::{ArgSources, Dtype, DtypeTriple, GridKind, KernelInfo, Operand};
 use gemm_core::KernelSet;
 use gemm_core::Routed;
 
@@ -36,32 +41,69 @@ pub(crate) const SMALL_ENTRY_WORK: u64 = 1 << 28;
 /// Entries one launch takes: the grid's z limit.
 const MAX_Z: usize = 65_535;
 
-/// The batched kernel that runs a batch on `routed`: the route's own kernel when it is a batch
-/// kernel; else, for entries small enough that one launch beats a launch an entry, the tier's
-/// batch kernel (its `batch_kernels`) of the route's contract, op and dtype. Kernels that read
-/// tensor maps are never taken (their maps describe one entry).
-pub(crate) fn batched_kernel(
+/// The batched kernels that may run a batch on `routed`, in the order to try them: the route's
+/// own kernel when it is a batch kernel; else, for entries small enough that one launch beats a
+/// launch an entry, the tier's batch kernels (its `batch_kernels`) of the route's contract, op
+/// and dtype, those reading tensor maps first (a tier lists at most one of each).
+pub(crate) fn batched_kernels(
     set: &KernelSet,
     routed: &Routed,
     work: u64,
-) -> Option<&'static KernelInfo> {
+) -> Vec<&'static KernelInfo> {
     // A batch launches on the operands as stored: no kernel that reads a copy (validation
     // keeps those out of `batch_kernels` too).
-    let usable = |k: &&'static KernelInfo| {
-        k.batch && k.tensor_maps.is_empty() && k.prepass == crate::table::Prepass::None
-    };
+    let usable = |k: &&'static KernelInfo| k.batch && k.prepass == crate::table::Prepass::None;
     if let Some(k) = Some(routed.kernel).filter(usable) {
-        return Some(k);
+        return vec![k];
     }
     if work > SMALL_ENTRY_WORK {
-        return None;
+        return Vec::new();
     }
     let of = routed.kernel;
-    set.kernels().iter().find(|k| {
-        usable(k)
-            && k.tier == of.tier
-            && (k.contract, k.op, k.dtype) == (of.contract, of.op, of.dtype)
-    })
+    let mut found: Vec<&'static KernelInfo> = set
+        .kernels()
+        .iter()
+        .filter(|k| {
+            usable(k)
+                && k.tier == of.tier
+                && (k.contract, k.op, k.dtype) == (of.contract, of.op, of.dtype)
+        })
+        .collect();
+    found.sort_by_key(|k| k.tensor_maps.is_empty());
+    found
+}
+
+/// The 3-D maps of a batch kernel that reads tensor maps, for `entries` entries from the
+/// operands `operands` at `strides`; `Ok(None)` when TMA cannot take them (a negative stride,
+/// or an address, leading dimension or stride TMA refuses): the next batch kernel runs it.
+fn batch_maps(
+    ctx: &Context,
+    kernel: &'static KernelInfo,
+    operands: &crate::request::Operands,
+    stored: crate::request::Stored,
+    (m, n): (u64, u64),
+    entries: usize,
+    strides: Strides,
+) -> Result<Option<Vec<EncodedMap>>, GemmError> {
+    let unsigned = |s: i64| u64::try_from(s).ok();
+    let (Some(a), Some(b), Some(c)) = (
+        unsigned(strides.a),
+        unsigned(strides.b),
+        unsigned(strides.c),
+    ) else {
+        return Ok(None);
+    };
+    let batch = MapEntries {
+        entries: entries as u64,
+        a,
+        b,
+        c,
+    };
+    match encode_maps(ctx, kernel, operands, stored, (m, n), Some(batch)) {
+        Ok(maps) => Ok(Some(maps)),
+        Err(GemmError::Tma { problem, .. }) if problem.is_operand() => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 impl Context {
@@ -98,11 +140,27 @@ impl Context {
         if m == 0 || n == 0 {
             return Ok(Some(Launch::none(policy, mode)));
         }
-        let Some(kernel) = batched_kernel(
+        let candidates = batched_kernels(
             self.kernels(),
             &routed,
             m.saturating_mul(n).saturating_mul(k),
-        ) else {
+        );
+        // The first candidate that takes the batch: one reading tensor maps only where TMA
+        // takes every operand (checked on the first launch's entries: later launches start a
+        // multiple of the strides further, which keeps their alignment).
+        let first_z = count.min(MAX_Z);
+        let mut chosen = None;
+        for kernel in candidates {
+            if kernel.tensor_maps.is_empty() {
+                chosen = Some(kernel);
+                break;
+            }
+            if batch_maps(self, kernel, &operands, stored, (m, n), first_z, strides)?.is_some() {
+                chosen = Some(kernel);
+                break;
+            }
+        }
+        let Some(kernel) = chosen else {
             return Ok(None);
         };
         let abi = self
@@ -113,7 +171,7 @@ impl Context {
         let (ea, ec) = (size_of::<A>() as i64, size_of::<C>() as i64);
         let address = |p: Option<crate::request::Placed>| p.map_or(0, |p| p.address);
         let (x, y, _) = launch_grid(self, kernel, m, n)?;
-        let mut launched = (x, y, 0);
+        let mut launched = (0, y, 0);
         let mut start = 0usize;
         while start < count {
             let z = (count - start).min(MAX_Z);
@@ -123,7 +181,46 @@ impl Context {
                     as u64
             };
             let bias = address(operands.bias);
+            // This launch's operands (entry `start`'s), for its maps.
+            let shifted = |p: Option<crate::request::Placed>, stride: i64, elem: i64| {
+                p.map(|p| {
+                    let address = moved(p.address, stride, elem);
+                    crate::request::Placed {
+                        address,
+                        span: p.span,
+                        offset: p.offset.wrapping_add(address.wrapping_sub(p.address)),
+                    }
+                })
+            };
+            let launch_operands = crate::request::Operands {
+                a: shifted(operands.a, strides.a, ea),
+                b: shifted(operands.b, strides.b, ea),
+                bias: shifted(operands.bias, strides.bias, ec),
+                c: shifted(operands.c, strides.c, ec),
+            };
+            let maps = if kernel.tensor_maps.is_empty() {
+                Vec::new()
+            } else {
+                batch_maps(self, kernel, &launch_operands, stored, (m, n), z, strides)?.ok_or(
+                    GemmError::Tma {
+                        operand: Operand::A,
+                        problem: gemm_core::TmaProblem::EntryStride {
+                            stride: strides.a.unsigned_abs(),
+                            entries: z as u64,
+                        },
+                    },
+                )?
+            };
+            let map_of = |o: Operand| maps.iter().find(|e| e.operand == o).map(|e| e.map);
+            // A persistent kernel's x CTAs walk one entry's tiles: the device's share an entry.
+            let x = match kernel.grid {
+                GridKind::Persistent => (x / z as u32).max(1),
+                GridKind::Tiles => x,
+            };
             let sources = ArgSources {
+                a_map: map_of(Operand::A),
+                b_map: map_of(Operand::B),
+                c_map: map_of(Operand::C),
                 a: moved(address(operands.a), strides.a, ea),
                 b: moved(address(operands.b), strides.b, ea),
                 bias: if bias == 0 {
@@ -156,9 +253,16 @@ impl Context {
                 },
                 args: (abi.bind)(&sources),
                 abi,
-                maps: Vec::new(),
+                maps: abi
+                    .tensor_map_fields()
+                    .map(|(_, offset, operand)| {
+                        let encoded = maps.iter().find(|e| e.operand == operand);
+                        (offset, encoded.map(|e| (e.key, e.span)))
+                    })
+                    .collect(),
             };
             self.emit_gemm(&mut NoObserver, plan, facts, &operands)?;
+            launched.0 = launched.0.max(x);
             launched.2 = launched.2.max(z as u32);
             start += z;
         }

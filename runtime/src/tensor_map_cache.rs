@@ -1,5 +1,6 @@
 //! Tensor maps (TMA descriptors) of one device: a 2-D operand as stored (`[rows, cols]`,
-//! row-major, `ld` elements apart), encoded with `cuTensorMapEncodeTiled` for one box and
+//! row-major, `ld` elements apart; a batch kernel's maps add the entries of a strided batch as
+//! a third dimension), encoded with `cuTensorMapEncodeTiled` for one box and
 //! swizzle, out of bounds filled with zeros, L2 promotion 256 B. A map's bytes are a function
 //! of its address and geometry alone (shape, ld, dtype, box, swizzle), so the cache is keyed
 //! by exactly those: a raw call, whose pointers are registered afresh on every call, finds the
@@ -13,7 +14,7 @@ use crate::error::GemmError;
 use crate::registry::{Registry, Span};
 use crate::table::{Dtype, Operand, TensorMap};
 use cudarc::driver::sys;
-use gemm_core::{check_tma, TensorMapKey};
+use gemm_core::{check_tma, MapBatch, TensorMapKey};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -36,23 +37,28 @@ fn encode(address: u64, key: &TensorMapKey) -> Result<TensorMapBytes, GemmError>
         128 => Sw::CU_TENSOR_MAP_SWIZZLE_128B,
         _ => Sw::CU_TENSOR_MAP_SWIZZLE_NONE,
     };
-    let dims: [u64; 2] = [key.cols, key.rows];
-    // Rank - 1 strides: the row stride in bytes. A single row's stride is never followed;
-    // it gets at least a row's bytes, rounded up to 16, whatever its ld.
+    // A batch kernel's map: [entries, rows, cols], the entry stride outermost.
+    let (entries, entry_stride) = key.batch.map_or((1, 0), |b| (b.entries, b.stride));
+    let rank: u32 = if key.batch.is_some() { 3 } else { 2 };
+    let dims: [u64; 3] = [key.cols, key.rows, entries];
+    // Rank - 1 strides: the row stride in bytes (then the entry stride). A single row's stride
+    // is never followed; it gets at least a row's bytes, rounded up to 16, whatever its ld; so
+    // is a single entry's.
     let elem = key.dtype.size_bytes();
     let row_bytes = (key.cols * elem).div_ceil(16) * 16;
-    let strides: [u64; 1] = [(key.ld * elem).max(row_bytes)];
-    let boxes: [u32; 2] = [key.box_inner, key.box_outer];
-    let element_strides: [u32; 2] = [1, 1];
+    let row_stride = (key.ld * elem).max(row_bytes);
+    let strides: [u64; 2] = [row_stride, (entry_stride * elem).max(16)];
+    let boxes: [u32; 3] = [key.box_inner, key.box_outer, 1];
+    let element_strides: [u32; 3] = [1, 1, 1];
     // SAFETY: a zeroed CUtensorMap is a valid out-structure (aligned as the driver wants).
     let mut map: sys::CUtensorMap = unsafe { std::mem::zeroed() };
-    // SAFETY: every array holds `rank` (or rank - 1) entries checked by `check_tma`; the
+    // SAFETY: every array holds at least `rank` (or rank - 1) entries checked by `check_tma`; the
     // address is only recorded in the map, not dereferenced here.
     unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
             dtype,
-            2,
+            rank,
             address as *mut std::ffi::c_void,
             dims.as_ptr(),
             strides.as_ptr(),
@@ -108,6 +114,7 @@ impl TensorMapCache {
         (span, offset): (Span, u64),
         (rows, cols, ld, dtype): (u64, u64, u64, Dtype),
         (box_inner, box_outer, swizzle_bytes): (u32, u32, u32),
+        batch: Option<MapBatch>,
     ) -> Result<(TensorMapKey, TensorMapBytes), GemmError> {
         let key = TensorMapKey {
             allocation: span.id,
@@ -120,6 +127,7 @@ impl TensorMapCache {
             box_inner,
             box_outer,
             swizzle_bytes,
+            batch,
         };
         let address = span.base.saturating_add(offset);
         check_tma(address, &key).map_err(|problem| GemmError::Tma { operand, problem })?;

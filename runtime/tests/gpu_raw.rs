@@ -229,6 +229,24 @@ fn batched_case<C: Element>(ctx: &Context, rng: &mut Rng, case: &BatchCase) {
     let launch = ctx.gemm_raw_batch(&calls).unwrap().unwrap();
     let kernel = ctx.kernels().kernel(launch.kernel.unwrap()).unwrap();
     assert!(kernel.batch, "{} is no batch kernel", kernel.name);
+    // Where the tier has a batch kernel reading tensor maps for this contract, op and dtype
+    // and TMA takes every entry's A and B (their rows and batch strides whole 16 bytes), the
+    // batch runs on it (3-D maps; C through its map too where TMA takes it, else stored
+    // directly); otherwise on one reading its operands as stored.
+    let whole = |elems: usize| (elems * 2).is_multiple_of(16);
+    let tma_takes = whole(lda) && whole(ldb) && whole(sa) && whole(sb);
+    let tma_kernel = ctx.kernels().kernels().iter().any(|k| {
+        k.batch
+            && !k.tensor_maps.is_empty()
+            && k.tier == kernel.tier
+            && (k.contract, k.op, k.dtype) == (kernel.contract, kernel.op, kernel.dtype)
+    });
+    assert_eq!(
+        !kernel.tensor_maps.is_empty(),
+        tma_kernel && tma_takes,
+        "{op} {m}x{n}x{k} lda {lda}: ran {}",
+        kernel.name
+    );
     assert_eq!(
         launch.grid.2 as usize,
         count.min(65_535),
@@ -290,11 +308,17 @@ fn a_strided_batch_is_one_launch_with_each_entrys_own_bits() {
     };
     // Attention's products (decode and prefill), a K split's region (narrow n, deep k: the
     // chunked contract), an odd leading dimension, bias and beta, and more entries than one
-    // grid's z.
+    // grid's z. Entries whose m, n and k end inside a tile (the TMA kernel's 3-D maps must
+    // zero-fill and clip at each entry's own edges, not the next entry's rows), with bias and
+    // beta (the old C through the map).
     for c in [
         case(Op::Nt, (1, 37, 128), 64, false, 0.0, 0),
         case(Op::Nn, (1, 128, 37), 64, false, 0.0, 0),
         case(Op::Nt, (128, 128, 128), 48, false, 0.0, 0),
+        case(Op::Nt, (512, 512, 128), 40, false, 0.0, 0),
+        case(Op::Nn, (512, 128, 512), 40, false, 0.0, 0),
+        case(Op::Nt, (100, 200, 72), 5, true, 0.5, 0),
+        case(Op::Nn, (40, 96, 200), 9, true, 0.5, 0),
         case(Op::Nn, (16, 128, 4096), 8, false, 0.0, 0),
         case(Op::Nn, (40, 96, 200), 9, true, 0.5, 3),
         case(Op::Tn, (24, 64, 80), 7, false, 0.0, 0),

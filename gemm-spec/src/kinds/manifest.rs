@@ -93,8 +93,9 @@ pub struct Kind {
     pub grid: GridKind,
     pub operands: OperandPath,
     /// It takes a strided batch in one launch: grid z walks the entries, each entry's operands
-    /// at the ABI's batch strides (`a.batch_stride`, ...). Needs a grid of tiles and no K
-    /// split (z is the batch's).
+    /// at the ABI's batch strides (`a.batch_stride`, ...), or its tensor maps 3-D with the entry
+    /// their third coordinate. Needs no K split or cluster (z is the batch's); a persistent
+    /// kind's x CTAs walk one entry's tiles.
     pub batch: bool,
     /// Its template is plain CUDA C++ over the thread model (threads, blocks, shared memory,
     /// `__syncthreads`): no inline PTX, asynchronous copies or warp intrinsics. The tests then
@@ -606,13 +607,10 @@ impl Kind {
             }
         }
         if rk.batch {
-            // z is the batch's: a persistent grid has no z per entry, a K split owns z.
-            if grid != GridKind::Tiles {
-                bad(
-                    k_at.clone(),
-                    "says batch = true but its grid is persistent: a batched kind's grid z walks the entries, so its grid must be `tiles`".into(),
-                );
-            }
+            // z is the batch's entry: a K split derived here would own z too. (A persistent
+            // kind's batch kernels get x CTAs an entry, which walk that entry's tiles; a kind
+            // that reads tensor maps gets 3-D maps, the entry their third coordinate. Tiles
+            // that cluster or split are refused where a tier lists them in `batch_kernels`.)
             if lets.iter().any(|l| l.name == keys::SPLIT_K) {
                 bad(
                     k_at.clone(),
@@ -623,12 +621,6 @@ impl Kind {
                 bad(
                     k_at.clone(),
                     "says batch = true, which only a GEMM kind can be".into(),
-                );
-            }
-            if !tensor_maps.is_empty() || operands == OperandPath::Tma {
-                bad(
-                    k_at.clone(),
-                    "says batch = true but reads tensor maps: a map describes one entry's operand, so a batch's entries could not be reached through it".into(),
                 );
             }
         }
@@ -739,20 +731,10 @@ why = "at most 4 (here {stages})"
         let batched = MINIMAL.replace("ops = [\"nn\"]", "ops = [\"nn\"]\nbatch = true");
         assert!(Kind::parse("x/t.toml", "x/t.cuh", &batched).unwrap().batch);
         assert!(!Kind::parse("x/t.toml", "x/t.cuh", MINIMAL).unwrap().batch);
+        // A persistent kind may be batched (x CTAs an entry walk its tiles), and so may one
+        // reading tensor maps (its batch kernels get 3-D maps).
         let persistent = batched.replace("batch = true", "batch = true\ngrid = \"persistent\"");
-        let e = Kind::parse("x/t.toml", "x/t.cuh", &persistent).unwrap_err();
-        assert!(
-            e[0].to_string().contains("its grid is persistent"),
-            "{}",
-            e[0]
-        );
-        let tma = batched.replace("batch = true", "batch = true\noperands = \"tma\"");
-        let e = Kind::parse("x/t.toml", "x/t.cuh", &tma).unwrap_err();
-        assert!(
-            e.iter()
-                .any(|e| e.to_string().contains("reads tensor maps")),
-            "{e:?}"
-        );
+        assert!(Kind::parse("x/t.toml", "x/t.cuh", &persistent).is_ok());
         let split = format!("{batched}[[let]]\nname = \"split_k\"\nvalue = \"2\"\n");
         let e = Kind::parse("x/t.toml", "x/t.cuh", &split).unwrap_err();
         assert!(

@@ -481,11 +481,17 @@ pub(super) fn resolve_tier(sink: &mut Sink, specs: &SpecSet, src: &TierSource) -
         }
     }
     // Two batch kernels of one contract, op and dtype: a batch would take the first alone.
+    // One reading tensor maps and one not may pair: a batch takes the TMA kernel where TMA
+    // takes every entry's operands, the other where it does not (the same bits: one contract).
     for (i, (fa, ta)) in tier.batch_kernels.iter().enumerate() {
         for (fb, tb) in &tier.batch_kernels[i + 1..] {
             let (Some(a), Some(b)) = (specs.families.get(fa), specs.families.get(fb)) else {
                 continue;
             };
+            let tma = |f: &Family| f.kind.operands == OperandPath::Tma;
+            if tma(a) != tma(b) {
+                continue;
+            }
             if let Some((op, dtype)) = a
                 .variants
                 .iter()
