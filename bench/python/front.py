@@ -36,11 +36,18 @@ def host_cost(calls=2000, rounds=7):
     w, bias = b.t().contiguous(), torch.randn(64, device="cuda", dtype=torch.bfloat16)
     x = torch.randn(1, 1, 64, device="cuda", dtype=torch.bfloat16)
     linear = torch.nn.functional.linear
+    # The same product over raw addresses (no torch tensor to inspect), on torch's stream.
+    ptrs = (a.data_ptr(), b.data_ptr(), out.data_ptr())
+    stream = torch.cuda.current_stream().cuda_stream
+
+    def raw():
+        return gemm_aot.gemm(*ptrs, 1, 64, 64, dtype="bf16", out_dtype="bf16", stream=stream)
     # The mode's column: None (off), "native" (its C++ kernels at torch's dispatcher) or
     # "python" (its Python overrides).
     cases = (
         ("gemm_aot.mm", None, lambda: gemm_aot.mm(a, b, out=out)),
         ("gemm_aot.mm, Python path", None, lambda: gemm_aot.mm(a, b, out=out, policy="tensor-core")),
+        ("gemm_aot.gemm, raw pointers", None, raw),
         ("torch.mm", None, lambda: torch.mm(a, b, out=out)),
         ("torch.mm, new output", None, lambda: torch.mm(a, b)),
         ("torch.mm under the mode", "native", lambda: torch.mm(a, b)),
