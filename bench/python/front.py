@@ -109,6 +109,8 @@ def row_speed(reps=20):
     cases = (
         ("softmax f32, 131072 x 512 (8x512 prefill, 32 heads)", x(131072, 512, torch.float32),
          lambda t: torch.softmax(t, -1), gemm_aot.softmax),
+        ("softmax f32, 1048576 x 512 (64x512 prefill, 32 heads)", x(1048576, 512, torch.float32),
+         lambda t: torch.softmax(t, -1), gemm_aot.softmax),
         ("softmax f32, 32768 x 1000", x(32768, 1000, torch.float32),
          lambda t: torch.softmax(t, -1), gemm_aot.softmax),
         ("softmax f32, 16384 x 4096", x(16384, 4096, torch.float32),

@@ -192,8 +192,8 @@ struct wgmma_tma_gemm {
         // entry 0); C and bias, which the epilogue addresses, through the entry's view `e`. The
         // grid's x CTAs walk that entry's tiles. Otherwise z = 0 and `e` is the launch's values.
         const int z = kBatched ? (int)blockIdx.z : 0;
-        const int za = p.a_batch_stride != 0 ? z : 0, zb = p.b_batch_stride != 0 ? z : 0;
-        const auto e = tc_entry_out<TC>(p, z);
+        const int za = kBatched && p.a_batch_stride != 0 ? z : 0, zb = kBatched && p.b_batch_stride != 0 ? z : 0;
+        const auto& e = out_view(p, z);
         const uint32_t rank = kClusterM > 1 ? cluster_ctarank() : 0u;
         const int cid = (int)blockIdx.x / kClusterM, ncl = (int)gridDim.x / kClusterM;
 
@@ -589,6 +589,17 @@ struct wgmma_tma_gemm {
         for (int b = 0; b < kCRoundBoxes; ++b) {
             const int c0 = n0 + rd * kCRoundCols + b * kCBoxInner;
             if (r0 < p.m && c0 < p.n) tma_load(buf + b * kCBoxBytes, &p.c_map, bar, c0, r0, z);
+        }
+    }
+
+    // What the epilogue addresses C and the bias through: entry z's view for a batch kernel,
+    // the argument struct itself otherwise (so a kernel of one GEMM a launch is unchanged).
+    template <class Args>
+    __device__ __forceinline__ static decltype(auto) out_view(const Args& p, int z) {
+        if constexpr (kBatched) {
+            return tc_entry_out<TC>(p, z);
+        } else {
+            return (p);
         }
     }
 

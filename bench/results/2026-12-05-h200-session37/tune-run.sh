@@ -2,9 +2,10 @@
 # (bench/shapes/prefill-nt.toml, m up to 32768), and the host cost of one call from C
 # (bench/c/host_cost.c against libgemm_aot.so).
 # Usage: bash tune-run.sh   (.devx/bins.tar.xz from bench/pack-subset.sh gemm-aot-tune, and
-# .device/c/{libgemm_aot.so,host_cost} carried)
+# .device/c.tar.xz: c/{libgemm_aot.so,host_cost}, carried)
 set -u
 bash .devx/unpack
+tar xJf .device/c.tar.xz -C .device
 echo "== host cost from C"
 (cd .device/c && timeout 60 ./host_cost 2>&1 | tail -3)
 echo "== tune nt bf16, Llama-3 8B, m up to 32768"
