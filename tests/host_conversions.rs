@@ -61,27 +61,34 @@ impl Job {
     }
 }
 
-/// Row kernels' shapes: both paths (a warp a row up to ROW_WARP_COLS columns, a block a row
-/// beyond), partial chains of 256 and a row count that leaves a block's last warps idle.
-const ROW_SHAPES: [(usize, usize); 9] = [
-    (1, 1),
-    (5, 7),
-    (9, 255),
-    (3, 256),
-    (17, 257),
-    (9, 511),
-    (2, 512),
-    (3, 513),
-    (2, 1025),
-];
+/// Row kernels' shapes: both paths (a warp a row up to the kernel's warp-path length, a block a
+/// row beyond), partial chains of 256 and a row count that leaves a block's last warps idle;
+/// each kernel also at its own length, one below and one above it.
+fn row_shapes(warp_cols: usize) -> Vec<(usize, usize)> {
+    let mut v = vec![
+        (1, 1),
+        (5, 7),
+        (9, 255),
+        (3, 256),
+        (17, 257),
+        (9, 511),
+        (2, 512),
+        (3, 513),
+        (2, 1025),
+    ];
+    v.extend([(9, warp_cols - 1), (2, warp_cols), (3, warp_cols + 1)]);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
 
 fn jobs(c: &CatalogConversion) -> Vec<Job> {
     let mut out = Vec::new();
-    let shapes: &[(usize, usize)] = match c.kind {
-        ConversionKind::Row(_) => &ROW_SHAPES,
-        _ => &[(1, 1), (33, 65), (100, 37), (64, 32)],
+    let shapes: Vec<(usize, usize)> = match c.kind {
+        ConversionKind::Row(_) => row_shapes(c.warp_cols as usize),
+        _ => vec![(1, 1), (33, 65), (100, 37), (64, 32)],
     };
-    for &(rows, cols) in shapes {
+    for &(rows, cols) in &shapes {
         for pad in [0, 3] {
             let probe = Job {
                 rows,
@@ -91,7 +98,7 @@ fn jobs(c: &CatalogConversion) -> Vec<Job> {
                 blocks: 0,
             };
             let ld_dst = probe.dst_shape(c.kind).1 + pad;
-            let full = conversion_grid(c.kind, c.threads, rows as u64, cols as u64).0;
+            let full = conversion_grid(c.kind, c.threads, c.warp_cols, rows as u64, cols as u64).0;
             for blocks in [full, 3] {
                 out.push(Job {
                     ld_dst,

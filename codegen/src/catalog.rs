@@ -79,6 +79,8 @@ pub struct CatalogConversion {
     pub from: Dtype,
     pub to: Dtype,
     pub threads: u32,
+    /// A row kernel's warp-path length (`Cfg::kWarpCols`); 0 for an elementwise conversion.
+    pub warp_cols: u32,
     /// Index into its tier's modules: the tier's `conversions` unit.
     pub module: usize,
 }
@@ -269,18 +271,33 @@ impl KernelCatalog {
                     let Some(kind) = c.kind_of(from, to) else {
                         continue;
                     };
-                    conversions.push(CatalogConversion {
-                        id: conversions.len(),
-                        tier_index,
-                        name: conversion_name(tier, &c.name, from, to),
-                        tier: tier.name.clone(),
-                        conversion: c.name.clone(),
-                        kind,
-                        from,
-                        to,
-                        threads: c.threads,
-                        module,
-                    });
+                    // A row kernel: one kernel a warp-path length, the first under the
+                    // conversion's name, the others `_w<cols>` after it.
+                    let lengths: Vec<u32> = if c.warp_cols.is_empty() {
+                        vec![0]
+                    } else {
+                        c.warp_cols.clone()
+                    };
+                    for (i, &warp_cols) in lengths.iter().enumerate() {
+                        let base = conversion_name(tier, &c.name, from, to);
+                        conversions.push(CatalogConversion {
+                            id: conversions.len(),
+                            tier_index,
+                            name: if i == 0 {
+                                base
+                            } else {
+                                format!("{base}_w{warp_cols}")
+                            },
+                            tier: tier.name.clone(),
+                            conversion: c.name.clone(),
+                            kind,
+                            from,
+                            to,
+                            threads: c.threads,
+                            warp_cols,
+                            module,
+                        });
+                    }
                 }
             }
         }

@@ -126,6 +126,7 @@ pub fn kernel_set(catalog: &KernelCatalog) -> &'static KernelSet {
             from: c.from,
             to: c.to,
             block_threads: c.threads,
+            warp_cols: c.warp_cols,
             abi: leak(
                 specs
                     .conversions

@@ -363,18 +363,29 @@ impl KernelSet {
             .find(|c| c.from == dtype && c.to == dtype && c.kind == ConversionKind::Transpose)
     }
 
-    /// The row kernel of `tier` computing `op` from `from` rows into `to`, if the specs build
-    /// one.
+    /// The row kernel of `tier` computing `op` from `from` rows of `cols` columns into `to`, if
+    /// the specs build one: of the conversion's warp-path lengths, the shortest that holds
+    /// such a row; for longer rows (the block path) the shortest of all, whose warp path asks
+    /// the fewest registers. Every length computes the same tree, so this picks speed only.
     pub fn row_kernel(
         &self,
         tier: TierId,
         op: RowOp,
         from: Dtype,
         to: Dtype,
+        cols: u64,
     ) -> Option<&'static ConversionInfo> {
-        self.tier_conversions(tier)
+        let mut built: Vec<&'static ConversionInfo> = self
+            .tier_conversions(tier)
             .iter()
-            .find(|c| c.from == from && c.to == to && c.kind == ConversionKind::Row(op))
+            .filter(|c| c.from == from && c.to == to && c.kind == ConversionKind::Row(op))
+            .collect();
+        built.sort_by_key(|c| c.warp_cols);
+        built
+            .iter()
+            .find(|c| cols <= u64::from(c.warp_cols))
+            .or(built.first())
+            .copied()
     }
 
     /// `sm80 (8.0), sm90a (9.0), ...` for errors.

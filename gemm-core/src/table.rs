@@ -527,18 +527,24 @@ pub struct ConversionInfo {
     /// The numeric contract of a row kernel (its reduction tree, `row-t256`); empty for an
     /// elementwise conversion.
     pub contract: &'static str,
+    /// A row kernel's warp-path length: rows of at most this many columns are reduced a warp
+    /// a row (`Cfg::kWarpCols`); 0 for an elementwise conversion. A row conversion may build
+    /// several lengths (its spec's `warp_cols`), all computing the same tree:
+    /// [`KernelSet::row_kernel`](crate::KernelSet::row_kernel) picks by the row's length.
+    pub warp_cols: u32,
 }
 
 impl ConversionInfo {
     /// Most blocks a conversion launches; the kernel loops over the rest (grid stride).
     pub const MAX_BLOCKS: u64 = 8192;
 
-    /// Rows of at most this many columns are reduced a warp a row, the block's warps on
+    /// The default warp-path length of a row conversion whose spec gives no `warp_cols`:
+    /// rows of at most this many columns are reduced a warp a row, the block's warps on
     /// consecutive rows; longer rows a block a row (`rows/row_reduce.cuh`, whose two paths
-    /// compute the same tree). The generator gives the kernels this value (`Cfg::kWarpCols`).
-    /// 512 (16 values a lane) rather than 1024: the warp path holds its row in registers, and
-    /// at 1024 the kernels took 98 registers, 16 warps an SM, too few loads in flight to
-    /// stream the row (attention's softmax at 0.52x torch's, 2026-12-05); at 512 they take 48.
+    /// compute the same tree). 512 (16 values a lane): the warp path holds its row in
+    /// registers, and at 1024 the kernels took 98 registers, 16 warps an SM, too few loads in
+    /// flight to stream a 512-column row (attention's softmax at 0.52x torch's, 2026-12-05); at
+    /// 512 they take 48. Longer lengths are separate kernels (`warp_cols = [512, 1024]`).
     pub const ROW_WARP_COLS: u64 = 512;
 
     /// Source tiles of a [`ConversionKind::Transpose`] kernel (`transpose_matrix.cuh`): a
@@ -547,20 +553,22 @@ impl ConversionInfo {
 
     /// Launch grid of this conversion over a `rows x cols` source: a block per 32 x 32 tile
     /// for a transposition; for a row kernel a block a row, or a block per `threads / 32` rows
-    /// when rows have at most [`ROW_WARP_COLS`](Self::ROW_WARP_COLS) columns; a thread per
-    /// element for the others. At most [`MAX_BLOCKS`](Self::MAX_BLOCKS) either way: the
+    /// when rows have at most its [`warp_cols`](Self::warp_cols) columns; a thread per element
+    /// for the others. At most [`MAX_BLOCKS`](Self::MAX_BLOCKS) either way: the
     /// kernels loop over the rest (a row kernel reduces a row whole in one block or one warp
     /// whatever the grid, so the grid never changes a row's bits).
     pub fn launch_grid(&self, rows: u64, cols: u64) -> (u32, u32, u32) {
-        conversion_grid(self.kind, self.block_threads, rows, cols)
+        conversion_grid(self.kind, self.block_threads, self.warp_cols, rows, cols)
     }
 }
 
 /// The grid [`ConversionInfo::launch_grid`] launches for a conversion of `kind` with blocks of
-/// `threads` over a `rows x cols` source.
+/// `threads` (a row kernel: whose warp path takes rows of at most `warp_cols` columns) over a
+/// `rows x cols` source.
 pub fn conversion_grid(
     kind: ConversionKind,
     threads: u32,
+    warp_cols: u32,
     rows: u64,
     cols: u64,
 ) -> (u32, u32, u32) {
@@ -569,7 +577,7 @@ pub fn conversion_grid(
             let t = ConversionInfo::TRANSPOSE_TILE;
             rows.div_ceil(t).saturating_mul(cols.div_ceil(t))
         }
-        ConversionKind::Row(_) if cols <= ConversionInfo::ROW_WARP_COLS => {
+        ConversionKind::Row(_) if cols <= u64::from(warp_cols) => {
             rows.div_ceil(u64::from(threads / 32).max(1))
         }
         ConversionKind::Row(_) => rows,

@@ -388,6 +388,13 @@ pub struct Conversion {
     pub row_op: Option<RowOp>,
     /// A row kernel's contract (`row-t256`); empty for an elementwise conversion.
     pub contract: String,
+    /// A row kernel's warp-path lengths, ascending: one kernel of each variant per length, the
+    /// first named as the conversion, the others `_w<cols>` after it. Rows of at most that
+    /// many columns take the warp path (a row held in registers); the runtime picks the
+    /// shortest length a row fits, and the first for longer rows (the block path, where the
+    /// fewest registers serve best). Every length computes the same tree (the contract), so
+    /// the pick never changes a bit. Empty for an elementwise conversion.
+    pub warp_cols: Vec<u32>,
     /// A transposing bit copy ([`ConversionKind::Transpose`]).
     pub transpose: bool,
     pub location: Location,

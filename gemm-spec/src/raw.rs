@@ -138,6 +138,9 @@ pub struct RawConversion {
     pub row_op: Option<String>,
     /// A row kernel's contract, `row-t<threads>` (its reduction tree).
     pub contract: Option<String>,
+    /// A row kernel's warp-path lengths: one kernel each, rows of at most that many columns
+    /// a warp a row (default: `[512]`).
+    pub warp_cols: Option<Vec<u32>>,
 }
 
 /// One compute capability's limits (`[[hardware]]`).

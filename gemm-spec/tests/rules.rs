@@ -2119,6 +2119,49 @@ fn row_kernels_resolve_with_their_op_and_contract() {
 }
 
 #[test]
+fn a_row_kernel_builds_one_kernel_a_warp_path_length() {
+    // Without warp_cols: the default length; with it, every length, ascending.
+    let v = with_rows("", "").expect("row fixture validates");
+    assert_eq!(v.specs.conversions["softmax"].warp_cols, [512]);
+    assert!(v.specs.conversions["upcast"].warp_cols.is_empty());
+    let two = with_rows(
+        "contract = \"row-t256\"",
+        "contract = \"row-t256\"\nwarp_cols = [512, 1024]",
+    )
+    .expect("two lengths validate");
+    assert_eq!(two.specs.conversions["softmax"].warp_cols, [512, 1024]);
+    let set = |list: &str| {
+        row_error(
+            "contract = \"row-t256\"",
+            &format!("contract = \"row-t256\"\nwarp_cols = {list}"),
+        )
+    };
+    assert_eq!(
+        set("[1024, 512]"),
+        "conversion softmax: warp_cols [1024, 512] must ascend, without repeats"
+    );
+    assert_eq!(
+        set("[500]"),
+        "conversion softmax: warp_cols has 500: a length is a multiple of 32 from 32 to 2048 (a warp holds at most 64 values a lane)"
+    );
+    assert_eq!(
+        set("[4096]"),
+        "conversion softmax: warp_cols has 4096: a length is a multiple of 32 from 32 to 2048 (a warp holds at most 64 values a lane)"
+    );
+    assert_eq!(
+        set("[]"),
+        "conversion softmax: has warp_cols = []: name at least one length (e.g. [512])"
+    );
+    assert_eq!(
+        row_error(
+            "row_op = \"softmax\"\ncontract = \"row-t256\"",
+            "warp_cols = [512]"
+        ),
+        "conversion softmax: has warp_cols but no row_op: only row kernels have a warp path"
+    );
+}
+
+#[test]
 fn a_row_kernel_names_the_tree_of_its_block_and_writes_its_type_or_f32() {
     assert_eq!(
         row_error(r#"contract = "row-t256""#, r#"contract = "row-t128""#),

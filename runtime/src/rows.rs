@@ -79,7 +79,7 @@ impl Context {
         let tier = self.tier();
         let info = self
             .kernels()
-            .row_kernel(tier.id, call.op, call.from, call.to)
+            .row_kernel(tier.id, call.op, call.from, call.to, call.cols as u64)
             .ok_or(GemmError::NoRowKernel {
                 tier: tier.name,
                 op: call.op,
@@ -189,17 +189,19 @@ mod tests {
 
     #[test]
     fn row_kernels_launch_a_block_per_warp_of_rows_up_to_the_warp_path_length() {
-        use crate::table::ConversionInfo;
+        use crate::table::{ConversionInfo, ConversionKind};
         let set = crate::shipped::shipped();
         let mut seen = 0;
         for t in set.tiers() {
-            for op in [RowOp::Softmax, RowOp::LogSoftmax, RowOp::Mean] {
-                let Some(c) = set.row_kernel(t.id, op, Dtype::F32, Dtype::F32) else {
-                    continue;
-                };
+            for c in set
+                .tier_conversions(t.id)
+                .iter()
+                .filter(|c| matches!(c.kind, ConversionKind::Row(_)))
+            {
                 seen += 1;
+                assert!(c.warp_cols >= 32, "{}", c.name);
                 let warps = u64::from(c.block_threads / 32);
-                let short = ConversionInfo::ROW_WARP_COLS;
+                let short = u64::from(c.warp_cols);
                 assert_eq!(c.launch_grid(300, short).0 as u64, 300u64.div_ceil(warps));
                 assert_eq!(c.launch_grid(1, 1), (1, 1, 1));
                 assert_eq!(c.launch_grid(300, short + 1), (300, 1, 1));
@@ -210,6 +212,42 @@ mod tests {
                 );
             }
         }
-        assert!(seen > 0, "the shipped specs build no f32 row kernel");
+        assert!(seen > 0, "the shipped specs build no row kernel");
+    }
+
+    #[test]
+    fn a_row_takes_the_shortest_warp_path_it_fits_and_longer_rows_the_shortest_kernel() {
+        use crate::table::ConversionKind;
+        let set = crate::shipped::shipped();
+        for t in set.tiers() {
+            for op in [RowOp::Softmax, RowOp::LogSoftmax, RowOp::Mean] {
+                for (from, to) in [(Dtype::F32, Dtype::F32), (Dtype::Bf16, Dtype::F32)] {
+                    let mut lengths: Vec<u32> = set
+                        .tier_conversions(t.id)
+                        .iter()
+                        .filter(|c| {
+                            c.kind == ConversionKind::Row(op) && (c.from, c.to) == (from, to)
+                        })
+                        .map(|c| c.warp_cols)
+                        .collect();
+                    lengths.sort_unstable();
+                    let Some(&first) = lengths.first() else {
+                        continue;
+                    };
+                    let pick =
+                        |cols: u64| set.row_kernel(t.id, op, from, to, cols).unwrap().warp_cols;
+                    assert_eq!(pick(1), first);
+                    let mut below = 0u32;
+                    for &l in &lengths {
+                        assert_eq!(pick(u64::from(l)), l, "{op} {from}->{to} at {l}");
+                        assert_eq!(pick(u64::from(below) + 1), l);
+                        below = l;
+                    }
+                    assert_eq!(pick(u64::from(below) + 1), first, "the block path");
+                    assert_eq!(pick(1 << 20), first);
+                }
+            }
+        }
+        // That the specs' lengths are all built is tests/generated_tables.rs's check.
     }
 }

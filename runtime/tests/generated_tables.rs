@@ -471,12 +471,16 @@ fn every_tier_builds_the_row_kernels_of_the_specs() {
         for c in &rows {
             let op = c.row_op.unwrap();
             for &(from, to) in &c.variants {
-                let k = shipped()
-                    .row_kernel(t.id, op, from, to)
-                    .unwrap_or_else(|| panic!("{} has no {op} {from} -> {to}", t.name));
-                assert_eq!(k.contract, c.contract, "{}", k.name);
-                assert_eq!(k.block_threads, c.threads, "{}", k.name);
-                assert_eq!(k.kind, ConversionKind::Row(op), "{}", k.name);
+                // One kernel a warp-path length of the spec, each reached by rows of that length.
+                for &len in &c.warp_cols {
+                    let k = shipped()
+                        .row_kernel(t.id, op, from, to, u64::from(len))
+                        .unwrap_or_else(|| panic!("{} has no {op} {from} -> {to}", t.name));
+                    assert_eq!(k.warp_cols, len, "{}", k.name);
+                    assert_eq!(k.contract, c.contract, "{}", k.name);
+                    assert_eq!(k.block_threads, c.threads, "{}", k.name);
+                    assert_eq!(k.kind, ConversionKind::Row(op), "{}", k.name);
+                }
             }
         }
         // The half fallback's lookup never lands on a row kernel.

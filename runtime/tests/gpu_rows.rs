@@ -6,16 +6,17 @@
 //! - softmax and log_softmax against float64 (the device's expf and logf are not modelled
 //!   bit for bit on the CPU);
 //! - outputs poisoned first, nothing written past a row, refusals before the device;
-//! - softmax and log_softmax of a row on the warp path (at most ROW_WARP_COLS columns) bit for
-//!   bit against the block path (the row padded with -inf to one column more).
+//! - softmax and log_softmax of a row on each warp-path kernel (at most its `warp_cols`
+//!   columns) bit for bit against the block path (the row padded with -inf to one column more
+//!   than the longest warp path).
 
 mod common;
 use common::*;
 use gemm_runtime::*;
 
-// Both paths of row_reduce.cuh: a warp a row up to ROW_WARP_COLS (512) columns, a block a row
-// beyond.
-const COLS: [usize; 10] = [1, 7, 255, 256, 512, 513, 700, 1025, 4096, 50257];
+// Both paths of row_reduce.cuh: a warp a row up to a kernel's warp_cols (512, and 1024 for
+// softmax and log_softmax's second kernel), a block a row beyond.
+const COLS: [usize; 11] = [1, 7, 255, 256, 512, 513, 700, 1024, 1025, 4096, 50257];
 const ROWS: usize = 300;
 
 fn f64_row(op: RowOp, x: &[f64]) -> Vec<f64> {
@@ -75,7 +76,7 @@ fn run<F: Element, T: Element>(
 fn builds(ctx: &Context, op: RowOp, from: Dtype, to: Dtype) -> bool {
     let built = ctx
         .kernels()
-        .row_kernel(ctx.tier().id, op, from, to)
+        .row_kernel(ctx.tier().id, op, from, to, 1)
         .is_some();
     if !built {
         eprintln!(
@@ -175,30 +176,52 @@ fn every_row_kernel_gives_a_row_the_same_bits_whatever_the_rows() {
     assert!(ran > 0, "the tier builds no row kernel");
 }
 
-/// A row of at most ROW_WARP_COLS columns (the warp path) and the same row padded with -inf to
-/// one column more (the block path): -inf leaves the maximum as it is and adds exactly +0 to its thread's sum,
-/// so each of the row's outputs must be the same bits if the two paths compute one tree.
+/// The warp-path lengths of the tier's `op` kernels from `from` to `to`, ascending.
+fn warp_lengths(ctx: &Context, op: RowOp, from: Dtype, to: Dtype) -> Vec<usize> {
+    let mut v: Vec<usize> = ctx
+        .kernels()
+        .tier_conversions(ctx.tier().id)
+        .iter()
+        .filter(|c| c.kind == ConversionKind::Row(op) && (c.from, c.to) == (from, to))
+        .map(|c| c.warp_cols as usize)
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+/// A row on each warp-path kernel (at most its warp_cols columns, more than the next shorter
+/// one's) and the same row padded with -inf to one column more than the longest warp path
+/// (the block path): -inf leaves the maximum as it is and adds exactly +0 to its thread's sum,
+/// so each of the row's outputs must be the same bits if the paths compute one tree.
 fn paths_agree<F: Element, T: Element>(ctx: &Context, op: RowOp, rng: &mut Rng) -> bool {
     if !builds(ctx, op, F::DTYPE, T::DTYPE) {
         return false;
     }
-    const SHORT: usize = ConversionInfo::ROW_WARP_COLS as usize;
-    const WIDE: usize = SHORT + 1;
-    for cols in [1, 31, 256, SHORT / 2 + 44, SHORT] {
+    let lengths = warp_lengths(ctx, op, F::DTYPE, T::DTYPE);
+    let wide = lengths.last().copied().unwrap_or(0) + 1;
+    let mut all_cols = vec![1, 31, 256];
+    let mut below = 0;
+    for &l in &lengths {
+        all_cols.extend([below + 1, (below + l) / 2 + 44, l]);
+        below = l;
+    }
+    all_cols.sort_unstable();
+    all_cols.dedup();
+    for cols in all_cols {
         let rows = 40;
         let short: Vec<F> = (0..rows * cols)
             .map(|_| F::from_f32(6.0 * rng.value()))
             .collect();
-        let mut padded = vec![F::from_f32(f32::NEG_INFINITY); rows * WIDE];
+        let mut padded = vec![F::from_f32(f32::NEG_INFINITY); rows * wide];
         for r in 0..rows {
-            padded[r * WIDE..r * WIDE + cols].copy_from_slice(&short[r * cols..(r + 1) * cols]);
+            padded[r * wide..r * wide + cols].copy_from_slice(&short[r * cols..(r + 1) * cols]);
         }
         let warp = run::<F, T>(ctx, op, &ctx.upload(&short).unwrap(), (0, rows, cols));
-        let block = run::<F, T>(ctx, op, &ctx.upload(&padded).unwrap(), (0, rows, WIDE));
+        let block = run::<F, T>(ctx, op, &ctx.upload(&padded).unwrap(), (0, rows, wide));
         for r in 0..rows {
             assert_eq!(
                 warp[r * cols..(r + 1) * cols],
-                block[r * WIDE..r * WIDE + cols],
+                block[r * wide..r * wide + cols],
                 "{op} {}->{} cols {cols} row {r}: the warp path and the block path differ",
                 F::DTYPE,
                 T::DTYPE
@@ -224,15 +247,16 @@ fn the_warp_path_and_the_block_path_give_the_same_bits() {
     eprintln!("{ran} (op, from, to): the warp path's bits are the block path's");
 }
 
-/// Enough rows to fill the GPU on both paths (a block per 8 rows of 512 columns, a block a row
-/// of 4096): rows taken alone give the bits they have in the full launch.
+/// Enough rows to fill the GPU on both paths (a block per 8 rows of 512 or 1000 columns, the
+/// latter on softmax's second warp-path kernel; a block a row of 4096): rows taken alone give
+/// the bits they have in the full launch.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn rows_alone_match_a_launch_that_fills_the_gpu() {
     let ctx = device_context();
     let mut rng = Rng::fresh("gpu_rows full");
     let mut ran = 0;
-    for (rows, cols) in [(32768, 512), (2048, 4096)] {
+    for (rows, cols) in [(32768, 512), (16384, 1000), (2048, 4096)] {
         let host: Vec<f32> = (0..rows * cols).map(|_| 4.0 * rng.value()).collect();
         let src = ctx.upload(&host).unwrap();
         for op in RowOp::ALL {

@@ -193,7 +193,7 @@ pub fn conversion_entry(specs: &SpecSet, c: &CatalogConversion) -> String {
             "\n    static constexpr int kOp = {};  // row op {op}, contract {}\n    static constexpr int kWarpCols = {};  // rows this long or shorter: a warp a row",
             op.template_code(),
             conv.contract,
-            gemm_core::table::ConversionInfo::ROW_WARP_COLS,
+            c.warp_cols,
         ),
         None => String::new(),
     };

@@ -370,6 +370,7 @@ fn conversion_info(catalog: &KernelCatalog, c: &CatalogConversion) -> TokenStrea
     let (from, to) = (dtype_tokens(c.from), dtype_tokens(c.to));
     let (name, threads) = (&c.name, lit(c.threads));
     let module = lit(c.module as u64);
+    let warp_cols = lit(u64::from(c.warp_cols));
     quote! {
         ConversionInfo {
             id: ConversionId(#id),
@@ -382,6 +383,7 @@ fn conversion_info(catalog: &KernelCatalog, c: &CatalogConversion) -> TokenStrea
             block_threads: #threads,
             abi: #abi,
             contract: #contract,
+            warp_cols: #warp_cols,
         }
     }
 }

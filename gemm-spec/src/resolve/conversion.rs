@@ -113,6 +113,42 @@ pub(super) fn resolve_conversion(
             c.clone()
         }
     };
+    // A row kernel's warp-path lengths: whole warps of columns, at most 64 a lane (the
+    // template's registers), ascending.
+    let warp_cols = match (&raw.row_op, &raw.warp_cols) {
+        (None, None) => Vec::new(),
+        (None, Some(_)) => {
+            problem(
+                sink,
+                "has warp_cols but no row_op: only row kernels have a warp path".into(),
+            );
+            Vec::new()
+        }
+        (Some(_), None) => vec![gemm_core::table::ConversionInfo::ROW_WARP_COLS as u32],
+        (Some(_), Some(list)) => {
+            if list.is_empty() {
+                problem(
+                    sink,
+                    "has warp_cols = []: name at least one length (e.g. [512])".into(),
+                );
+            }
+            for &c in list {
+                if c == 0 || c % 32 != 0 || c > 2048 {
+                    problem(
+                        sink,
+                        format!("warp_cols has {c}: a length is a multiple of 32 from 32 to 2048 (a warp holds at most 64 values a lane)"),
+                    );
+                }
+            }
+            if list.windows(2).any(|w| w[0] >= w[1]) {
+                problem(
+                    sink,
+                    format!("warp_cols {list:?} must ascend, without repeats"),
+                );
+            }
+            list.clone()
+        }
+    };
     let kind = check_template(
         sink,
         &specs.kinds,
@@ -191,6 +227,7 @@ pub(super) fn resolve_conversion(
         variants,
         row_op,
         contract,
+        warp_cols,
         transpose: transposes,
         location: at,
     })
