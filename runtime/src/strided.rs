@@ -75,7 +75,8 @@ pub(crate) fn batched_kernels(
 
 /// The 3-D maps of a batch kernel that reads tensor maps, for `entries` entries from the
 /// operands `operands` at `strides`; `Ok(None)` when TMA cannot take them (a negative stride,
-/// or an address, leading dimension or stride TMA refuses): the next batch kernel runs it.
+/// an address, leading dimension or stride TMA refuses, or a map the driver would not encode):
+/// the next batch kernel runs it (and reports any problem of the operands themselves).
 fn batch_maps(
     ctx: &Context,
     kernel: &'static KernelInfo,
@@ -101,8 +102,9 @@ fn batch_maps(
     };
     match encode_maps(ctx, kernel, operands, stored, (m, n), Some(batch)) {
         Ok(maps) => Ok(Some(maps)),
-        Err(GemmError::Tma { problem, .. }) if problem.is_operand() => Ok(None),
-        Err(e) => Err(e),
+        // A box or swizzle TMA refuses is the kernel table's error, which no fallback hides.
+        Err(e) if matches!(&e, GemmError::Tma { problem, .. } if !problem.is_operand()) => Err(e),
+        Err(_) => Ok(None),
     }
 }
 

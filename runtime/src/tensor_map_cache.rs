@@ -47,7 +47,13 @@ fn encode(address: u64, key: &TensorMapKey) -> Result<TensorMapBytes, GemmError>
     let elem = key.dtype.size_bytes();
     let row_bytes = (key.cols * elem).div_ceil(16) * 16;
     let row_stride = (key.ld * elem).max(row_bytes);
-    let strides: [u64; 2] = [row_stride, (entry_stride * elem).max(16)];
+    // A single entry's stride is never followed either: it gets a whole entry's bytes.
+    let entry_bytes = if entries > 1 {
+        entry_stride * elem
+    } else {
+        row_stride * key.rows
+    };
+    let strides: [u64; 2] = [row_stride, entry_bytes];
     let boxes: [u32; 3] = [key.box_inner, key.box_outer, 1];
     let element_strides: [u32; 3] = [1, 1, 1];
     // SAFETY: a zeroed CUtensorMap is a valid out-structure (aligned as the driver wants).
