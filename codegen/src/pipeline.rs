@@ -505,7 +505,7 @@ fn report_json(
     let conversions: Vec<serde_json::Value> = catalog
         .conversions
         .iter()
-        .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads, "module": catalog.tier_modules(&c.tier).get(c.module), "row_op": match c.kind { gemm_spec::ConversionKind::Row(op) => Some(op.as_str()), _ => None } }))
+        .map(|c| serde_json::json!({ "id": c.id, "name": c.name, "tier": c.tier, "conversion": c.conversion, "from": c.from.as_str(), "to": c.to.as_str(), "block_threads": c.threads, "module": catalog.tier_modules(&c.tier).get(c.module), "row_op": match c.kind { gemm_spec::ConversionKind::Row(op) => Some(op.as_str()), _ => None }, "warp_cols": (c.warp_cols > 0).then_some(c.warp_cols) }))
         .collect();
     let v = serde_json::json!({
         "timing_perturbation": instrumentation.timing_perturbation,

@@ -126,7 +126,15 @@ pub(crate) fn plan_gemm(
         },
     })?;
     let kernel = picked.kernel;
-    let maps = encode_maps(ctx, kernel, ops, stored, (m, n), None)?;
+    // A batch kernel reads 3-D maps whatever it runs: one GEMM is its batch of one entry
+    // (the argument struct's batch strides are 0, so every coordinate z is 0).
+    let one_entry = (kernel.batch && !kernel.tensor_maps.is_empty()).then_some(MapEntries {
+        entries: 1,
+        a: 0,
+        b: 0,
+        c: 0,
+    });
+    let maps = encode_maps(ctx, kernel, ops, stored, (m, n), one_entry)?;
     let address = |p: Option<Placed>| p.map_or(0, |p| p.address);
     let map_of = |o: Operand| maps.iter().find(|e| e.operand == o).map(|e| e.map);
     let sources = ArgSources {

@@ -194,7 +194,7 @@ pub const TENSOR_MAP_BYTES: usize = 128;
 /// [`argument_digest`] of a struct that also holds tensor-map fields: each `(byte offset,
 /// key)` in `tensor_maps` has its 128 bytes (which encode the address) replaced by the key
 /// the map was made from (allocation id, generation, offset, rows, cols, ld, dtype, box,
-/// swizzle), or by a marker for a map left empty (`None`, all zero bytes). Equal for the
+/// swizzle, and a batch kernel's entries and entry stride), or by a marker for a map left empty (`None`, all zero bytes). Equal for the
 /// same work at other addresses; different at another offset, leading dimension, box or
 /// swizzle.
 pub fn argument_digest_with_maps(

@@ -42,7 +42,7 @@ pub(crate) const SMALL_ENTRY_WORK: u64 = 1 << 28;
 const MAX_Z: usize = 65_535;
 
 /// The batched kernels that may run a batch on `routed`, in the order to try them: the route's
-/// own kernel when it is a batch kernel; else, for entries small enough that one launch beats a
+/// own kernel when it is a batch kernel; then, for entries small enough that one launch beats a
 /// launch an entry, the tier's batch kernels (its `batch_kernels`) of the route's contract, op
 /// and dtype, those reading tensor maps first (a tier lists at most one of each).
 pub(crate) fn batched_kernels(
@@ -53,11 +53,9 @@ pub(crate) fn batched_kernels(
     // A batch launches on the operands as stored: no kernel that reads a copy (validation
     // keeps those out of `batch_kernels` too).
     let usable = |k: &&'static KernelInfo| k.batch && k.prepass == crate::table::Prepass::None;
-    if let Some(k) = Some(routed.kernel).filter(usable) {
-        return vec![k];
-    }
+    let own: Vec<&'static KernelInfo> = Some(routed.kernel).filter(usable).into_iter().collect();
     if work > SMALL_ENTRY_WORK {
-        return Vec::new();
+        return own;
     }
     let of = routed.kernel;
     let mut found: Vec<&'static KernelInfo> = set
@@ -67,10 +65,11 @@ pub(crate) fn batched_kernels(
             usable(k)
                 && k.tier == of.tier
                 && (k.contract, k.op, k.dtype) == (of.contract, of.op, of.dtype)
+                && !own.iter().any(|o| o.id == k.id)
         })
         .collect();
     found.sort_by_key(|k| k.tensor_maps.is_empty());
-    found
+    own.into_iter().chain(found).collect()
 }
 
 /// The 3-D maps of a batch kernel that reads tensor maps, for `entries` entries from the
@@ -173,6 +172,17 @@ impl Context {
         let (ea, ec) = (size_of::<A>() as i64, size_of::<C>() as i64);
         let address = |p: Option<crate::request::Placed>| p.map_or(0, |p| p.address);
         let (x, y, _) = launch_grid(self, kernel, m, n)?;
+        // A persistent kernel's x CTAs walk one entry's tiles: the device's co-resident CTAs
+        // (under the stream's cap) shared among the launch's entries, at least 1 an entry and
+        // at most the entry's tiles (launch_grid's x for one entry).
+        let device_ctas = match kernel.grid {
+            GridKind::Persistent => gemm_core::persistent_limit(
+                self.device.coresident(self.stream(), kernel)?,
+                self.max_persistent_ctas(),
+                kernel.cluster.0 * kernel.cluster.2,
+            ),
+            GridKind::Tiles => 0,
+        };
         let mut launched = (0, y, 0);
         let mut start = 0usize;
         while start < count {
@@ -214,9 +224,8 @@ impl Context {
                 )?
             };
             let map_of = |o: Operand| maps.iter().find(|e| e.operand == o).map(|e| e.map);
-            // A persistent kernel's x CTAs walk one entry's tiles: the device's share an entry.
             let x = match kernel.grid {
-                GridKind::Persistent => (x / z as u32).max(1),
+                GridKind::Persistent => (device_ctas / z as u32).clamp(1, x.max(1)),
                 GridKind::Tiles => x,
             };
             let sources = ArgSources {
@@ -264,7 +273,9 @@ impl Context {
                     .collect(),
             };
             self.emit_gemm(&mut NoObserver, plan, facts, &operands)?;
-            launched.0 = launched.0.max(x);
+            if start == 0 {
+                launched.0 = x; // the first launch's grid, as `Launch::grid` says
+            }
             launched.2 = launched.2.max(z as u32);
             start += z;
         }

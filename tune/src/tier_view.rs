@@ -119,11 +119,9 @@ impl<'a> TierView<'a> {
         // runtime's repack) where the set has a repack conversion of the type; only k = 0 (or
         // no repack) leaves it to the unaligned kernel.
         let repacks = family.is_some_and(|f| f.kind.operands == gemm_spec::OperandPath::Tma)
-            && self
-                .specs
-                .conversions
-                .values()
-                .any(|c| c.variants.contains(&(dtype.ab, dtype.ab)));
+            && self.specs.conversions.values().any(|c| {
+                c.row_op.is_none() && !c.transpose && c.variants.contains(&(dtype.ab, dtype.ab))
+            });
         match &pick.unaligned {
             Some(u) if needs_aligned && !aligned(op, dtype.ab, m, n, k) && !(repacks && k > 0) => u,
             _ => &pick.kernel,

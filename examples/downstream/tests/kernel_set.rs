@@ -22,7 +22,7 @@ fn the_set_has_its_own_tier_kinds_and_routes() {
     assert_eq!(KERNELS.kernels().len(), 6);
     let shipped = gemm_runtime::shipped();
     let sm90a = shipped.tiers().iter().find(|t| t.name == "sm90a").unwrap();
-    let what = |c: &gemm_runtime::ConversionInfo| (c.kind, c.from, c.to, c.contract);
+    let what = |c: &gemm_runtime::ConversionInfo| (c.kind, c.from, c.to, c.contract, c.warp_cols);
     let ours: Vec<_> = KERNELS.conversions().iter().map(what).collect();
     let theirs: Vec<_> = shipped
         .tier_conversions(sm90a.id)
