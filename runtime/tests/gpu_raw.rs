@@ -253,6 +253,25 @@ fn batched_case<C: Element>(ctx: &Context, rng: &mut Rng, case: &BatchCase) {
         "one launch (or one a 65535 entries) for the batch"
     );
     let all: Vec<C> = ctx.download(&out).unwrap();
+    // A TMA batch kernel also runs one GEMM (as the tuner or a route would run it: 3-D maps
+    // of one entry): entry 0 alone on it gives the batch's entry 0.
+    if !kernel.tensor_maps.is_empty() {
+        let mut one = ctx.upload(&start[..sc]).unwrap();
+        let req = GemmRequest::new(op, (m, n, k), x.mat(lda), w.mat(ldb), one.mat_mut(n))
+            .with_bias(case.bias.then(|| bias.mat(n)))
+            .with_beta(case.beta)
+            .with_policy(Policy::TensorCore);
+        ctx.gemm_on_kernel(req, kernel.id)
+            .unwrap_or_else(|e| panic!("{} on one GEMM: {e}", kernel.name));
+        let one: Vec<C> = ctx.download(&one).unwrap();
+        assert!(
+            one.iter()
+                .zip(&all[..sc])
+                .all(|(a, b)| bits(*a) == bits(*b)),
+            "{op} {m}x{n}x{k}: {} on entry 0 alone differs from the batch's entry 0",
+            kernel.name
+        );
+    }
     // Each entry against its own call (the route's own kernel): first, last, and where a
     // second launch starts.
     let mut entries = vec![0, count / 2, count - 1];
