@@ -295,3 +295,46 @@ impl Context {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::{DtypeTriple, Op, Policy};
+    use gemm_codegen::pipeline::{template_files, validate_and_catalog};
+    use gemm_codegen::Templates;
+    use std::path::Path;
+
+    /// The tensor-core fixture (tests/fixtures/tc) lists a wgmma batch kernel (3-D maps) and a
+    /// plain-load one under its contract: a batch tries the TMA one first, the other next, and
+    /// entries over SMALL_ENTRY_WORK take neither (the route's wide kernel is no batch kernel).
+    #[test]
+    fn a_batch_tries_the_tma_batch_kernel_first_then_the_one_reading_as_stored() {
+        let templates = template_files(&Templates::Shipped).unwrap();
+        let (catalog, _) = validate_and_catalog(
+            Path::new("../tests/fixtures/tc/specs"),
+            &[],
+            &templates,
+            false,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let set = gemm_codegen::memory_set::kernel_set(&catalog);
+        let tier = set.tiers()[0].id;
+        let dtype: DtypeTriple = "bf16.bf16.f32".parse().unwrap();
+        let routed = set
+            .route(tier, Policy::TensorCore, Op::Nn, dtype, 1000, 4096, 4096)
+            .unwrap();
+        assert!(!routed.kernel.batch, "{}", routed.kernel.name);
+        let names = |work| {
+            batched_kernels(set, &routed, work)
+                .iter()
+                .map(|k| (k.name, !k.tensor_maps.is_empty()))
+                .collect::<Vec<_>>()
+        };
+        let small = names(512 * 512 * 128);
+        assert_eq!(small.len(), 2, "{small:?}");
+        assert!(small[0].1 && !small[1].1, "TMA first: {small:?}");
+        assert!(small[0].0.contains("_tcwide_") && small[0].0.contains("_batch_"));
+        assert!(small[1].0.contains("_tcmma_"));
+        assert!(names(SMALL_ENTRY_WORK + 1).is_empty());
+    }
+}
