@@ -87,7 +87,10 @@ pub fn list(plan: &KernelCatalog) -> String {
                         .conversions
                         .get(&c.conversion)
                         .map_or("", |x| x.contract.as_str());
-                    format!("  row {op}, contract {contract}")
+                    format!(
+                        "  row {op}, contract {contract}, a warp a row up to {} columns",
+                        c.warp_cols
+                    )
                 }
                 _ => String::new(),
             };

@@ -53,6 +53,20 @@ pub(crate) struct EncodedMap {
     pub map: TensorMapBytes,
 }
 
+/// Each tensor-map field of `abi`'s struct (byte offset) with the key and span of the map of
+/// its operand among `maps` (`None`: left empty), as [`GemmPlan::maps`] holds them.
+pub(crate) fn map_fields(
+    abi: &AbiInfo,
+    maps: &[EncodedMap],
+) -> Vec<(usize, Option<(TensorMapKey, Span)>)> {
+    abi.tensor_map_fields()
+        .map(|(_, offset, operand)| {
+            let encoded = maps.iter().find(|e| e.operand == operand);
+            (offset, encoded.map(|e| (e.key, e.span)))
+        })
+        .collect()
+}
+
 /// A strided batch as a batch kernel's 3-D maps see it: how many entries one launch takes and
 /// each operand's batch stride in elements (0: every entry reads the same one).
 #[derive(Clone, Copy, Debug)]
@@ -159,13 +173,7 @@ pub(crate) fn plan_gemm(
         .abi(kernel.abi)
         .ok_or(GemmError::UnknownAbi { abi: kernel.abi })?;
     let args = (abi.bind)(&sources);
-    let maps = abi
-        .tensor_map_fields()
-        .map(|(_, offset, operand)| {
-            let encoded = maps.iter().find(|e| e.operand == operand);
-            (offset, encoded.map(|e| (e.key, e.span)))
-        })
-        .collect();
+    let maps = map_fields(abi, &maps);
     let geometry = Geometry {
         grid: launch_grid(ctx, kernel, m, n)?,
         block: (kernel.block_threads, 1, 1),

@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::element::Element;
 use crate::emit::RequestFacts;
 use crate::error::GemmError;
-use crate::launch_plan::{encode_maps, launch_grid, EncodedMap, GemmPlan, MapEntries};
+use crate::launch_plan::{encode_maps, launch_grid, map_fields, EncodedMap, GemmPlan, MapEntries};
 use crate::launcher::Geometry;
 use crate::observer::NoObserver;
 use crate::request::{checked_operands, dim, GemmRequest, Launch};
@@ -264,13 +264,7 @@ impl Context {
                 },
                 args: (abi.bind)(&sources),
                 abi,
-                maps: abi
-                    .tensor_map_fields()
-                    .map(|(_, offset, operand)| {
-                        let encoded = maps.iter().find(|e| e.operand == operand);
-                        (offset, encoded.map(|e| (e.key, e.span)))
-                    })
-                    .collect(),
+                maps: map_fields(abi, &maps),
             };
             self.emit_gemm(&mut NoObserver, plan, facts, &operands)?;
             if start == 0 {
