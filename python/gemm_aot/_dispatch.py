@@ -27,6 +27,8 @@ import tempfile
 from . import _native
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc", "dispatch.cpp")
+# Every file the build reads (dispatch.cpp includes the other): the cache key hashes them all.
+_SOURCES = [_SOURCE, os.path.join(os.path.dirname(_SOURCE), "torch_out.h")]
 
 # Fallback op schemas: each the schema of the aten op whose Python override is its kernel.
 FALLBACK_SCHEMAS = {
@@ -42,7 +44,11 @@ FALLBACK_SCHEMAS = {
     "addbmm": "addbmm_fallback(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
     "_softmax": "_softmax_fallback(Tensor self, int dim, bool half_to_float) -> Tensor",
     "_log_softmax": "_log_softmax_fallback(Tensor self, int dim, bool half_to_float) -> Tensor",
-    "mean.dim": "mean_fallback(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    "mean.dim": "mean_dim_fallback(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    "mm.dtype": "mm_dtype_fallback(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor",
+    "bmm.dtype": "bmm_dtype_fallback(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor",
+    "addmm.dtype": "addmm_dtype_fallback(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+    "baddbmm.dtype": "baddbmm_dtype_fallback(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
 }
 
 _lib = None  # the loaded ctypes library
@@ -50,6 +56,7 @@ _failed = False  # a build or load failed: not retried in this process
 _reason = "not loaded yet"
 _fallbacks = None  # the torch.library.Library defining gemm_aot::*_fallback
 _fallback_keys = set()
+_registered = False  # the native kernels are registered (the out= overloads among them)
 
 
 def _cache_dir():
@@ -75,10 +82,17 @@ def _compiler_version(cxx):
         return ""
 
 
+def _has_cuda(lib_dir):
+    """Whether the torch installed has CUDA kernels (libtorch_cuda) to link against."""
+    return os.path.isfile(os.path.join(lib_dir, "libtorch_cuda.so"))
+
+
 def _build(torch):
     """The path of the built library, building it when the cache lacks it."""
-    with open(_SOURCE, "rb") as f:
-        source = f.read()
+    source = b""
+    for path in _SOURCES:
+        with open(path, "rb") as f:
+            source += f.read()
     cxx = _compiler()
     torch_dir = os.path.dirname(os.path.abspath(torch.__file__))
     include = os.path.join(torch_dir, "include")
@@ -102,6 +116,9 @@ def _build(torch):
     cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
            "-I", include, "-I", os.path.join(include, "torch", "csrc", "api", "include"),
            _SOURCE, "-o", tmp, "-L", lib_dir, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib_dir}"]
+    if _has_cuda(lib_dir):
+        # The fallbacks' route to torch's own CUDA out= kernels (dispatch.cpp, at::cuda::).
+        cmd += ["-DGEMM_AOT_TORCH_CUDA=1", "-ltorch_cuda"]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
@@ -145,6 +162,17 @@ def load(torch):
     return lib
 
 
+def has_aten_op(torch, op):
+    """Whether the torch installed has aten ``op`` ("name" or "name.overload"): the
+    ``out_dtype`` overloads are newer than some torch this package takes."""
+    name, _, overload = op.partition(".")
+    try:
+        packet = getattr(torch.ops.aten, name)
+        return not overload or overload in packet.overloads()
+    except (AttributeError, RuntimeError):
+        return False
+
+
 def define_fallbacks(torch, overrides, key):
     """Defines ``gemm_aot::<op>_fallback`` once, each with its Python override as its kernel
     at dispatch key ``key``."""
@@ -172,17 +200,27 @@ def register(torch, overrides, key="CUDA"):
     except RuntimeError as e:  # torch refused the schemas: the Python overrides serve
         _reason = f"the fallback ops could not be defined: {e}"
         return False
+    global _registered
     if lib.gemm_aot_dispatch_register(_native.dispatch_api(), key.encode()) != 0:
         _reason = "registration failed: " + lib.gemm_aot_dispatch_error().decode(errors="replace")
         return False
     _reason = "registered"
+    _registered = True
     return True
 
 
 def unregister():
     """Removes the native kernels (torch's own run again)."""
+    global _registered
     if _lib is not None:
         _lib.gemm_aot_dispatch_unregister()
+    _registered = False
+
+
+def serves_out():
+    """Whether the native kernels are registered: they serve the ``out=`` overloads too, so
+    torch's own ``out=`` kernels are reached through ``gemm_aot_torch::<op>_out``."""
+    return _registered
 
 
 def counts():

@@ -22,11 +22,17 @@ naming the op: falling back to cuBLAS silently is the failure this mode exists t
 ``allow_fallback=True`` runs such calls on cuBLAS instead, with a warning, and counts them
 (``fallback_count()``).
 
+The ``out_dtype`` overloads (``mm.dtype``, ``bmm.dtype``, ``addmm.dtype``, ``baddbmm.dtype``)
+are served too; through the C++ kernels also every ``out=`` overload of these ops (``mm.out``,
+..., what inductor's generated code calls): into ``out`` directly where it is the output torch
+would allocate, else by copy of the functional result. An allowed fallback reaches torch's own
+``out=`` kernels through ``gemm_aot_torch::<op>_out`` (``_torch_out``).
+
 Not covered: reductions over other dimensions than the last (they raise); ``addbmm`` (it
 raises: its sum over the batch is a reduction no contract states); the backward of softmax
 (``_softmax_backward_data``) and other reductions (``sum``, ``var``, norms); fused attention
 kernels (SDPA, flash attention: use eager attention, whose matmuls and softmax are covered);
-``mm.out`` and the other ``out=`` overloads (which ``torch.compile``'s generated code calls).
+the in-place overloads (``addmm_``, ...); the ``out=`` overloads under the Python overrides.
 """
 
 import contextlib
@@ -47,8 +53,18 @@ _allow_fallback = False
 _fallbacks = 0
 
 
+def _torch_out(op, overload="out"):
+    """torch's own kernel of aten ``op``'s ``out=`` overload (``out``, or ``dtype_out``): the
+    aten overload while the mode leaves it alone (its Python overrides), else, since the native
+    dispatch serves the ``out=`` overloads too, ``gemm_aot_torch::<op>_<overload>``, which
+    calls torch's kernel directly."""
+    if _dispatch.serves_out():
+        return getattr(torch.ops.gemm_aot_torch, f"{op}_{overload}")
+    return getattr(getattr(torch.ops.aten, op), overload)
+
+
 def _fallback(op, error, run):
-    """Runs ``run`` (cuBLAS, through an ``out=`` overload the mode leaves alone) when
+    """Runs ``run`` (cuBLAS, through torch's own ``out=`` kernel: ``_torch_out``) when
     fallback is allowed; otherwise raises ``error`` naming the op."""
     global _fallbacks
     if not _allow_fallback:
@@ -67,7 +83,7 @@ def _mm(a, b):
         return _torch_gemm(a, b, None, None, 0.0, None, None, batched=False)
     except GemmError as e:
         out = a.new_empty((a.shape[0], b.shape[1]))
-        return _fallback("mm", e, lambda: torch.ops.aten.mm.out(a, b, out=out))
+        return _fallback("mm", e, lambda: _torch_out("mm")(a, b, out=out))
 
 
 # The native fast path (linear's addmm with its bias is a decode step's every projection).
@@ -94,7 +110,7 @@ def _addmm(input, mat1, mat2, *, beta=1, alpha=1):
         out = mat1.new_empty((mat1.shape[0], mat2.shape[-1]))
         return _fallback(
             "addmm", e,
-            lambda: torch.ops.aten.addmm.out(input, mat1, mat2, beta=beta, alpha=alpha, out=out),
+            lambda: _torch_out("addmm")(input, mat1, mat2, beta=beta, alpha=alpha, out=out),
         )
 
 
@@ -103,7 +119,7 @@ def _bmm(a, b):
         return _torch_gemm(a, b, None, None, 0.0, None, None, batched=True)
     except GemmError as e:
         out = a.new_empty((a.shape[0], a.shape[1], b.shape[2]))
-        return _fallback("bmm", e, lambda: torch.ops.aten.bmm.out(a, b, out=out))
+        return _fallback("bmm", e, lambda: _torch_out("bmm")(a, b, out=out))
 
 
 def _mv(a, v):
@@ -111,8 +127,9 @@ def _mv(a, v):
         y = _torch_gemm(a, v.unsqueeze(1), None, None, 0.0, None, None, batched=False)
         return y.squeeze(1)
     except GemmError as e:
-        out = a.new_empty((a.shape[0],))
-        return _fallback("mv", e, lambda: torch.ops.aten.mv.out(a, v, out=out))
+        # aten::mv.out calls addmv.out: torch's mm kernel into the output as one column.
+        out = a.new_empty((a.shape[0], 1))
+        return _fallback("mv", e, lambda: _torch_out("mm")(a, v.unsqueeze(1), out=out).squeeze(1))
 
 
 def _row(op, fallback):
@@ -129,8 +146,8 @@ def _row(op, fallback):
     return impl
 
 
-_softmax = _row("softmax", lambda *a, out: torch.ops.aten._softmax.out(*a, out=out))
-_log_softmax = _row("log_softmax", lambda *a, out: torch.ops.aten._log_softmax.out(*a, out=out))
+_softmax = _row("softmax", lambda *a, out: _torch_out("_softmax")(*a, out=out))
+_log_softmax = _row("log_softmax", lambda *a, out: _torch_out("_log_softmax")(*a, out=out))
 
 
 def _mean(x, dim, keepdim=False, *, dtype=None):
@@ -139,7 +156,7 @@ def _mean(x, dim, keepdim=False, *, dtype=None):
             raise UnsupportedError("unsupported", "mean over every dimension: gemm_aot's row kernels reduce the last dimension only")
         return row_op("mean", x, dim, dtype, keepdim)
     except GemmError as e:
-        return _fallback("mean.dim", e, lambda: torch.ops.aten.mean.out(x, dim, keepdim, dtype=dtype, out=_mean_out(x, dim, keepdim, dtype)))
+        return _fallback("mean.dim", e, lambda: _torch_out("mean")(x, dim, keepdim, dtype=dtype, out=_mean_out(x, dim, keepdim, dtype)))
 
 
 def _mean_out(x, dim, keepdim, dtype):
@@ -159,11 +176,11 @@ def _dot_like(op):
             y = _torch_gemm(a.unsqueeze(0), b.unsqueeze(1), None, None, 0.0, None, None, batched=False)
             return y.reshape(())
         except GemmError as e:
-            # cuBLAS through mm.out (dot.out and vdot.out call dot and vdot again: this).
+            # torch's mm kernel (dot.out and vdot.out call dot and vdot again: this).
             def cublas():
                 first = a.conj() if op == "vdot" else a
                 out = torch.empty((1, 1), dtype=torch.result_type(a, b), device=a.device)
-                return torch.ops.aten.mm.out(first.unsqueeze(0), b.unsqueeze(1), out=out).reshape(())
+                return _torch_out("mm")(first.unsqueeze(0), b.unsqueeze(1), out=out).reshape(())
 
             return _fallback(op, e, cublas)
 
@@ -195,7 +212,7 @@ def _epilogue(acc, input, beta, alpha, dtype):
 
 
 def _scaled_fallback(op, e, call, shape, like):
-    """The fallback of an op with an epilogue: cuBLAS through its ``out=`` overload."""
+    """The fallback of an op with an epilogue: torch's own ``out=`` kernel of it."""
 
     def cublas():
         out = like.new_empty(shape)
@@ -217,7 +234,7 @@ def _baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     except GemmError as e:
         return _scaled_fallback(
             "baddbmm", e,
-            lambda out: torch.ops.aten.baddbmm.out(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
+            lambda out: _torch_out("baddbmm")(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
             shape or (0,), batch1)
 
 
@@ -234,7 +251,7 @@ def _addmv(input, mat, vec, *, beta=1, alpha=1):
     except GemmError as e:
         return _scaled_fallback(
             "addmv", e,
-            lambda out: torch.ops.aten.addmv.out(input, mat, vec, beta=beta, alpha=alpha, out=out),
+            lambda out: _torch_out("addmv")(input, mat, vec, beta=beta, alpha=alpha, out=out),
             shape or (0,), mat)
 
 
@@ -254,9 +271,65 @@ def _addmm_activation(input, mat1, mat2, *, beta=1, alpha=1, use_gelu=False):
     except GemmError as e:
         return _scaled_fallback(
             "_addmm_activation", e,
-            lambda out: torch.ops.aten._addmm_activation.out(
+            lambda out: _torch_out("_addmm_activation")(
                 input, mat1, mat2, beta=beta, alpha=alpha, use_gelu=use_gelu, out=out),
             shape or (0,), mat1)
+
+
+def _check_out_dtype(op, operand, out_dtype):
+    """The ``out_dtype`` overloads' rule (torch's): the operands' dtype, or f32 from 16-bit
+    operands."""
+    if out_dtype != operand.dtype and not (
+            out_dtype == torch.float32 and operand.dtype in (torch.bfloat16, torch.float16)):
+        raise RefusedError("invalid_argument", f"{op}: out_dtype {out_dtype} is neither the operands' {operand.dtype} nor float32 from a 16-bit dtype")
+
+
+def _gemm_dtype(op, batched):
+    """The override of aten ``mm.dtype`` or ``bmm.dtype`` (``op``): the product rounded once
+    to ``out_dtype``."""
+
+    def impl(a, b, out_dtype):
+        try:
+            _check_out_dtype(op, a, out_dtype)
+            if a.dim() != (3 if batched else 2) or b.dim() != a.dim():
+                raise RefusedError("invalid_argument", f"{op} takes {3 if batched else 2}-D operands, not {a.dim()}-D and {b.dim()}-D")
+            shape = (a.shape[0], a.shape[1], b.shape[2]) if batched else (a.shape[0], b.shape[1])
+            out = torch.empty(shape, dtype=out_dtype, device=a.device)
+            _torch_gemm(a, b, out, None, 0.0, None, None, batched=batched)
+            return out
+        except GemmError as e:
+            name = op.split(".")[0]
+            return _fallback(op, e, lambda: _torch_out(name, "dtype_out")(
+                a, b, out_dtype, out=a.new_empty((0,), dtype=out_dtype)))
+
+    return impl
+
+
+def _scaled_dtype(op, batched):
+    """The override of aten ``addmm.dtype`` or ``baddbmm.dtype`` (``op``): the product into f32,
+    the epilogue elementwise in f32, rounded once to ``out_dtype``."""
+
+    def impl(input, mat1, mat2, out_dtype, *, beta=1, alpha=1):
+        shape = None
+        try:
+            _check_out_dtype(op, mat1, out_dtype)
+            if mat1.dim() != (3 if batched else 2) or mat2.dim() != mat1.dim():
+                raise RefusedError("invalid_argument", f"{op} takes {3 if batched else 2}-D operands, not {mat1.dim()}-D and {mat2.dim()}-D")
+            shape = (mat1.shape[0], mat1.shape[1], mat2.shape[2]) if batched else (mat1.shape[0], mat2.shape[1])
+            if input.dtype not in (mat1.dtype, out_dtype):
+                raise RefusedError("invalid_argument", f"{op}: self is {input.dtype} where {mat1.dtype} or {out_dtype} is needed")
+            _check_input(op, input, shape, input.dtype)
+            acc = torch.empty(shape, dtype=torch.float32, device=mat1.device)
+            _torch_gemm(mat1, mat2, acc, None, 0.0, None, None, batched=batched)
+            return _epilogue(acc, input, beta, alpha, out_dtype)
+        except GemmError as e:
+            name = op.split(".")[0]
+            return _scaled_fallback(
+                op, e,
+                lambda out: _torch_out(name, "dtype_out")(input, mat1, mat2, out_dtype, beta=beta, alpha=alpha, out=out),
+                shape or (0,), mat1.new_empty((0,), dtype=out_dtype))
+
+    return impl
 
 
 def _addbmm(input, batch1, batch2, *, beta=1, alpha=1):
@@ -265,7 +338,7 @@ def _addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         "unsupported", "addbmm sums products over the batch, a reduction gemm_aot does not serve")
     return _scaled_fallback(
         "addbmm", error,
-        lambda out: torch.ops.aten.addbmm.out(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
+        lambda out: _torch_out("addbmm")(input, batch1, batch2, beta=beta, alpha=alpha, out=out),
         (0,), batch1)
 
 
@@ -283,6 +356,10 @@ _OVERRIDES = {
     "_softmax": _softmax,
     "_log_softmax": _log_softmax,
     "mean.dim": _mean,
+    "mm.dtype": _gemm_dtype("mm.dtype", batched=False),
+    "bmm.dtype": _gemm_dtype("bmm.dtype", batched=True),
+    "addmm.dtype": _scaled_dtype("addmm.dtype", batched=False),
+    "baddbmm.dtype": _scaled_dtype("baddbmm.dtype", batched=True),
 }
 
 
@@ -321,7 +398,8 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
         if new is None:
             library = torch.library.Library("aten", "IMPL")
             for op, fn in _OVERRIDES.items():
-                library.impl(op, fn, "CUDA")
+                if _dispatch.has_aten_op(torch, op):
+                    library.impl(op, fn, "CUDA")
             new = "python"
         _remove(_path)  # the other path's, if one was on
         if new == "python":

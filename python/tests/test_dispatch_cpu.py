@@ -73,13 +73,37 @@ class NativeDispatchOnCpu(unittest.TestCase):
         fn()
         return _native.dispatch_trace(True, launch=False)
 
-    def test_every_override_has_a_native_kernel_and_a_fallback_op(self):
+    def registered(self):
+        """The aten overloads the native dispatch registers (its source's library->impl)."""
         import re
 
         with open(_dispatch._SOURCE) as f:
-            registered = set(re.findall(r'library->impl\("([^"]+)"', f.read()))
-        self.assertEqual(set(self.mode._OVERRIDES), registered)
+            return set(re.findall(r'library->impl\("([^"]+)"', f.read()))
+
+    def test_every_override_has_a_native_kernel_and_a_fallback_op(self):
+        functional = {op for op in self.registered() if not op.endswith("out")}
+        self.assertEqual(set(self.mode._OVERRIDES), functional)
         self.assertEqual(set(self.mode._OVERRIDES), set(_dispatch.FALLBACK_SCHEMAS))
+
+    def test_every_overload_torch_dispatches_by_backend_is_served(self):
+        """Each overload of an op the mode serves that has a CUDA kernel of its own (out=,
+        out_dtype, their out= forms: torch.compile's generated code calls the out= ones) is
+        registered natively, so none of them reaches cuBLAS unseen; the composite ones
+        (mv.out, dot.out, ...) call these. Each out= overload has its route to torch's own
+        kernel, gemm_aot_torch::<op>_<overload>, with the same arguments."""
+        registered = self.registered()
+        for op in self.mode._OVERRIDES:
+            packet = getattr(torch.ops.aten, op.split(".")[0])
+            for overload in packet.overloads():
+                name = op.split(".")[0] + ("." + overload if overload != "default" else "")
+                if torch._C._dispatch_has_kernel_for_dispatch_key(getattr(packet, overload).name(), "CUDA"):
+                    self.assertIn(name, registered, f"aten::{name} has a CUDA kernel the mode does not replace")
+        for name in sorted(n for n in registered if n.endswith("out") and n != "mv.out"):
+            with self.subTest(name):
+                op, overload = name.split(".")
+                route = getattr(torch.ops.gemm_aot_torch, f"{op}_{overload}").default._schema
+                aten = getattr(getattr(torch.ops.aten, op), overload)._schema
+                self.assertEqual([a.name for a in route.arguments], [a.name for a in aten.arguments])
 
     def test_gemm_layouts_are_planned_as_the_fast_path_plans_them(self):
         """Each call's recorded plan is the one written here, and the one the fast path
@@ -194,6 +218,124 @@ class NativeDispatchOnCpu(unittest.TestCase):
                 self.assertIn(op, str(caught.exception))
                 self.assertEqual(_native.dispatch_trace(True, launch=False), [])
                 self.assertEqual(_dispatch.counts()[1], before[1] + 1)
+
+    def test_out_overloads_write_into_out(self):
+        """An out= call whose out is what torch would allocate is planned into it directly
+        (nothing is launched at this key, so out keeps what it held); a matmul, a linear and
+        the row ops with out= reach the same kernels."""
+        g = torch.Generator().manual_seed(1)
+
+        def r(*s, dtype=torch.bfloat16):
+            return torch.randn(*s, generator=g).to(dtype)
+
+        a, b, w, bias, v = r(5, 7), r(7, 3), r(3, 7), r(3), r(7)
+        b1, b2, x = r(2, 5, 7), r(2, 7, 4), r(2, 3, 64)
+
+        def held(*shape, dtype=torch.bfloat16):
+            return torch.full(shape, 7.0, dtype=dtype)
+
+        # (name, out, the call, the plan expected)
+        cases = [
+            ("mm", held(5, 3), lambda o: torch.mm(a, b, out=o), plan("nn", 5, 3, 7, "bf16", 7, 3, 3)),
+            ("matmul", held(5, 3), lambda o: torch.matmul(a, b, out=o), plan("nn", 5, 3, 7, "bf16", 7, 3, 3)),
+            ("mm into a row slice", held(9, 3)[2:7], lambda o: torch.mm(a, b, out=o), plan("nn", 5, 3, 7, "bf16", 7, 3, 3)),
+            ("bmm", held(2, 5, 4), lambda o: torch.bmm(b1, b2, out=o),
+             plan("nn", 5, 4, 7, "bf16", 7, 4, 4, count=2, strides=(35, 28))),
+            ("addmm with a bias", held(5, 3), lambda o: torch.addmm(bias, a, w.t(), out=o),
+             plan("nt", 5, 3, 7, "bf16", 7, 7, 3, bias=True)),
+            ("mv", held(5), lambda o: torch.mv(a, v, out=o), plan("nn", 5, 1, 7, "bf16", 7, 1, 1)),
+            ("mm into f32 (out_dtype)", held(5, 3, dtype=torch.float32),
+             lambda o: torch.mm(a, b, out_dtype=torch.float32, out=o),
+             plan("nn", 5, 3, 7, "bf16", 7, 3, 3)[:2] + (("bf16", "f32"),) + plan("nn", 5, 3, 7, "bf16", 7, 3, 3)[3:]),
+            ("softmax", held(2, 3, 64), lambda o: torch.ops.aten._softmax.out(x, -1, False, out=o),
+             ("rows", "softmax", "bf16", "bf16", [6, 64, 64, 64])),
+            ("mean into f32, out's dtype", held(2, 3, dtype=torch.float32), lambda o: torch.mean(x, -1, out=o),
+             ("rows", "mean", "bf16", "f32", [6, 64, 64, 1])),
+        ]
+        for name, out, call, expected in cases:
+            with self.subTest(name):
+                before = _dispatch.counts()
+                got = call(out)
+                self.assertEqual(_native.dispatch_trace(True, launch=False), [expected])
+                self.assertIs(got, out)
+                self.assertTrue(bool((out == 7.0).all()), "out was written (copied into), not planned into")
+                self.assertEqual(_dispatch.counts(), (before[0] + 1, before[1]))
+
+    def test_the_functional_out_dtype_overloads_are_served(self):
+        a, b = torch.randn(5, 7).bfloat16(), torch.randn(7, 3).bfloat16()
+        y = torch.mm(a, b, out_dtype=torch.float32)
+        self.assertEqual((tuple(y.shape), y.dtype), ((5, 3), torch.float32))
+        y = torch.bmm(a.expand(2, 5, 7), b.expand(2, 7, 3), out_dtype=torch.bfloat16)
+        self.assertEqual((tuple(y.shape), y.dtype), ((2, 5, 3), torch.bfloat16))
+        self.assertEqual(len(_native.dispatch_trace(True, launch=False)), 2)
+        # addmm's and baddbmm's go to their Python overrides (an epilogue in f32), which refuse
+        # CPU tensors, naming the op.
+        for op, call in [("addmm.dtype", lambda: torch.addmm(b[0, :3], a, b, out_dtype=torch.float32)),
+                         ("mm.dtype", lambda: torch.mm(a, b, out_dtype=torch.float16))]:
+            with self.subTest(op):
+                with self.assertRaises(gemm_aot.UnsupportedError) as caught:
+                    call()
+                self.assertIn("aten::" + op, str(caught.exception))
+
+    def test_out_overloads_copy_what_they_cannot_plan_into(self):
+        """An out of other sizes is resized (torch's warning when it held elements), an out
+        overlapping an input or strided in a way the kernels do not write gets the result by
+        copy: the functional kernel runs (planned once) and nothing is refused. A dtype
+        mismatch is torch's error."""
+        a, b = torch.randn(4, 4).bfloat16(), torch.randn(4, 4).bfloat16()
+        cases = [
+            ("other sizes, resized", torch.full((2, 8), 7.0).bfloat16(), True),
+            ("empty, resized silently", torch.empty(0).bfloat16(), False),
+            ("a transposed out", torch.full((4, 4), 7.0).bfloat16().t(), False),
+        ]
+        for name, out, warns in cases:
+            with self.subTest(name):
+                with warnings.catch_warnings(record=True) as seen:
+                    warnings.simplefilter("always")
+                    got = torch.mm(a, b, out=out)
+                self.assertIs(got, out)
+                self.assertEqual(tuple(out.shape), (4, 4))
+                self.assertEqual(_native.dispatch_trace(True, launch=False), [plan("nn", 4, 4, 4, "bf16", 4, 4, 4)])
+                self.assertEqual(any("resized" in str(w.message) for w in seen), warns)
+        # out is an input: planned for a new output, copied.
+        got = torch.mm(a, b, out=a)
+        self.assertEqual(_native.dispatch_trace(True, launch=False), [plan("nn", 4, 4, 4, "bf16", 4, 4, 4)])
+        with self.assertRaisesRegex(RuntimeError, "expected out tensor to have dtype"):
+            torch.mm(a, b, out=torch.empty(4, 4))
+        with self.assertRaisesRegex(RuntimeError, "expected out tensor to have dtype"):
+            torch.ops.aten._softmax.out(a, -1, False, out=torch.empty(4, 4))
+
+    def test_out_overloads_refuse_what_the_functional_op_refuses(self):
+        """What the mode does not serve raises through an out= overload too, naming the op,
+        with out untouched; allowed, it runs torch's own kernel into out, counted once."""
+        a = torch.randn(4, 6, dtype=torch.float64)
+        b = torch.randn(6, 3, dtype=torch.float64)
+        out = torch.full((4, 3), 7.0, dtype=torch.float64)
+        for name, call in [("mm", lambda: torch.mm(a, b, out=out)),
+                           ("bmm", lambda: torch.bmm(a.expand(2, 4, 6), b.expand(2, 6, 3), out=out.expand(2, 4, 3).clone())),
+                           ("_softmax", lambda: torch.ops.aten._softmax.out(a, -1, False, out=a.clone())),
+                           ("addmm", lambda: torch.addmm(out, a, b, out=out.clone()))]:
+            with self.subTest(name):
+                with self.assertRaises(gemm_aot.UnsupportedError) as caught:
+                    call()
+                self.assertIn("aten::" + name, str(caught.exception))
+        self.assertTrue(bool((out == 7.0).all()))
+        before = self.mode.fallback_count()
+        self.mode._allow_fallback = True
+        try:
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                got = torch.mm(a, b, out=out)
+                rows = torch.ops.aten._softmax.out(a, -1, False, out=torch.empty(0, dtype=torch.float64))
+        finally:
+            self.mode._allow_fallback = False
+        self.assertIs(got, out)
+        # The reference without mm, which this class overrides.
+        self.assertTrue(torch.allclose(out, (a.unsqueeze(2) * b.unsqueeze(0)).sum(1)))
+        e = (a - a.max(-1, keepdim=True).values).exp()
+        self.assertTrue(torch.allclose(rows, e / e.sum(-1, keepdim=True)))
+        self.assertEqual(self.mode.fallback_count(), before + 2)
+        self.assertEqual(sum("fell back to cuBLAS" in str(w.message) for w in seen), 2)
 
     def test_negated_views_are_resolved_by_torch_or_refused(self):
         """torch resolves a negated view before the mode's kernels see it; a direct call

@@ -253,8 +253,8 @@ class Mode(unittest.TestCase):
     def test_torch_compile_in_eager_fallback_runs_the_kernels(self):
         # backend "eager" runs the captured graph's torch calls, "aot_eager" the aten ops
         # AOTAutograd traced them into: both reach the mode's kernels at the CUDA key, with
-        # the bits of the uncompiled call (inductor's generated code calls the out= overloads,
-        # which the mode leaves alone: docs/fronts.md).
+        # the bits of the uncompiled call (inductor's generated code calls the out= overloads:
+        # test_inductor_calls_the_out_overloads).
         x, w, b = rand(33, 512, seed=25), rand(256, 512, seed=26), rand(256, seed=27)
 
         def block(x):
@@ -376,6 +376,69 @@ class Mode(unittest.TestCase):
             acc = torch.empty(33, 256, device="cuda")
             gemm_aot.mm(m1, m2, out=acc)
             self.assertTrue(same_bits(scaled, (acc * 0.5 + mb.float() * 2).bfloat16()), f"{path}: addmm, alpha 0.5")
+
+    def test_out_and_out_dtype_overloads_run_the_kernels(self):
+        """Through the native dispatch the out= overloads (torch.mm(a, b, out=c), what
+        inductor's generated code calls) and the out_dtype ones give the functional calls'
+        bits, into out directly or by copy; what the mode does not serve raises, and allowed,
+        runs torch's own CUDA kernel into out."""
+        x, w, bias = rand(33, 1024, seed=80), rand(1024, 768, seed=81), rand(768, seed=82)
+        q, k = rand(2, 4, 17, 64, seed=83), rand(2, 4, 40, 64, seed=84)
+        h = rand(5, 700, dtype=torch.float32, seed=85)
+        want = gemm_aot.mm(x, w)
+        want32 = torch.empty(33, 768, device="cuda")
+        gemm_aot.mm(x, w, out=want32)
+        with self.mode.batch_invariant(dispatch="native"):
+            if self.mode.dispatch_path() != "native":
+                self.skipTest("no native dispatch here")
+            scores = torch.matmul(q, k.transpose(-1, -2))
+            got = {
+                "mm": torch.mm(x, w, out=torch.empty_like(want)),
+                "mm into an empty out": torch.mm(x, w, out=torch.empty(0, device="cuda", dtype=torch.bfloat16)),
+                "mm into a transposed out": torch.mm(x, w, out=torch.empty(768, 33, device="cuda", dtype=torch.bfloat16).t()),
+                "matmul 4-D": torch.matmul(q, k.transpose(-1, -2), out=torch.empty_like(scores)),
+                "addmm (linear's)": torch.addmm(bias, x, w, out=torch.empty_like(want)),
+                "mm, out_dtype f32": torch.mm(x, w, out_dtype=torch.float32),
+                "mm, out_dtype f32, out=": torch.mm(x, w, out_dtype=torch.float32, out=torch.empty_like(want32)),
+                "softmax": torch.ops.aten._softmax.out(h, -1, False, out=torch.empty_like(h)),
+                "mean": torch.mean(h, -1, keepdim=True, out=torch.empty(5, 1, device="cuda")),
+            }
+            a = torch.randn(8, 8, device="cuda", dtype=torch.float64)
+            with self.assertRaises(gemm_aot.UnsupportedError) as caught:
+                torch.mm(a, a, out=torch.empty_like(a))
+            self.assertIn("aten::mm", str(caught.exception))
+        for name in ("mm", "mm into an empty out", "mm into a transposed out"):
+            self.assertTrue(same_bits(got[name], want), name)
+        self.assertTrue(same_bits(got["matmul 4-D"], scores))
+        self.assertTrue(same_bits(got["addmm (linear's)"], gemm_aot.linear(x, w.t(), bias)))
+        self.assertTrue(same_bits(got["mm, out_dtype f32"], want32))
+        self.assertTrue(same_bits(got["mm, out_dtype f32, out="], want32))
+        self.assertTrue(same_bits(got["softmax"], gemm_aot.softmax(h)))
+        self.assertTrue(same_bits(got["mean"], gemm_aot.mean(h, -1, keepdim=True)))
+        before = self.mode.fallback_count()
+        out = torch.empty_like(a)
+        with self.mode.batch_invariant(allow_fallback=True, dispatch="native"):
+            with self.assertWarns(UserWarning):
+                torch.mm(a, a, out=out)
+        self.assertTrue(torch.allclose(out, a @ a))
+        self.assertEqual(self.mode.fallback_count(), before + 1)
+
+    def test_inductor_calls_the_out_overloads(self):
+        """torch.compile's default backend computes a matmul by aten::mm.out into its own
+        buffer: under the native dispatch that is ours, with the eager call's bits."""
+        x, w = rand(33, 1024, seed=86), rand(1024, 512, seed=87)
+        torch._dynamo.reset()
+        compiled = torch.compile(lambda x: x @ w, dynamic=False)
+        with self.mode.batch_invariant(dispatch="native"):
+            if self.mode.dispatch_path() != "native":
+                self.skipTest("no native dispatch here")
+            want = x @ w
+            before = self.mode.dispatch_counts()
+            got = compiled(x)
+            after = self.mode.dispatch_counts()
+        torch._dynamo.reset()
+        self.assertTrue(same_bits(got, want))
+        self.assertGreaterEqual(after[0] - before[0], 1)
 
     def check_rows_close(self, got, ref):
         err = ((got.double() - ref).abs() / ref.abs().clamp_min(1.0)).max().item()

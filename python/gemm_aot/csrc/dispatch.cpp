@@ -1,7 +1,7 @@
 // gemm_aot's native dispatch for torch: the batch-invariant mode's kernels for aten::mm,
 // addmm, bmm, mv, dot, vdot, _softmax, _log_softmax and mean.dim (and baddbmm, addmv,
-// _addmm_activation and addbmm, handed to their Python overrides), registered at a dispatch key (CUDA) as
-// C++ kernels. torch's dispatcher calls them with no Python frame, no boxing and no GIL: a call
+// _addmm_activation and addbmm, handed to their Python overrides), and for the out= overloads
+// of all of them, registered at a dispatch key (CUDA) as C++ kernels. torch's dispatcher calls them with no Python frame, no boxing and no GIL: a call
 // reads its tensors, allocates its output with torch's allocator and hands both to the
 // package's native module through a table of C functions (python/src/dispatch_abi.rs), which
 // plans and launches exactly what the Python overrides would (the same fast path, the same
@@ -13,18 +13,33 @@
 // exceptions reach the caller through torch as they are. So this file needs torch's C++
 // headers and no Python headers.
 //
-// Built on first use by gemm_aot/_dispatch.py against the torch installed (c++ -shared), cached.
+// The out= overloads (mm.out, ...: what torch.compile's generated code and `torch.mm(a, b,
+// out=c)` call) write into `out` directly where it already is the output torch would allocate
+// (shape, dtype, a layout the kernels take); otherwise the mode's kernel computes the result,
+// which is copied into `out` (resized as torch resizes an out=), so no out= call reaches
+// cuBLAS. Since torch's own out= kernels are then ours too, an allowed fallback reaches them
+// through the ops gemm_aot_torch::<op>_out (torch_out.h).
+//
+// Built on first use by gemm_aot/_dispatch.py against the torch installed (c++ -shared), cached;
+// with -DGEMM_AOT_TORCH_CUDA and libtorch_cuda where torch has CUDA.
 
 #include <ATen/core/Tensor.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
 
+#include "torch_out.h"
+
 #include <atomic>
+#include <initializer_list>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -150,69 +165,87 @@ GemmAotView as_column(GemmAotView v) {
   return v;
 }
 
-// out = a @ b (+ bias), natively; an undefined tensor when declined.
+// The sizes of the output torch allocates for a GEMM of this shape.
+std::vector<int64_t> gemm_sizes(const at::Tensor& a, const at::Tensor& b, Shape shape) {
+  switch (shape) {
+    case Shape::kDot: return {};
+    case Shape::kMv: return {a.size(0)};
+    case Shape::kBmm: return {a.size(0), a.size(1), b.size(2)};
+    case Shape::kMm: break;
+  }
+  return {a.size(0), b.size(1)};
+}
+
+// out = a @ b (+ bias), natively, rounded once to `to` (default: the operands' dtype): into
+// `into` when given, which must already be the output torch would allocate (its sizes and
+// dtype, on the device; the native module checks its layout and that it overlaps no input),
+// else into a new tensor. An undefined tensor when declined. A call with `into` counts only
+// when served: a declined one is computed again by the caller, through the functional kernel,
+// which counts it.
 at::Tensor native_gemm(const at::Tensor& a, const at::Tensor& b, const at::Tensor* bias,
-                       Shape shape) {
-  if (!eligible(a) || !eligible(b) || (bias != nullptr && !eligible(*bias)) ||
-      a.scalar_type() != b.scalar_type()) {
-    g_declined.fetch_add(1, std::memory_order_relaxed);
+                       Shape shape, const at::Tensor* into = nullptr,
+                       std::optional<at::ScalarType> to = std::nullopt) {
+  auto decline = [&]() {
+    if (into == nullptr) g_declined.fetch_add(1, std::memory_order_relaxed);
     return at::Tensor();
+  };
+  const at::ScalarType out_type = to.value_or(a.scalar_type());
+  if (!eligible(a) || !eligible(b) || (bias != nullptr && !eligible(*bias)) ||
+      a.scalar_type() != b.scalar_type() || dtype_code(out_type) < 0) {
+    return decline();
   }
   const int64_t dims_a = shape == Shape::kBmm ? 3 : shape == Shape::kDot ? 1 : 2;
   const int64_t dims_b = shape == Shape::kBmm ? 3 : shape == Shape::kMm ? 2 : 1;
   if (a.dim() != dims_a || b.dim() != dims_b) {
-    g_declined.fetch_add(1, std::memory_order_relaxed);
-    return at::Tensor();
+    return decline();
   }
-  GemmAotView va = view_of(a), vb = view_of(b);
+  const std::vector<int64_t> sizes = gemm_sizes(a, b, shape);
   at::Tensor out;
-  GemmAotView vo;
+  if (into == nullptr) {
+    out = at::empty(sizes, a.options().dtype(out_type));
+  } else if (into->sizes() == at::IntArrayRef(sizes) && into->scalar_type() == out_type &&
+             eligible(*into)) {
+    out = *into;
+  } else {
+    return decline();
+  }
+  GemmAotView va = view_of(a), vb = view_of(b), vo = view_of(out);
   const bool batched = shape == Shape::kBmm;
   if (shape == Shape::kDot) {
     // A 1 x 1 product into a 0-dimensional output, viewed as [1, 1].
     va = as_row(va);
     vb = as_column(vb);
-    out = at::empty({}, a.options());
-    vo = view_of(out);
     vo.nd = 2;
     vo.shape[0] = vo.shape[1] = 1;
     vo.stride[0] = vo.stride[1] = 1;
-    const int32_t status =
-        g_api.load()->gemm(&va, &vb, &vo, nullptr, 0, stream_of(a), flags());
-    return served(status) ? out : at::Tensor();
-  }
-  const int64_t m = a.size(-2);
-  if (shape == Shape::kMv) {
-    // mv: b as a one-column matrix, the output as a [m, 1] view of an m-vector.
+  } else if (shape == Shape::kMv) {
+    // mv: b as a one-column matrix, the output as an [m, 1] view of an m-vector.
     vb = as_column(vb);
-    out = at::empty({m}, a.options());
-    vo = view_of(out);
-    vo.nd = 2;
-    vo.shape[1] = 1;
-    vo.stride[0] = 1;
-    vo.stride[1] = 1;
-  } else if (batched) {
-    out = at::empty({a.size(0), m, b.size(2)}, a.options());
-    vo = view_of(out);
-  } else {
-    out = at::empty({m, b.size(1)}, a.options());
-    vo = view_of(out);
+    vo = as_column(vo);
   }
   GemmAotView vbias{};
   if (bias != nullptr) vbias = view_of(*bias);
   const int32_t status = g_api.load()->gemm(&va, &vb, &vo, bias != nullptr ? &vbias : nullptr,
                                             batched ? 1 : 0, stream_of(a), flags());
-  return served(status) ? out : at::Tensor();
+  if (status == kServed) {
+    g_served.fetch_add(1, std::memory_order_relaxed);
+    return out;
+  }
+  return decline();
 }
 
-// op (0 softmax, 1 log_softmax, 2 mean) of x along its last dimension into `to`, natively;
-// an undefined tensor when declined.
+// op (0 softmax, 1 log_softmax, 2 mean) of x along its last dimension into `to`, natively:
+// into `into` when given (it must already be the output torch would allocate, contiguous),
+// else into a new tensor. An undefined tensor when declined; counted as native_gemm counts.
 at::Tensor native_rows(int32_t op, const at::Tensor& x, int64_t dim, at::ScalarType to,
-                       bool keepdim) {
+                       bool keepdim, const at::Tensor* into = nullptr) {
+  auto decline = [&]() {
+    if (into == nullptr) g_declined.fetch_add(1, std::memory_order_relaxed);
+    return at::Tensor();
+  };
   const int64_t nd = x.dim();
   if (!eligible(x) || nd == 0 || (dim != -1 && dim != nd - 1) || dtype_code(to) < 0) {
-    g_declined.fetch_add(1, std::memory_order_relaxed);
-    return at::Tensor();
+    return decline();
   }
   std::vector<int64_t> shape(x.sizes().begin(), x.sizes().end());
   if (op == 2) {
@@ -222,12 +255,24 @@ at::Tensor native_rows(int32_t op, const at::Tensor& x, int64_t dim, at::ScalarT
       shape.pop_back();
     }
   }
-  at::Tensor out = at::empty(shape, x.options().dtype(to));
+  at::Tensor out;
+  if (into == nullptr) {
+    out = at::empty(shape, x.options().dtype(to));
+  } else if (into->sizes() == at::IntArrayRef(shape) && into->scalar_type() == to &&
+             eligible(*into) && into->is_contiguous() && !into->is_same(x)) {
+    out = *into;
+  } else {
+    return decline();
+  }
   const GemmAotView vx = view_of(x);
   const int32_t status = g_api.load()->rows(op, &vx, dtype_code(to),
                                             reinterpret_cast<uint64_t>(out.data_ptr()),
                                             stream_of(x), flags());
-  return served(status) ? out : at::Tensor();
+  if (status == kServed) {
+    g_served.fetch_add(1, std::memory_order_relaxed);
+    return out;
+  }
+  return decline();
 }
 
 // The Python override of `name`, as the op gemm_aot::<name>_fallback.
@@ -325,6 +370,59 @@ at::Tensor addmm_activation(const at::Tensor& self, const at::Tensor& mat1, cons
   return op.call(self, mat1, mat2, beta, alpha, use_gelu);
 }
 
+// The out_dtype overloads (torch.mm(a, b, out_dtype=torch.float32), ...): the product rounded
+// once to out_dtype. mm and bmm natively; addmm and baddbmm (an epilogue in f32) and anything
+// declined through their Python overrides.
+// torch's rule for out_dtype: the operands' dtype, or f32 from 16-bit operands (the Python
+// override words the refusal of anything else).
+bool out_dtype_allowed(const at::Tensor& a, at::ScalarType t) {
+  return t == a.scalar_type() ||
+         (t == at::kFloat && (a.scalar_type() == at::kBFloat16 || a.scalar_type() == at::kHalf));
+}
+
+using GemmDtype = at::Tensor(const at::Tensor&, const at::Tensor&, at::ScalarType);
+
+// mm.dtype or bmm.dtype (`shape`); declined calls go to `python` (their Python override).
+at::Tensor gemm_dtype(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype,
+                      Shape shape, const c10::TypedOperatorHandle<GemmDtype>& python) {
+  if (out_dtype_allowed(a, out_dtype)) {
+    at::Tensor out = native_gemm(a, b, nullptr, shape, nullptr, out_dtype);
+    if (out.defined()) return out;
+  } else {
+    g_declined.fetch_add(1, std::memory_order_relaxed);
+  }
+  return python.call(a, b, out_dtype);
+}
+
+at::Tensor mm_dtype(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype) {
+  static const auto op = fallback("mm_dtype").typed<GemmDtype>();
+  return gemm_dtype(a, b, out_dtype, Shape::kMm, op);
+}
+
+at::Tensor bmm_dtype(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype) {
+  static const auto op = fallback("bmm_dtype").typed<GemmDtype>();
+  return gemm_dtype(a, b, out_dtype, Shape::kBmm, op);
+}
+
+using ScaledDtype = at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                               at::ScalarType, const c10::Scalar&, const c10::Scalar&);
+
+at::Tensor addmm_dtype(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                       at::ScalarType out_dtype, const c10::Scalar& beta,
+                       const c10::Scalar& alpha) {
+  g_declined.fetch_add(1, std::memory_order_relaxed);
+  static const auto op = fallback("addmm_dtype").typed<ScaledDtype>();
+  return op.call(self, mat1, mat2, out_dtype, beta, alpha);
+}
+
+at::Tensor baddbmm_dtype(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                         at::ScalarType out_dtype, const c10::Scalar& beta,
+                         const c10::Scalar& alpha) {
+  g_declined.fetch_add(1, std::memory_order_relaxed);
+  static const auto op = fallback("baddbmm_dtype").typed<ScaledDtype>();
+  return op.call(self, b1, b2, out_dtype, beta, alpha);
+}
+
 at::Tensor softmax(const at::Tensor& x, int64_t dim, bool half_to_float) {
   at::Tensor out = native_rows(0, x, dim, half_to_float ? at::kFloat : x.scalar_type(), false);
   if (out.defined()) return out;
@@ -350,10 +448,141 @@ at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
     g_declined.fetch_add(1, std::memory_order_relaxed);
   }
   static const auto op =
-      fallback("mean")
+      fallback("mean_dim")
           .typed<at::Tensor(const at::Tensor&, at::OptionalIntArrayRef, bool,
                             std::optional<at::ScalarType>)>();
   return op.call(x, dim, keepdim, dtype);
+}
+
+// The out= overloads. Each writes into `out` directly where it already is the output torch
+// would allocate, and otherwise copies the functional kernel's result (above: the mode's
+// kernel, or its Python override, which words a refusal or runs an allowed fallback) into it.
+
+// `result` into `out` as torch's out= kernels leave it: the same dtype and device, `out`
+// resized to the result's sizes (with torch's warning when it held other sizes), then copied.
+at::Tensor& into_out(const at::Tensor& result, at::Tensor& out, const char* op) {
+  TORCH_CHECK(out.scalar_type() == result.scalar_type(), "aten::", op,
+              ": expected out tensor to have dtype ", result.scalar_type(), ", but got ",
+              out.scalar_type(), " instead");
+  TORCH_CHECK(out.device() == result.device(), "aten::", op, ": expected out tensor on ",
+              result.device(), ", but got one on ", out.device());
+  at::native::resize_output(out, result.sizes());
+  out.copy_(result);
+  return out;
+}
+
+// Whether `out` may be written directly by a kernel reading `inputs`: no byte of it is one of
+// theirs (an aliasing out= goes through a copy, as torch's kernels handle it).
+bool apart(const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs) {
+  for (const at::Tensor* t : inputs) {
+    if (t != nullptr && t->defined() && at::get_overlap_status(out, *t) != at::MemOverlapStatus::No) {
+      return false;
+    }
+  }
+  return true;
+}
+
+at::Tensor& mm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  if (apart(out, {&a, &b}) && native_gemm(a, b, nullptr, Shape::kMm, &out).defined()) return out;
+  return into_out(::mm(a, b), out, "mm.out");
+}
+
+at::Tensor& mv_out(const at::Tensor& a, const at::Tensor& v, at::Tensor& out) {
+  if (apart(out, {&a, &v}) && native_gemm(a, v, nullptr, Shape::kMv, &out).defined()) return out;
+  return into_out(::mv(a, v), out, "mv.out");
+}
+
+at::Tensor& mm_dtype_out(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype,
+                         at::Tensor& out) {
+  if (out_dtype_allowed(a, out_dtype) && apart(out, {&a, &b}) &&
+      native_gemm(a, b, nullptr, Shape::kMm, &out, out_dtype).defined()) {
+    return out;
+  }
+  return into_out(::mm_dtype(a, b, out_dtype), out, "mm.dtype_out");
+}
+
+at::Tensor& bmm_dtype_out(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype,
+                          at::Tensor& out) {
+  if (out_dtype_allowed(a, out_dtype) && apart(out, {&a, &b}) &&
+      native_gemm(a, b, nullptr, Shape::kBmm, &out, out_dtype).defined()) {
+    return out;
+  }
+  return into_out(::bmm_dtype(a, b, out_dtype), out, "bmm.dtype_out");
+}
+
+at::Tensor& addmm_dtype_out(const at::Tensor& self, const at::Tensor& mat1,
+                            const at::Tensor& mat2, at::ScalarType out_dtype,
+                            const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  return into_out(::addmm_dtype(self, mat1, mat2, out_dtype, beta, alpha), out,
+                  "addmm.dtype_out");
+}
+
+at::Tensor& baddbmm_dtype_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                              at::ScalarType out_dtype, const c10::Scalar& beta,
+                              const c10::Scalar& alpha, at::Tensor& out) {
+  return into_out(::baddbmm_dtype(self, b1, b2, out_dtype, beta, alpha), out,
+                  "baddbmm.dtype_out");
+}
+
+at::Tensor& bmm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  if (apart(out, {&a, &b}) && native_gemm(a, b, nullptr, Shape::kBmm, &out).defined()) return out;
+  return into_out(::bmm(a, b), out, "bmm.out");
+}
+
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  if (is_one(beta) && is_one(alpha) && self.dim() == 1 && mat2.dim() == 2 &&
+      self.size(0) == mat2.size(1) && apart(out, {&self, &mat1, &mat2}) &&
+      native_gemm(mat1, mat2, &self, Shape::kMm, &out).defined()) {
+    return out;
+  }
+  return into_out(::addmm(self, mat1, mat2, beta, alpha), out, "addmm.out");
+}
+
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                        const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  return into_out(::baddbmm(self, b1, b2, beta, alpha), out, "baddbmm.out");
+}
+
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                      const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  return into_out(::addmv(self, mat, vec, beta, alpha), out, "addmv.out");
+}
+
+at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                       const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  return into_out(::addbmm(self, b1, b2, beta, alpha), out, "addbmm.out");
+}
+
+at::Tensor& addmm_activation_out(const at::Tensor& self, const at::Tensor& mat1,
+                                 const at::Tensor& mat2, const c10::Scalar& beta,
+                                 const c10::Scalar& alpha, bool use_gelu, at::Tensor& out) {
+  return into_out(::addmm_activation(self, mat1, mat2, beta, alpha, use_gelu), out,
+                  "_addmm_activation.out");
+}
+
+at::Tensor& softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float, at::Tensor& out) {
+  const at::ScalarType to = half_to_float ? at::kFloat : x.scalar_type();
+  if (apart(out, {&x}) && native_rows(0, x, dim, to, false, &out).defined()) return out;
+  return into_out(::softmax(x, dim, half_to_float), out, "_softmax.out");
+}
+
+at::Tensor& log_softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float,
+                            at::Tensor& out) {
+  const at::ScalarType to = half_to_float ? at::kFloat : x.scalar_type();
+  if (apart(out, {&x}) && native_rows(1, x, dim, to, false, &out).defined()) return out;
+  return into_out(::log_softmax(x, dim, half_to_float), out, "_log_softmax.out");
+}
+
+// torch's mean.out computes in out's dtype when no dtype is given.
+at::Tensor& mean_out(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
+                     std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  const at::ScalarType to = dtype.value_or(out.scalar_type());
+  if (dim.has_value() && dim->size() == 1 && apart(out, {&x}) &&
+      native_rows(2, x, (*dim)[0], to, keepdim, &out).defined()) {
+    return out;
+  }
+  return into_out(::mean(x, dim, keepdim, to), out, "mean.out");
 }
 
 void set_error(const std::string& message) {
@@ -390,6 +619,7 @@ int32_t gemm_aot_dispatch_register(const GemmAotApi* api, const char* key) {
     if (g_library != nullptr && type != g_device_type.load()) {
       g_library.reset();  // another key: nothing of ours serves it meanwhile
     }
+    gemm_aot_torch_out::define_torch_out_ops();  // the fallbacks' route to torch's own out= kernels
     g_api.store(api);
     g_device_type.store(type);
     auto library = std::make_unique<torch::Library>(
@@ -407,6 +637,28 @@ int32_t gemm_aot_dispatch_register(const GemmAotApi* api, const char* key) {
     library->impl("_softmax", TORCH_FN(softmax));
     library->impl("_log_softmax", TORCH_FN(log_softmax));
     library->impl("mean.dim", TORCH_FN(mean));
+    library->impl("mm.out", TORCH_FN(mm_out));
+    library->impl("bmm.out", TORCH_FN(bmm_out));
+    library->impl("addmm.out", TORCH_FN(addmm_out));
+    library->impl("baddbmm.out", TORCH_FN(baddbmm_out));
+    library->impl("addmv.out", TORCH_FN(addmv_out));
+    library->impl("addbmm.out", TORCH_FN(addbmm_out));
+    library->impl("_addmm_activation.out", TORCH_FN(addmm_activation_out));
+    library->impl("_softmax.out", TORCH_FN(softmax_out));
+    library->impl("_log_softmax.out", TORCH_FN(log_softmax_out));
+    library->impl("mean.out", TORCH_FN(mean_out));
+    library->impl("mv.out", TORCH_FN(mv_out));
+    // The out_dtype overloads are newer than some torch this package takes.
+    if (gemm_aot_torch_out::has_aten_op("mm", "dtype")) {
+      library->impl("mm.dtype", TORCH_FN(mm_dtype));
+      library->impl("bmm.dtype", TORCH_FN(bmm_dtype));
+      library->impl("addmm.dtype", TORCH_FN(addmm_dtype));
+      library->impl("baddbmm.dtype", TORCH_FN(baddbmm_dtype));
+      library->impl("mm.dtype_out", TORCH_FN(mm_dtype_out));
+      library->impl("bmm.dtype_out", TORCH_FN(bmm_dtype_out));
+      library->impl("addmm.dtype_out", TORCH_FN(addmm_dtype_out));
+      library->impl("baddbmm.dtype_out", TORCH_FN(baddbmm_dtype_out));
+    }
     g_library = std::move(library);  // the old registration, if any, goes now
     return 0;
   } catch (const std::exception& e) {
