@@ -24,15 +24,16 @@ naming the op: falling back to cuBLAS silently is the failure this mode exists t
 
 The ``out_dtype`` overloads (``mm.dtype``, ``bmm.dtype``, ``addmm.dtype``, ``baddbmm.dtype``)
 are served too; through the C++ kernels also every ``out=`` overload of these ops (``mm.out``,
-..., what inductor's generated code calls): into ``out`` directly where it is the output torch
-would allocate, else by copy of the functional result. An allowed fallback reaches torch's own
+..., what inductor's generated code calls), into ``out`` directly where it is the output torch
+would allocate, else by copy of the functional result, and the in-place ``addmm_``,
+``baddbmm_``, ``addmv_`` and ``addbmm_`` (the functional result copied into ``self``). An allowed fallback reaches torch's own
 ``out=`` kernels through ``gemm_aot_torch::<op>_out`` (``_torch_out``).
 
 Not covered: reductions over other dimensions than the last (they raise); ``addbmm`` (it
 raises: its sum over the batch is a reduction no contract states); the backward of softmax
 (``_softmax_backward_data``) and other reductions (``sum``, ``var``, norms); fused attention
 kernels (SDPA, flash attention: use eager attention, whose matmuls and softmax are covered);
-the in-place overloads (``addmm_``, ...); the ``out=`` overloads under the Python overrides.
+the ``out=`` and in-place overloads under the Python overrides.
 """
 
 import contextlib

@@ -81,23 +81,29 @@ class NativeDispatchOnCpu(unittest.TestCase):
             return set(re.findall(r'library->impl\("([^"]+)"', f.read()))
 
     def test_every_override_has_a_native_kernel_and_a_fallback_op(self):
-        functional = {op for op in self.registered() if not op.endswith("out")}
+        functional = {op for op in self.registered() if not op.endswith(("out", "_"))}
         self.assertEqual(set(self.mode._OVERRIDES), functional)
         self.assertEqual(set(self.mode._OVERRIDES), set(_dispatch.FALLBACK_SCHEMAS))
 
     def test_every_overload_torch_dispatches_by_backend_is_served(self):
-        """Each overload of an op the mode serves that has a CUDA kernel of its own (out=,
-        out_dtype, their out= forms: torch.compile's generated code calls the out= ones) is
+        """Each overload of an op the mode serves, or of its in-place form, that has a CUDA
+        kernel of its own (out=, out_dtype, their out= forms: torch.compile's generated code
+        calls the out= ones; addmm_, ...) is
         registered natively, so none of them reaches cuBLAS unseen; the composite ones
         (mv.out, dot.out, ...) call these. Each out= overload has its route to torch's own
         kernel, gemm_aot_torch::<op>_<overload>, with the same arguments."""
         registered = self.registered()
-        for op in self.mode._OVERRIDES:
-            packet = getattr(torch.ops.aten, op.split(".")[0])
-            for overload in packet.overloads():
-                name = op.split(".")[0] + ("." + overload if overload != "default" else "")
-                if torch._C._dispatch_has_kernel_for_dispatch_key(getattr(packet, overload).name(), "CUDA"):
-                    self.assertIn(name, registered, f"aten::{name} has a CUDA kernel the mode does not replace")
+        for base in {op.split(".")[0] for op in self.mode._OVERRIDES}:
+            # The op's overloads, and its in-place form's (addmm_, ...) where it has one.
+            for packet_name in (base, base + "_"):
+                if not hasattr(torch.ops.aten, packet_name):
+                    continue
+                packet = getattr(torch.ops.aten, packet_name)
+                for overload in packet.overloads():
+                    op = getattr(packet, overload)
+                    name = packet_name + ("." + overload if overload != "default" else "")
+                    if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CUDA"):
+                        self.assertIn(name, registered, f"aten::{name} has a CUDA kernel the mode does not replace")
         for name in sorted(n for n in registered if n.endswith("out") and n != "mv.out"):
             with self.subTest(name):
                 op, overload = name.split(".")
@@ -336,6 +342,33 @@ class NativeDispatchOnCpu(unittest.TestCase):
         self.assertTrue(torch.allclose(rows, e / e.sum(-1, keepdim=True)))
         self.assertEqual(self.mode.fallback_count(), before + 2)
         self.assertEqual(sum("fell back to cuBLAS" in str(w.message) for w in seen), 2)
+
+    def test_in_place_overloads_run_the_functional_kernel(self):
+        """x.addmm_(a, b) and the other in-place forms: the functional op (refused here, where
+        its Python override refuses CPU tensors, naming it), its result copied into self."""
+        a = torch.randn(4, 6, dtype=torch.float64)
+        b = torch.randn(6, 3, dtype=torch.float64)
+        c = torch.randn(4, 3, dtype=torch.float64)
+        for name, call in [("addmm", lambda t: t.addmm_(a, b, beta=0.5)),
+                           ("baddbmm", lambda t: t.unsqueeze(0).baddbmm_(a[None], b[None])),
+                           ("addmv", lambda t: t[:, 0].addmv_(a, b[:, 0])),
+                           ("addbmm", lambda t: t.addbmm_(a[None], b[None]))]:
+            with self.subTest(name):
+                t = c.clone()
+                with self.assertRaises(gemm_aot.UnsupportedError) as caught:
+                    call(t)
+                self.assertIn("aten::" + name, str(caught.exception))
+                self.assertTrue(torch.equal(t, c), "self was written")
+        self.mode._allow_fallback = True
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t = c.clone()
+                got = t.addmm_(a, b, beta=0.5)
+        finally:
+            self.mode._allow_fallback = False
+        self.assertIs(got, t)
+        self.assertTrue(torch.allclose(t, 0.5 * c + (a.unsqueeze(2) * b.unsqueeze(0)).sum(1)))
 
     def test_negated_views_are_resolved_by_torch_or_refused(self):
         """torch resolves a negated view before the mode's kernels see it; a direct call

@@ -379,8 +379,8 @@ class Mode(unittest.TestCase):
 
     def test_out_and_out_dtype_overloads_run_the_kernels(self):
         """Through the native dispatch the out= overloads (torch.mm(a, b, out=c), what
-        inductor's generated code calls) and the out_dtype ones give the functional calls'
-        bits, into out directly or by copy; what the mode does not serve raises, and allowed,
+        inductor's generated code calls), the out_dtype ones and the in-place ones give the
+        functional calls' bits, into out directly or by copy; what the mode does not serve raises, and allowed,
         runs torch's own CUDA kernel into out."""
         x, w, bias = rand(33, 1024, seed=80), rand(1024, 768, seed=81), rand(768, seed=82)
         q, k = rand(2, 4, 17, 64, seed=83), rand(2, 4, 40, 64, seed=84)
@@ -402,6 +402,8 @@ class Mode(unittest.TestCase):
                 "mm, out_dtype f32, out=": torch.mm(x, w, out_dtype=torch.float32, out=torch.empty_like(want32)),
                 "softmax": torch.ops.aten._softmax.out(h, -1, False, out=torch.empty_like(h)),
                 "mean": torch.mean(h, -1, keepdim=True, out=torch.empty(5, 1, device="cuda")),
+                "addmm_ (in place)": want.clone().addmm_(x, w, beta=0.5),
+                "addmm, 2-D input": torch.addmm(want, x, w, beta=0.5),
             }
             a = torch.randn(8, 8, device="cuda", dtype=torch.float64)
             with self.assertRaises(gemm_aot.UnsupportedError) as caught:
@@ -415,6 +417,7 @@ class Mode(unittest.TestCase):
         self.assertTrue(same_bits(got["mm, out_dtype f32, out="], want32))
         self.assertTrue(same_bits(got["softmax"], gemm_aot.softmax(h)))
         self.assertTrue(same_bits(got["mean"], gemm_aot.mean(h, -1, keepdim=True)))
+        self.assertTrue(same_bits(got["addmm_ (in place)"], got["addmm, 2-D input"]))
         before = self.mode.fallback_count()
         out = torch.empty_like(a)
         with self.mode.batch_invariant(allow_fallback=True, dispatch="native"):

@@ -219,7 +219,7 @@ class NativeDispatchWithoutTorch(unittest.TestCase):
         with open(_dispatch._SOURCE) as f:
             source = f.read()
         registered = set(re.findall(r'library->impl\("([^"]+)"', source))
-        functional = {op for op in registered if not op.endswith("out")}
+        functional = {op for op in registered if not op.endswith(("out", "_"))}
         self.assertEqual(functional, set(_dispatch.FALLBACK_SCHEMAS))
         for op, schema in _dispatch.FALLBACK_SCHEMAS.items():
             name = schema.split("(")[0]
@@ -230,7 +230,7 @@ class NativeDispatchWithoutTorch(unittest.TestCase):
         # defined in the other file the build reads, which ships too.
         with open(_dispatch._SOURCES[1]) as f:
             routes = f.read()
-        for op in registered - functional - {"mv.out"}:
+        for op in {op for op in registered if op.endswith("out")} - {"mv.out"}:
             self.assertIn('"{}('.format(op.replace(".", "_")), routes, op)
 
     def test_the_table_has_an_address(self):

@@ -1,11 +1,11 @@
-// gemm_aot's native dispatch for torch: the batch-invariant mode's kernels for aten::mm,
-// addmm, bmm, mv, dot, vdot, _softmax, _log_softmax and mean.dim (and baddbmm, addmv,
-// _addmm_activation and addbmm, handed to their Python overrides), and for the out= overloads
-// of all of them, registered at a dispatch key (CUDA) as C++ kernels. torch's dispatcher calls them with no Python frame, no boxing and no GIL: a call
-// reads its tensors, allocates its output with torch's allocator and hands both to the
-// package's native module through a table of C functions (python/src/dispatch_abi.rs), which
-// plans and launches exactly what the Python overrides would (the same fast path, the same
-// bits).
+// gemm_aot's native dispatch for torch: the batch-invariant mode's kernels for aten::mm, addmm,
+// bmm, mv, dot, vdot, _softmax, _log_softmax and mean.dim (and baddbmm, addmv, _addmm_activation
+// and addbmm, handed to their Python overrides), and for the out= and out_dtype overloads of all
+// of them and the in-place addmm_, baddbmm_, addmv_ and addbmm_, registered at a dispatch key
+// (CUDA) as C++ kernels. torch's dispatcher calls them with no Python frame, no boxing and no
+// GIL: a call reads its tensors, allocates its output with torch's allocator and hands both to
+// the package's native module through a table of C functions (python/src/dispatch_abi.rs), which
+// plans and launches exactly what the Python overrides would (the same fast path, the same bits).
 //
 // A call the native module declines (anything uncommon, any error) goes, unchanged, to the
 // Python override through the op gemm_aot::<op>_fallback, which gemm_aot/_dispatch.py defines
@@ -574,6 +574,27 @@ at::Tensor& log_softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float
   return into_out(::log_softmax(x, dim, half_to_float), out, "_log_softmax.out");
 }
 
+// The in-place overloads (x.addmm_(a, b), ...): the functional result copied into self.
+at::Tensor& addmm_inplace(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
+                          const c10::Scalar& beta, const c10::Scalar& alpha) {
+  return into_out(::addmm(self, mat1, mat2, beta, alpha), self, "addmm_");
+}
+
+at::Tensor& baddbmm_inplace(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                            const c10::Scalar& beta, const c10::Scalar& alpha) {
+  return into_out(::baddbmm(self, b1, b2, beta, alpha), self, "baddbmm_");
+}
+
+at::Tensor& addmv_inplace(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
+                          const c10::Scalar& beta, const c10::Scalar& alpha) {
+  return into_out(::addmv(self, mat, vec, beta, alpha), self, "addmv_");
+}
+
+at::Tensor& addbmm_inplace(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
+                           const c10::Scalar& beta, const c10::Scalar& alpha) {
+  return into_out(::addbmm(self, b1, b2, beta, alpha), self, "addbmm_");
+}
+
 // torch's mean.out computes in out's dtype when no dtype is given.
 at::Tensor& mean_out(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype, at::Tensor& out) {
@@ -648,6 +669,10 @@ int32_t gemm_aot_dispatch_register(const GemmAotApi* api, const char* key) {
     library->impl("_log_softmax.out", TORCH_FN(log_softmax_out));
     library->impl("mean.out", TORCH_FN(mean_out));
     library->impl("mv.out", TORCH_FN(mv_out));
+    library->impl("addmm_", TORCH_FN(addmm_inplace));
+    library->impl("baddbmm_", TORCH_FN(baddbmm_inplace));
+    library->impl("addmv_", TORCH_FN(addmv_inplace));
+    library->impl("addbmm_", TORCH_FN(addbmm_inplace));
     // The out_dtype overloads are newer than some torch this package takes.
     if (gemm_aot_torch_out::has_aten_op("mm", "dtype")) {
       library->impl("mm.dtype", TORCH_FN(mm_dtype));
