@@ -402,13 +402,15 @@ fn the_conversions_give_their_models_bits_on_the_cpu() {
 /// `to` in the template `file` (a copy of kernels-templates' `dirs`); the check's error, or
 /// `None` when the specs build no such conversion.
 fn mutated_check(
-    pick: impl Fn(&CatalogConversion) -> bool,
+    pick: impl Fn(&gemm_spec::Conversion, &CatalogConversion) -> bool,
     dirs: &[&str],
     file: &str,
     (from, to): (&str, &str),
 ) -> Option<Result<(), String>> {
     let catalog = shipped();
-    let c = host_conversions(&catalog).into_iter().find(|c| pick(c))?;
+    let c = host_conversions(&catalog)
+        .into_iter()
+        .find(|c| pick(&catalog.specs.conversions[&c.conversion], c))?;
     let dir = tempfile::tempdir().unwrap();
     let templates = gemm_aot_tests::mutated_templates(dir.path(), dirs, file, (from, to));
     let driver = build_driver(&catalog, &[c], &templates, dir.path());
@@ -418,7 +420,7 @@ fn mutated_check(
 #[test]
 fn a_transposition_without_its_barrier_fails_the_host_check() {
     let Some(result) = mutated_check(
-        |c| c.kind == ConversionKind::Transpose,
+        |_, c| c.kind == ConversionKind::Transpose,
         &["convert", "common"],
         "convert/transpose_matrix.cuh",
         (
@@ -435,19 +437,84 @@ fn a_transposition_without_its_barrier_fails_the_host_check() {
 
 #[test]
 fn a_row_kernel_whose_warp_path_folds_in_another_order_fails_the_host_check() {
-    // The warp path's butterfly from distance 1 up instead of 16 down: another tree.
-    let Some(result) = mutated_check(
-        |c| c.kind == ConversionKind::Row(gemm_core::table::RowOp::Softmax) && c.from == Dtype::F32,
-        &["rows", "common"],
-        "rows/row_reduce.cuh",
+    // Each fold a shipped row kernel uses (the spec's `warp_fold`), run in another order: the
+    // butterflies from distance 1 up instead of 16 down; the halving's last butterfly steps
+    // likewise. Another tree each: the host check must fail.
+    let mutations = [
         (
-            "for (int d = 16; d >= 1; d /= 2) {\n                const float o = __shfl_xor_sync(0xffffffffu, s[w], d);",
-            "for (int d = 1; d <= 16; d *= 2) {\n                const float o = __shfl_xor_sync(0xffffffffu, s[w], d);",
+            false,
+            "for (int d = 16; d >= 1; d /= 2) s[w] = ",
+            "for (int d = 1; d <= 16; d *= 2) s[w] = ",
         ),
-    ) else {
-        eprintln!("skipped: the shipped specs build no f32 softmax row kernel");
-        return;
-    };
-    let err = result.expect_err("the row kernel folding in another order passed");
-    assert!(err.contains("the model's"), "{err}");
+        (
+            true,
+            "for (int d = 16 >> kHalvings; d >= 1; d /= 2) x = ",
+            "for (int d = 1; d <= (16 >> kHalvings); d *= 2) x = ",
+        ),
+    ];
+    let mut checked = 0;
+    for (halving, from, to) in mutations {
+        let Some(result) = mutated_check(
+            |spec, c| {
+                // f32 in and out: a half output's rounding could hide a changed sum.
+                matches!(c.kind, ConversionKind::Row(op) if op != gemm_core::table::RowOp::Mean)
+                    && (c.from, c.to) == (Dtype::F32, Dtype::F32)
+                    && spec.halving_fold == halving
+            },
+            &["rows", "common"],
+            "rows/row_reduce.cuh",
+            (from, to),
+        ) else {
+            eprintln!(
+                "skipped: no shipped softmax or log_softmax kernel folds by {}",
+                if halving { "halving" } else { "butterflies" }
+            );
+            continue;
+        };
+        let err = result.expect_err("the row kernel folding in another order passed");
+        assert!(err.contains("the model's"), "{err}");
+        checked += 1;
+    }
+    assert!(
+        checked > 0,
+        "the shipped specs build no softmax or log_softmax row kernel"
+    );
+}
+
+#[test]
+fn each_row_kernel_is_built_for_the_blocks_an_sm_and_the_fold_its_spec_names() {
+    // `min_blocks` in the spec, one a warp-path length, is each kernel's launch-bounds minimum
+    // (what caps its registers); a conversion without it has no minimum. `warp_fold` is the
+    // template's kHalvingFold.
+    let catalog = shipped();
+    let mut bounded = 0;
+    for c in &catalog.conversions {
+        let spec = &catalog.specs.conversions[&c.conversion];
+        let at = spec.warp_cols.iter().position(|&w| w == c.warp_cols);
+        let want = match at.and_then(|i| spec.min_blocks.get(i)) {
+            Some(n) => {
+                bounded += 1;
+                format!("__launch_bounds__({}, {n}) {}(", c.threads, c.name)
+            }
+            None => format!("__launch_bounds__({}) {}(", c.threads, c.name),
+        };
+        let entry = conversion_entry(&catalog.specs, c);
+        assert!(entry.contains(&want), "{}: no `{want}` in\n{entry}", c.name);
+        // And the fold its spec names (`warp_fold`), which the template reads.
+        if matches!(c.kind, ConversionKind::Row(_)) {
+            let fold = format!("kHalvingFold = {};", spec.halving_fold);
+            assert!(entry.contains(&fold), "{}: no `{fold}` in\n{entry}", c.name);
+        }
+    }
+    let specified: usize = catalog
+        .specs
+        .conversions
+        .values()
+        .map(|s| s.min_blocks.len() * s.variants.len())
+        .sum::<usize>()
+        * catalog.specs.tiers.len();
+    assert_eq!(
+        bounded, specified,
+        "every value of every min_blocks, for every tier"
+    );
 }

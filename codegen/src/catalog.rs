@@ -81,6 +81,9 @@ pub struct CatalogConversion {
     pub threads: u32,
     /// A row kernel's warp-path length (`Cfg::kWarpCols`); 0 for an elementwise conversion.
     pub warp_cols: u32,
+    /// The blocks an SM a row kernel is built for (`__launch_bounds__(threads, n)`, from its
+    /// spec's `min_blocks`); 0: no bound.
+    pub min_blocks: u32,
     /// Index into its tier's modules: the tier's `conversions` unit.
     pub module: usize,
 }
@@ -295,6 +298,7 @@ impl KernelCatalog {
                             to,
                             threads: c.threads,
                             warp_cols,
+                            min_blocks: c.min_blocks.get(i).copied().unwrap_or(0),
                             module,
                         });
                     }

@@ -395,6 +395,14 @@ pub struct Conversion {
     /// fewest registers serve best). Every length computes the same tree (the contract), so
     /// the pick never changes a bit. Empty for an elementwise conversion.
     pub warp_cols: Vec<u32>,
+    /// A row kernel's blocks an SM, one for each of [`warp_cols`](Self::warp_cols): the kernel
+    /// of that length is built to hold that many blocks at once (`__launch_bounds__(threads,
+    /// n)`, which caps its registers at the registers an SM over n blocks). Empty: no bound.
+    pub min_blocks: Vec<u32>,
+    /// A row kernel's warp path folds the block's warps it plays by one recursive halving
+    /// (`warp_fold = "halving"`) rather than one butterfly a warp (the default). Both compute
+    /// the contract's tree; the halving takes fewer shuffles and more registers.
+    pub halving_fold: bool,
     /// A transposing bit copy ([`ConversionKind::Transpose`]).
     pub transpose: bool,
     pub location: Location,

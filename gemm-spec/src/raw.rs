@@ -141,6 +141,13 @@ pub struct RawConversion {
     /// A row kernel's warp-path lengths: one kernel each, rows of at most that many columns
     /// a warp a row (default: `[512]`).
     pub warp_cols: Option<Vec<u32>>,
+    /// A row kernel's blocks an SM, one a warp-path length: each kernel is built to hold that
+    /// many blocks at once (`__launch_bounds__(threads, n)`, which caps its registers).
+    pub min_blocks: Option<Vec<u32>>,
+    /// How a row kernel's warp path folds the block's warps it plays: `butterflies` (the
+    /// default: one butterfly a warp, the fewest live registers) or `halving` (one recursive
+    /// halving over them: fewer shuffles, more registers). The same tree either way.
+    pub warp_fold: Option<String>,
 }
 
 /// One compute capability's limits (`[[hardware]]`).

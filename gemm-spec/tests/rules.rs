@@ -2162,6 +2162,81 @@ fn a_row_kernel_builds_one_kernel_a_warp_path_length() {
 }
 
 #[test]
+fn a_row_kernel_takes_blocks_an_sm_one_a_warp_path_length() {
+    let set = |from: &str, to: &str| with_rows(from, to);
+    let one = set(
+        "contract = \"row-t256\"",
+        "contract = \"row-t256\"\nmin_blocks = [5]",
+    )
+    .expect("one length, one value");
+    assert_eq!(one.specs.conversions["softmax"].min_blocks, [5]);
+    assert!(
+        with_rows("", "").expect("validates").specs.conversions["softmax"]
+            .min_blocks
+            .is_empty()
+    );
+    let two = set(
+        "contract = \"row-t256\"",
+        "contract = \"row-t256\"\nwarp_cols = [512, 1024]\nmin_blocks = [5, 3]",
+    )
+    .expect("two lengths, two values");
+    assert_eq!(two.specs.conversions["softmax"].min_blocks, [5, 3]);
+    let error = |list: &str| {
+        row_error(
+            "contract = \"row-t256\"",
+            &format!("contract = \"row-t256\"\nmin_blocks = {list}"),
+        )
+    };
+    assert_eq!(
+        error("[5, 3]"),
+        "conversion softmax: min_blocks [5, 3] names 2 value(s) for 1 warp-path length(s) [512]: one each"
+    );
+    assert_eq!(
+        error("[0]"),
+        "conversion softmax: min_blocks has 0: a kernel holds at least 1 block an SM"
+    );
+    // 9 blocks of 256 threads: more threads than the fixture tier's SM holds.
+    assert_eq!(
+        error("[9]"),
+        "conversion softmax: min_blocks has 9: 9 blocks of 256 threads do not fit an SM of tier sm90a (compute capability 9.0: 2048 threads, 32 blocks)"
+    );
+    assert_eq!(
+        row_error(
+            "row_op = \"softmax\"\ncontract = \"row-t256\"",
+            "min_blocks = [5]"
+        ),
+        "conversion softmax: has min_blocks but no row_op: only row kernels take it"
+    );
+}
+
+#[test]
+fn a_row_kernel_folds_its_warps_by_butterflies_or_one_halving() {
+    let fold = |word: &str| {
+        with_rows(
+            "contract = \"row-t256\"",
+            &format!("contract = \"row-t256\"\nwarp_fold = \"{word}\""),
+        )
+    };
+    assert!(!with_rows("", "").expect("validates").specs.conversions["softmax"].halving_fold);
+    assert!(fold("halving").expect("halving").specs.conversions["softmax"].halving_fold);
+    assert!(!fold("butterflies").expect("butterflies").specs.conversions["softmax"].halving_fold);
+    assert_eq!(
+        row_error(
+            "contract = \"row-t256\"",
+            "contract = \"row-t256\"\nwarp_fold = \"tree\""
+        ),
+        "conversion softmax: warp_fold `tree` is neither `butterflies` nor `halving`"
+    );
+    assert_eq!(
+        row_error(
+            "row_op = \"softmax\"\ncontract = \"row-t256\"",
+            "warp_fold = \"halving\""
+        ),
+        "conversion softmax: has warp_fold but no row_op: only row kernels have a warp path"
+    );
+}
+
+#[test]
 fn a_row_kernel_names_the_tree_of_its_block_and_writes_its_type_or_f32() {
     assert_eq!(
         row_error(r#"contract = "row-t256""#, r#"contract = "row-t128""#),

@@ -61,20 +61,55 @@ struct row_reduce {
 
     // The warp path's fold: lane l holds thread (l + 32w)'s sum in s[w]; each w's butterfly,
     // then the W_w in ascending w. Every lane returns the total.
+    //
+    // Cfg::kHalvingFold (the spec's `warp_fold = "halving"`), with a power-of-two number of
+    // warps, runs the butterflies as one recursive halving instead: at
+    // distance 16, then 8, ... (log2(kWarps) distances) a lane keeps half of the sums it holds,
+    // sends the other half to its partner and adds what it receives to what it kept, own +
+    // received, as a butterfly's lane adds own + shuffled: the same pairs in the same order,
+    // so the same values, in kWarps - 1 shuffles instead of 5 a warp up to there. The remaining
+    // distances are plain butterfly steps. Lane l then holds W_w for w = (l >> (5 - H)) %
+    // kWarps (H halvings), which every lane gathers in ascending w with indexed shuffles.
+    template <bool kMax>
+    __device__ static float combine(float own, float other) {
+        return kMax ? fmaxf(own, other) : own + other;
+    }
+
     template <bool kMax>
     __device__ static float fold_lanes(float (&s)[kWarps]) {
+        if constexpr (!Cfg::kHalvingFold || (kWarps & (kWarps - 1)) != 0) {
 #pragma unroll
-        for (int w = 0; w < kWarps; ++w) {
+            for (int w = 0; w < kWarps; ++w) {
 #pragma unroll
-            for (int d = 16; d >= 1; d /= 2) {
-                const float o = __shfl_xor_sync(0xffffffffu, s[w], d);
-                s[w] = kMax ? fmaxf(s[w], o) : s[w] + o;
+                for (int d = 16; d >= 1; d /= 2) s[w] = combine<kMax>(s[w], __shfl_xor_sync(0xffffffffu, s[w], d));
             }
-        }
-        float total = s[0];
+            float total = s[0];
 #pragma unroll
-        for (int w = 1; w < kWarps; ++w) total = kMax ? fmaxf(total, s[w]) : total + s[w];
-        return total;
+            for (int w = 1; w < kWarps; ++w) total = combine<kMax>(total, s[w]);
+            return total;
+        } else {
+            constexpr int kHalvings = kWarps >= 32 ? 5 : kWarps >= 16 ? 4 : kWarps >= 8 ? 3 : kWarps >= 4 ? 2 : 1;
+            const int lane = threadIdx.x % 32;
+#pragma unroll
+            for (int h = 0; h < kHalvings; ++h) {
+                const int d = 16 >> h, half = kWarps >> (h + 1);
+                const bool upper = (lane & d) != 0;
+#pragma unroll
+                for (int i = 0; i < half; ++i) {
+                    const float keep = upper ? s[i + half] : s[i];
+                    const float send = upper ? s[i] : s[i + half];
+                    s[i] = combine<kMax>(keep, __shfl_xor_sync(0xffffffffu, send, d));
+                }
+            }
+            float x = s[0];
+#pragma unroll
+            for (int d = 16 >> kHalvings; d >= 1; d /= 2) x = combine<kMax>(x, __shfl_xor_sync(0xffffffffu, x, d));
+            constexpr int kShift = 5 - kHalvings;  // W_w sits at lanes w << kShift ..
+            float total = __shfl_sync(0xffffffffu, x, 0);
+#pragma unroll
+            for (int w = 1; w < kWarps; ++w) total = combine<kMax>(total, __shfl_sync(0xffffffffu, x, w << kShift));
+            return total;
+        }
     }
 
     // Rows of at most kWarpCols columns, a warp a row. Lane l's element i is column

@@ -1,7 +1,7 @@
 // CUDA's thread model on the CPU, for the kinds whose manifest says `host_emulation = true`
-// (plain CUDA C++: threads, blocks, dynamic shared memory, __syncthreads, __shfl_xor_sync where
-// every thread of the block reaches each shuffle; no inline PTX, asynchronous copies or other
-// warp intrinsics). tests/host_kernels.rs compiles the generated entries
+// (plain CUDA C++: threads, blocks, dynamic shared memory, __syncthreads, __shfl_xor_sync and
+// __shfl_sync where every thread of the block reaches each shuffle; no inline PTX, asynchronous
+// copies or other warp intrinsics). tests/host_kernels.rs compiles the generated entries
 // of those kernels with the host C++ compiler against this file and runs them. Blocks run one
 // after another; a block's threads are fibers (ucontext) on one OS thread: each runs until its
 // next __syncthreads, then the next, so every thread reaches barrier r before any passes it.
@@ -132,6 +132,24 @@ inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask) {
     b->lanes[t] = bits;
     __syncthreads();
     const uint64_t got = b->lanes[(t & ~31u) | ((t & 31u) ^ static_cast<unsigned>(lane_mask))];
+    __syncthreads();
+    T out;
+    std::memcpy(&out, &got, sizeof(T));
+    return out;
+}
+
+// An indexed shuffle (lane `src` of the thread's warp), the same block-wide exchange.
+template <class T>
+inline T __shfl_sync(unsigned /*mask*/, T v, int src) {
+    static_assert(sizeof(T) <= sizeof(uint64_t), "a shuffle moves at most 8 bytes");
+    GemmHostBlock* b = GemmHostBlock::running();
+    if (b->lanes.size() < b->fibers.size()) b->lanes.resize(b->fibers.size());
+    const unsigned t = threadIdx.x;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof(T));
+    b->lanes[t] = bits;
+    __syncthreads();
+    const uint64_t got = b->lanes[(t & ~31u) | (static_cast<unsigned>(src) & 31u)];
     __syncthreads();
     T out;
     std::memcpy(&out, &got, sizeof(T));

@@ -190,15 +190,22 @@ pub fn conversion_entry(specs: &SpecSet, c: &CatalogConversion) -> String {
     // A row kernel's op, as its template reads it (RowOp::template_code).
     let op = match conv.row_op {
         Some(op) => format!(
-            "\n    static constexpr int kOp = {};  // row op {op}, contract {}\n    static constexpr int kWarpCols = {};  // rows this long or shorter: a warp a row",
+            "\n    static constexpr int kOp = {};  // row op {op}, contract {}\n    static constexpr int kWarpCols = {};  // rows this long or shorter: a warp a row\n    static constexpr bool kHalvingFold = {};  // the warp path's fold: {}",
             op.template_code(),
             conv.contract,
             c.warp_cols,
+            conv.halving_fold,
+            if conv.halving_fold { "one recursive halving" } else { "one butterfly a warp" },
         ),
         None => String::new(),
     };
+    // The spec's blocks an SM for this kernel, if any, as the launch bounds' minimum.
+    let bounds = match c.min_blocks {
+        0 => c.threads.to_string(),
+        n => format!("{}, {n}", c.threads),
+    };
     format!(
-        "\n// conversion {} {} -> {}\nstruct {cfg} {{\n    static constexpr int kThreads = {threads};  // threads a block{op}\n}};\nextern \"C\" __global__ void __launch_bounds__({threads}) {name}(const {abi} args) {{\n    {template}<{from}, {to}, {cfg}>::run(args);\n}}\n",
+        "\n// conversion {} {} -> {}\nstruct {cfg} {{\n    static constexpr int kThreads = {threads};  // threads a block{op}\n}};\nextern \"C\" __global__ void __launch_bounds__({bounds}) {name}(const {abi} args) {{\n    {template}<{from}, {to}, {cfg}>::run(args);\n}}\n",
         c.conversion,
         c.from,
         c.to,

@@ -13,6 +13,35 @@ use crate::model::*;
 use crate::raw::RawConversion;
 use crate::vocab::Dtype;
 
+/// A row kernel's `min_blocks` against the SMs it is built for: every tier builds every
+/// conversion, so each value must fit the SM of every tier (its threads and blocks).
+pub(super) fn check_min_blocks(sink: &mut Sink, specs: &SpecSet) {
+    for (name, c) in &specs.conversions {
+        for &n in &c.min_blocks {
+            if let Some(t) = specs.tiers.iter().find(|t| {
+                n.saturating_mul(c.threads) > t.hardware.threads_per_sm
+                    || n > t.hardware.blocks_per_sm
+            }) {
+                sink.push(
+                    c.location.clone(),
+                    SpecErrorKind::Conversion {
+                        name: name.clone(),
+                        problem: format!(
+                            "min_blocks has {n}: {n} blocks of {} threads do not fit an SM of tier {} (compute capability {}.{}: {} threads, {} blocks)",
+                            c.threads,
+                            t.name,
+                            t.cc.0,
+                            t.cc.1,
+                            t.hardware.threads_per_sm,
+                            t.hardware.blocks_per_sm
+                        ),
+                    },
+                );
+            }
+        }
+    }
+}
+
 pub(super) fn resolve_conversion(
     sink: &mut Sink,
     specs: &SpecSet,
@@ -149,6 +178,56 @@ pub(super) fn resolve_conversion(
             list.clone()
         }
     };
+    // Blocks an SM a row kernel of each length is built for: as many as warp_cols has
+    // lengths (whether they fit each tier's SM: check_min_blocks, once the tiers are known).
+    let min_blocks = match (&raw.row_op, &raw.min_blocks) {
+        (_, None) => Vec::new(),
+        (None, Some(_)) => {
+            problem(
+                sink,
+                "has min_blocks but no row_op: only row kernels take it".into(),
+            );
+            Vec::new()
+        }
+        (Some(_), Some(list)) => {
+            if list.len() != warp_cols.len() {
+                problem(
+                    sink,
+                    format!(
+                        "min_blocks {list:?} names {} value(s) for {} warp-path length(s) {warp_cols:?}: one each",
+                        list.len(),
+                        warp_cols.len()
+                    ),
+                );
+            }
+            if list.contains(&0) {
+                problem(
+                    sink,
+                    "min_blocks has 0: a kernel holds at least 1 block an SM".into(),
+                );
+            }
+            list.clone()
+        }
+    };
+    let halving_fold = match (&raw.row_op, raw.warp_fold.as_deref()) {
+        (_, None) => false,
+        (None, Some(_)) => {
+            problem(
+                sink,
+                "has warp_fold but no row_op: only row kernels have a warp path".into(),
+            );
+            false
+        }
+        (Some(_), Some("butterflies")) => false,
+        (Some(_), Some("halving")) => true,
+        (Some(_), Some(other)) => {
+            problem(
+                sink,
+                format!("warp_fold `{other}` is neither `butterflies` nor `halving`"),
+            );
+            false
+        }
+    };
     let kind = check_template(
         sink,
         &specs.kinds,
@@ -228,6 +307,8 @@ pub(super) fn resolve_conversion(
         row_op,
         contract,
         warp_cols,
+        min_blocks,
+        halving_fold,
         transpose: transposes,
         location: at,
     })

@@ -32,7 +32,7 @@ use crate::routes_files::RoutesFiles;
 use abi::resolve_abi;
 use budget::resolve_hardware;
 use contract::resolve_contract;
-use conversion::resolve_conversion;
+use conversion::{check_min_blocks, resolve_conversion};
 use family::resolve_family;
 use instruction::resolve_instruction;
 use names::{check_contract_name, check_name, RESERVED_MODULE};
@@ -242,6 +242,7 @@ pub(crate) fn resolve(
     }
     specs.tiers.sort_by(|a, b| a.name.cmp(&b.name));
     check_tier_ambiguity(&mut sink, &specs.tiers);
+    check_min_blocks(&mut sink, &specs);
 
     let mut warnings = Vec::new();
     if sink.errors.len() == before {
