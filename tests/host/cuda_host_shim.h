@@ -118,11 +118,11 @@ struct GemmHostBlock {
 #define __syncthreads() GemmHostBlock::running()->barrier()
 
 // A warp shuffle as a block-wide exchange: each thread posts its value, a barrier, each reads
-// its partner's (the lane `lane_mask` away within its warp), a barrier before the next post.
-// So every thread of the block must reach every shuffle, as in a kernel whose control flow is
-// uniform across the block (row_reduce.cuh keeps it so for this reason).
-template <class T>
-inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask) {
+// its source's (lane `source(lane)` of its warp), a barrier before the next post. So every
+// thread of the block must reach every shuffle, as in a kernel whose control flow is uniform
+// across the block (row_reduce.cuh keeps it so for this reason).
+template <class T, class Source>
+inline T gemm_host_shuffle(T v, Source source) {
     static_assert(sizeof(T) <= sizeof(uint64_t), "a shuffle moves at most 8 bytes");
     GemmHostBlock* b = GemmHostBlock::running();
     if (b->lanes.size() < b->fibers.size()) b->lanes.resize(b->fibers.size());
@@ -131,29 +131,23 @@ inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask) {
     std::memcpy(&bits, &v, sizeof(T));
     b->lanes[t] = bits;
     __syncthreads();
-    const uint64_t got = b->lanes[(t & ~31u) | ((t & 31u) ^ static_cast<unsigned>(lane_mask))];
+    const uint64_t got = b->lanes[(t & ~31u) | (source(t & 31u) & 31u)];
     __syncthreads();
     T out;
     std::memcpy(&out, &got, sizeof(T));
     return out;
 }
 
-// An indexed shuffle (lane `src` of the thread's warp), the same block-wide exchange.
+// The lane `lane_mask` away.
+template <class T>
+inline T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask) {
+    return gemm_host_shuffle(v, [=](unsigned lane) { return lane ^ static_cast<unsigned>(lane_mask); });
+}
+
+// Lane `src` (an indexed shuffle).
 template <class T>
 inline T __shfl_sync(unsigned /*mask*/, T v, int src) {
-    static_assert(sizeof(T) <= sizeof(uint64_t), "a shuffle moves at most 8 bytes");
-    GemmHostBlock* b = GemmHostBlock::running();
-    if (b->lanes.size() < b->fibers.size()) b->lanes.resize(b->fibers.size());
-    const unsigned t = threadIdx.x;
-    uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof(T));
-    b->lanes[t] = bits;
-    __syncthreads();
-    const uint64_t got = b->lanes[(t & ~31u) | (static_cast<unsigned>(src) & 31u)];
-    __syncthreads();
-    T out;
-    std::memcpy(&out, &got, sizeof(T));
-    return out;
+    return gemm_host_shuffle(v, [=](unsigned) { return static_cast<unsigned>(src); });
 }
 
 template <class T>
