@@ -369,6 +369,13 @@ class NativeDispatchOnCpu(unittest.TestCase):
             self.mode._allow_fallback = False
         self.assertIs(got, t)
         self.assertTrue(torch.allclose(t, 0.5 * c + (a.unsqueeze(2) * b.unsqueeze(0)).sum(1)))
+        # self is never resized: a 1-D self (the functional op's bias) is torch's error.
+        x, w = torch.randn(4, 6).bfloat16(), torch.randn(6, 3).bfloat16()
+        bias = torch.full((3,), 7.0).bfloat16()
+        with self.assertRaisesRegex(RuntimeError, "does not match self's"):
+            bias.addmm_(x, w)
+        self.assertEqual(tuple(bias.shape), (3,))
+        self.assertTrue(bool((bias == 7.0).all()))
 
     def test_negated_views_are_resolved_by_torch_or_refused(self):
         """torch resolves a negated view before the mode's kernels see it; a direct call

@@ -574,25 +574,34 @@ at::Tensor& log_softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float
   return into_out(::log_softmax(x, dim, half_to_float), out, "_log_softmax.out");
 }
 
+// `result` into `self` for an in-place overload: self keeps its sizes (torch never resizes it),
+// so the result must have them, and its dtype.
+at::Tensor& into_self(const at::Tensor& result, at::Tensor& self, const char* op) {
+  TORCH_CHECK(self.sizes() == result.sizes(), "aten::", op, ": the result has shape ",
+              result.sizes(), ", which does not match self's ", self.sizes(),
+              " (an in-place op does not resize self)");
+  return into_out(result, self, op);
+}
+
 // The in-place overloads (x.addmm_(a, b), ...): the functional result copied into self.
 at::Tensor& addmm_inplace(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                           const c10::Scalar& beta, const c10::Scalar& alpha) {
-  return into_out(::addmm(self, mat1, mat2, beta, alpha), self, "addmm_");
+  return into_self(::addmm(self, mat1, mat2, beta, alpha), self, "addmm_");
 }
 
 at::Tensor& baddbmm_inplace(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
                             const c10::Scalar& beta, const c10::Scalar& alpha) {
-  return into_out(::baddbmm(self, b1, b2, beta, alpha), self, "baddbmm_");
+  return into_self(::baddbmm(self, b1, b2, beta, alpha), self, "baddbmm_");
 }
 
 at::Tensor& addmv_inplace(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
                           const c10::Scalar& beta, const c10::Scalar& alpha) {
-  return into_out(::addmv(self, mat, vec, beta, alpha), self, "addmv_");
+  return into_self(::addmv(self, mat, vec, beta, alpha), self, "addmv_");
 }
 
 at::Tensor& addbmm_inplace(at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
                            const c10::Scalar& beta, const c10::Scalar& alpha) {
-  return into_out(::addbmm(self, b1, b2, beta, alpha), self, "addbmm_");
+  return into_self(::addbmm(self, b1, b2, beta, alpha), self, "addbmm_");
 }
 
 // torch's mean.out computes in out's dtype when no dtype is given.
