@@ -395,7 +395,8 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
             elif not _warned and not _dispatch.status().startswith("turned off"):
                 _warned = True
                 warnings.warn(f"gemm_aot: the mode runs its Python overrides, about 8 us slower "
-                              f"a call: {_dispatch.status()}")
+                              f"a call, and leaves the out= and in-place overloads (mm.out, "
+                              f"addmm_, ...) to torch: {_dispatch.status()}")
         if new is None:
             library = torch.library.Library("aten", "IMPL")
             for op, fn in _OVERRIDES.items():

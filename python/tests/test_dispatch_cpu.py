@@ -488,7 +488,7 @@ with warnings.catch_warnings(record=True) as seen:
     warnings.simplefilter("always")
     mode.set_batch_invariant_mode(True)
 assert mode.dispatch_path() == "python", mode.dispatch_path()
-assert any("Python overrides" in str(w.message) for w in seen)
+assert any("Python overrides" in str(w.message) and "out= and in-place" in str(w.message) for w in seen)
 # A switch to native that fails leaves the Python overrides registered.
 try:
     mode.set_batch_invariant_mode(True, dispatch="native")
