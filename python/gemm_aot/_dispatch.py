@@ -117,8 +117,11 @@ def _build(torch):
            "-I", include, "-I", os.path.join(include, "torch", "csrc", "api", "include"),
            _SOURCE, "-o", tmp, "-L", lib_dir, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib_dir}"]
     if _has_cuda(lib_dir):
-        # The fallbacks' route to torch's own CUDA out= kernels (dispatch.cpp, at::cuda::).
+        # The fallbacks' route to torch's own CUDA out= kernels (torch_out.h, at::cuda::), and
+        # to its out_dtype ones where this torch has them (2.8 and later).
         cmd += ["-DGEMM_AOT_TORCH_CUDA=1", "-ltorch_cuda"]
+        if has_aten_op(torch, "mm.dtype"):
+            cmd += ["-DGEMM_AOT_TORCH_OUT_DTYPE=1"]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:

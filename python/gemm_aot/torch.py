@@ -300,8 +300,14 @@ def _gemm_dtype(op, batched):
             return out
         except GemmError as e:
             name = op.split(".")[0]
-            return _fallback(op, e, lambda: _torch_out(name, "dtype_out")(
-                a, b, out_dtype, out=a.new_empty((0,), dtype=out_dtype)))
+            # torch's dtype_out kernels write out as it is (they do not resize it): its shape.
+            shape = (a.shape[0], a.shape[1], b.shape[-1]) if batched else (a.shape[0], b.shape[-1])
+
+            def torchs():
+                out = torch.empty(shape, dtype=out_dtype, device=a.device)
+                return _torch_out(name, "dtype_out")(a, b, out_dtype, out=out)
+
+            return _fallback(op, e, torchs)
 
     return impl
 
@@ -317,9 +323,7 @@ def _scaled_dtype(op, batched):
             if mat1.dim() != (3 if batched else 2) or mat2.dim() != mat1.dim():
                 raise RefusedError("invalid_argument", f"{op} takes {3 if batched else 2}-D operands, not {mat1.dim()}-D and {mat2.dim()}-D")
             shape = (mat1.shape[0], mat1.shape[1], mat2.shape[2]) if batched else (mat1.shape[0], mat2.shape[1])
-            if input.dtype not in (mat1.dtype, out_dtype):
-                raise RefusedError("invalid_argument", f"{op}: self is {input.dtype} where {mat1.dtype} or {out_dtype} is needed")
-            _check_input(op, input, shape, input.dtype)
+            _check_input(op, input, shape, mat1.dtype)
             acc = torch.empty(shape, dtype=torch.float32, device=mat1.device)
             _torch_gemm(mat1, mat2, acc, None, 0.0, None, None, batched=batched)
             return _epilogue(acc, input, beta, alpha, out_dtype)

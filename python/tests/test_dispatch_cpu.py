@@ -343,6 +343,49 @@ class NativeDispatchOnCpu(unittest.TestCase):
         self.assertEqual(self.mode.fallback_count(), before + 2)
         self.assertEqual(sum("fell back to cuBLAS" in str(w.message) for w in seen), 2)
 
+    def test_out_is_checked_before_anything_runs(self):
+        """An out of another dtype is torch's error before the op runs: no refusal, no
+        fallback counted, even for an op the mode does not serve."""
+        a = torch.randn(4, 6, dtype=torch.float64)
+        b = torch.randn(6, 3, dtype=torch.float64)
+        before = self.mode.fallback_count()
+        self.mode._allow_fallback = True
+        try:
+            with self.assertRaisesRegex(RuntimeError, "expected out tensor to have dtype"):
+                torch.mm(a, b, out=torch.empty(4, 3))
+        finally:
+            self.mode._allow_fallback = False
+        self.assertEqual(self.mode.fallback_count(), before)
+        self.assertEqual(_native.dispatch_trace(True, launch=False), [])
+
+    def test_an_out_apart_from_a_strided_input_is_planned_into(self):
+        """A view that is not dense (every other row of a buffer) shares no storage with out:
+        out is written directly, not through a copy."""
+        big, b = torch.randn(10, 7).bfloat16(), torch.randn(7, 3).bfloat16()
+        out = torch.full((5, 3), 7.0).bfloat16()
+        torch.mm(big[::2], b, out=out)
+        self.assertEqual(_native.dispatch_trace(True, launch=False), [plan("nn", 5, 3, 7, "bf16", 14, 3, 3)])
+        self.assertTrue(bool((out == 7.0).all()))
+
+    def test_addbmms_fallback_adds_each_entry_past_the_mode(self):
+        """torch's addbmm kernel adds entry by entry through addmm_, which the mode serves: its
+        allowed fallback runs the loop on torch's addmm kernel instead, counted once."""
+        c = torch.randn(4, 3, dtype=torch.float64)
+        b1 = torch.randn(3, 4, 6, dtype=torch.float64)
+        b2 = torch.randn(3, 6, 3, dtype=torch.float64)
+        before = self.mode.fallback_count()
+        self.mode._allow_fallback = True
+        try:
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                got = torch.addbmm(c, b1, b2, beta=0.5, alpha=2)
+        finally:
+            self.mode._allow_fallback = False
+        want = 0.5 * c + 2 * (b1.unsqueeze(3) * b2.unsqueeze(1)).sum(2).sum(0)
+        self.assertTrue(torch.allclose(got, want))
+        self.assertEqual(self.mode.fallback_count(), before + 1)
+        self.assertEqual(sum("fell back" in str(w.message) for w in seen), 1)
+
     def test_in_place_overloads_run_the_functional_kernel(self):
         """x.addmm_(a, b) and the other in-place forms: the functional op (refused here, where
         its Python override refuses CPU tensors, naming it), its result copied into self."""

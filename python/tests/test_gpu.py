@@ -425,6 +425,19 @@ class Mode(unittest.TestCase):
                 torch.mm(a, a, out=out)
         self.assertTrue(torch.allclose(out, a @ a))
         self.assertEqual(self.mode.fallback_count(), before + 1)
+        # The out_dtype overloads' fallbacks, torch's CUDA kernels (which write out as it is,
+        # unresized): an operand with no contiguous dimension, which gemm_aot refuses.
+        xs, ws = x[:, ::2], w[::2, ::2]
+        with self.mode.batch_invariant(allow_fallback=True, dispatch="native"):
+            with self.assertWarns(UserWarning):
+                mm32 = torch.mm(xs, ws, out_dtype=torch.float32)
+            with self.assertWarns(UserWarning):
+                bmm32 = torch.bmm(xs.expand(2, 33, 512), ws.expand(2, 512, 384), out_dtype=torch.float32)
+        want = xs.float() @ ws.float()
+        self.assertEqual((tuple(mm32.shape), mm32.dtype), ((33, 384), torch.float32))
+        self.assertLess((mm32 - want).abs().max().item(), 1e-2 * want.abs().max().item())
+        self.assertLess((bmm32 - want.expand(2, 33, 384)).abs().max().item(), 1e-2 * want.abs().max().item())
+        self.assertEqual(self.mode.fallback_count(), before + 3)
 
     def test_inductor_calls_the_out_overloads(self):
         """torch.compile's default backend computes a matmul by aten::mm.out into its own

@@ -458,6 +458,17 @@ at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
 // would allocate, and otherwise copies the functional kernel's result (above: the mode's
 // kernel, or its Python override, which words a refusal or runs an allowed fallback) into it.
 
+// torch's checks of an out= call's `out` against the result it will get (its dtype, on the
+// operands' device), made before anything runs: a mismatch is torch's error, not a refusal or
+// a fallback of the op.
+void check_out(const at::Tensor& out, at::ScalarType dtype, const at::Tensor& operand,
+               const char* op) {
+  TORCH_CHECK(out.scalar_type() == dtype, "aten::", op, ": expected out tensor to have dtype ",
+              dtype, ", but got ", out.scalar_type(), " instead");
+  TORCH_CHECK(out.device() == operand.device(), "aten::", op, ": expected out tensor on ",
+              operand.device(), ", but got one on ", out.device());
+}
+
 // `result` into `out` as torch's out= kernels leave it: the same dtype and device, `out`
 // resized to the result's sizes (with torch's warning when it held other sizes), then copied.
 at::Tensor& into_out(const at::Tensor& result, at::Tensor& out, const char* op) {
@@ -473,27 +484,34 @@ at::Tensor& into_out(const at::Tensor& result, at::Tensor& out, const char* op) 
 
 // Whether `out` may be written directly by a kernel reading `inputs`: no byte of it is one of
 // theirs (an aliasing out= goes through a copy, as torch's kernels handle it).
+// Tensors of other storages are apart whatever their layouts (get_overlap_status gives up,
+// TooHard, on any view that is not dense, such as a slice of a fused QKV weight).
 bool apart(const at::Tensor& out, std::initializer_list<const at::Tensor*> inputs) {
   for (const at::Tensor* t : inputs) {
-    if (t != nullptr && t->defined() && at::get_overlap_status(out, *t) != at::MemOverlapStatus::No) {
-      return false;
+    if (t == nullptr || !t->defined()) continue;
+    if (out.has_storage() && t->has_storage() && !out.storage().is_alias_of(t->storage())) {
+      continue;
     }
+    if (at::get_overlap_status(out, *t) != at::MemOverlapStatus::No) return false;
   }
   return true;
 }
 
 at::Tensor& mm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  check_out(out, a.scalar_type(), a, "mm.out");
   if (apart(out, {&a, &b}) && native_gemm(a, b, nullptr, Shape::kMm, &out).defined()) return out;
   return into_out(::mm(a, b), out, "mm.out");
 }
 
 at::Tensor& mv_out(const at::Tensor& a, const at::Tensor& v, at::Tensor& out) {
+  check_out(out, a.scalar_type(), a, "mv.out");
   if (apart(out, {&a, &v}) && native_gemm(a, v, nullptr, Shape::kMv, &out).defined()) return out;
   return into_out(::mv(a, v), out, "mv.out");
 }
 
 at::Tensor& mm_dtype_out(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype,
                          at::Tensor& out) {
+  check_out(out, out_dtype, a, "mm.dtype_out");
   if (out_dtype_allowed(a, out_dtype) && apart(out, {&a, &b}) &&
       native_gemm(a, b, nullptr, Shape::kMm, &out, out_dtype).defined()) {
     return out;
@@ -503,6 +521,7 @@ at::Tensor& mm_dtype_out(const at::Tensor& a, const at::Tensor& b, at::ScalarTyp
 
 at::Tensor& bmm_dtype_out(const at::Tensor& a, const at::Tensor& b, at::ScalarType out_dtype,
                           at::Tensor& out) {
+  check_out(out, out_dtype, a, "bmm.dtype_out");
   if (out_dtype_allowed(a, out_dtype) && apart(out, {&a, &b}) &&
       native_gemm(a, b, nullptr, Shape::kBmm, &out, out_dtype).defined()) {
     return out;
@@ -513,6 +532,7 @@ at::Tensor& bmm_dtype_out(const at::Tensor& a, const at::Tensor& b, at::ScalarTy
 at::Tensor& addmm_dtype_out(const at::Tensor& self, const at::Tensor& mat1,
                             const at::Tensor& mat2, at::ScalarType out_dtype,
                             const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  check_out(out, out_dtype, mat1, "addmm.dtype_out");
   return into_out(::addmm_dtype(self, mat1, mat2, out_dtype, beta, alpha), out,
                   "addmm.dtype_out");
 }
@@ -520,17 +540,20 @@ at::Tensor& addmm_dtype_out(const at::Tensor& self, const at::Tensor& mat1,
 at::Tensor& baddbmm_dtype_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
                               at::ScalarType out_dtype, const c10::Scalar& beta,
                               const c10::Scalar& alpha, at::Tensor& out) {
+  check_out(out, out_dtype, b1, "baddbmm.dtype_out");
   return into_out(::baddbmm_dtype(self, b1, b2, out_dtype, beta, alpha), out,
                   "baddbmm.dtype_out");
 }
 
 at::Tensor& bmm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {
+  check_out(out, a.scalar_type(), a, "bmm.out");
   if (apart(out, {&a, &b}) && native_gemm(a, b, nullptr, Shape::kBmm, &out).defined()) return out;
   return into_out(::bmm(a, b), out, "bmm.out");
 }
 
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2,
                       const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  check_out(out, mat1.scalar_type(), mat1, "addmm.out");
   if (is_one(beta) && is_one(alpha) && self.dim() == 1 && mat2.dim() == 2 &&
       self.size(0) == mat2.size(1) && apart(out, {&self, &mat1, &mat2}) &&
       native_gemm(mat1, mat2, &self, Shape::kMm, &out).defined()) {
@@ -541,28 +564,33 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
 
 at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
                         const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  check_out(out, b1.scalar_type(), b1, "baddbmm.out");
   return into_out(::baddbmm(self, b1, b2, beta, alpha), out, "baddbmm.out");
 }
 
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec,
                       const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  check_out(out, mat.scalar_type(), mat, "addmv.out");
   return into_out(::addmv(self, mat, vec, beta, alpha), out, "addmv.out");
 }
 
 at::Tensor& addbmm_out(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2,
                        const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {
+  check_out(out, b1.scalar_type(), b1, "addbmm.out");
   return into_out(::addbmm(self, b1, b2, beta, alpha), out, "addbmm.out");
 }
 
 at::Tensor& addmm_activation_out(const at::Tensor& self, const at::Tensor& mat1,
                                  const at::Tensor& mat2, const c10::Scalar& beta,
                                  const c10::Scalar& alpha, bool use_gelu, at::Tensor& out) {
+  check_out(out, mat1.scalar_type(), mat1, "_addmm_activation.out");
   return into_out(::addmm_activation(self, mat1, mat2, beta, alpha, use_gelu), out,
                   "_addmm_activation.out");
 }
 
 at::Tensor& softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float, at::Tensor& out) {
   const at::ScalarType to = half_to_float ? at::kFloat : x.scalar_type();
+  check_out(out, to, x, "_softmax.out");
   if (apart(out, {&x}) && native_rows(0, x, dim, to, false, &out).defined()) return out;
   return into_out(::softmax(x, dim, half_to_float), out, "_softmax.out");
 }
@@ -570,6 +598,7 @@ at::Tensor& softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float, at
 at::Tensor& log_softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float,
                             at::Tensor& out) {
   const at::ScalarType to = half_to_float ? at::kFloat : x.scalar_type();
+  check_out(out, to, x, "_log_softmax.out");
   if (apart(out, {&x}) && native_rows(1, x, dim, to, false, &out).defined()) return out;
   return into_out(::log_softmax(x, dim, half_to_float), out, "_log_softmax.out");
 }
@@ -608,6 +637,7 @@ at::Tensor& addbmm_inplace(at::Tensor& self, const at::Tensor& b1, const at::Ten
 at::Tensor& mean_out(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<at::ScalarType> dtype, at::Tensor& out) {
   const at::ScalarType to = dtype.value_or(out.scalar_type());
+  check_out(out, to, x, "mean.out");
   if (dim.has_value() && dim->size() == 1 && apart(out, {&x}) &&
       native_rows(2, x, (*dim)[0], to, keepdim, &out).defined()) {
     return out;

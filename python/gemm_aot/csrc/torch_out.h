@@ -62,9 +62,18 @@ namespace gemm_aot_torch_out {
                         const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {     \
     return at::backend::addmv_out(out, s, m, v, beta, alpha);                                    \
   }                                                                                              \
+  /* torch's addbmm_out adds each entry by addmm_ through the dispatcher, the mode's own: */    \
+  /* its loop here, on this backend's addmm_out (beta on the first entry, then 1). */           \
   at::Tensor& addbmm_out(const at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2,         \
                          const c10::Scalar& beta, const c10::Scalar& alpha, at::Tensor& out) {    \
-    return at::backend::addbmm_out(out, s, b1, b2, beta, alpha);                                 \
+    if (b1.dim() != 3 || b2.dim() != 3 || b1.size(0) == 0 || b1.size(0) != b2.size(0)) {         \
+      return at::backend::addbmm_out(out, s, b1, b2, beta, alpha); /* no addmm_ call */          \
+    }                                                                                            \
+    at::backend::addmm_out(out, s, b1[0], b2[0], beta, alpha);                                   \
+    for (int64_t i = 1; i < b1.size(0); ++i) {                                                   \
+      at::backend::addmm_out(out, out, b1[i], b2[i], 1, alpha);                                  \
+    }                                                                                            \
+    return out;                                                                                  \
   }                                                                                              \
   at::Tensor& addmm_activation_out(const at::Tensor& s, const at::Tensor& m1,                    \
                                    const at::Tensor& m2, const c10::Scalar& beta,                \
@@ -98,8 +107,11 @@ namespace gemm_aot_torch_out {
 GEMM_AOT_TORCH_OUT_KERNELS(cpu)
 #ifdef GEMM_AOT_TORCH_CUDA
 GEMM_AOT_TORCH_OUT_KERNELS(cuda)
+#endif
 
-// The out_dtype overloads have CUDA kernels only.
+// The out_dtype overloads have CUDA kernels only, in torch 2.8 and later
+// (GEMM_AOT_TORCH_OUT_DTYPE: gemm_aot/_dispatch.py sets it where torch has aten::mm.dtype).
+#if defined(GEMM_AOT_TORCH_CUDA) && defined(GEMM_AOT_TORCH_OUT_DTYPE)
 namespace torch_cuda {
 at::Tensor& mm_dtype_out(const at::Tensor& a, const at::Tensor& b, at::ScalarType t,
                          at::Tensor& out) {
@@ -158,8 +170,11 @@ bool has_aten_op(const char* name, const char* overload) {
 // the caller serializes calls. The libraries are never destroyed: these ops outlive any
 // registration of the mode, and a static destructor would run after torch's dispatcher is gone.
 void define_torch_out_ops() {
+  // Set first: a definition that throws is not tried again (a second DEF of the namespace
+  // would fail, and with it every later registration of the mode).
   static bool defined = false;
   if (defined) return;
+  defined = true;
   auto* defs = new torch::Library(torch::Library::DEF, "gemm_aot_torch", std::nullopt, __FILE__,
                                   __LINE__);
   for (const char* schema : kTorchOutSchemas) {
@@ -173,9 +188,10 @@ void define_torch_out_ops() {
   auto* cuda = new torch::Library(torch::Library::IMPL, "gemm_aot_torch", c10::DispatchKey::CUDA,
                                   __FILE__, __LINE__);
   torch_cuda::impl(*cuda);
+#endif
+#if defined(GEMM_AOT_TORCH_CUDA) && defined(GEMM_AOT_TORCH_OUT_DTYPE)
   if (has_aten_op("mm", "dtype")) torch_cuda::impl_dtype(*cuda);
 #endif
-  defined = true;
 }
 
 }  // namespace gemm_aot_torch_out
