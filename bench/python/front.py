@@ -7,8 +7,9 @@
 - the invariance tax, end to end: a Llama-3-8B-shaped model (hidden 4096, 32 heads, 8 KV
   heads, MLP 14336, vocab 128256; ``--layers`` layers, random bf16 weights, eager
   attention), forward time under ``gemm_aot.torch``'s mode (either dispatch) against torch's default, at a
-  batch-1 decode step (KV cache of ``--context`` tokens) and at a 64 x 512 prefill; CUDA
-  events, median of ``--reps``.
+  batch-1 decode step (KV cache of ``--context`` tokens) and at a 64 x 512 prefill; the
+  three paths interleaved in ``--rounds`` rounds of rotated order, CUDA events, the median
+  of ``--reps`` a round and the median over rounds.
 
     python bench/python/front.py --out bench-out/python_front.json
 """
@@ -160,38 +161,47 @@ def timed(fn, reps):
 _nothing = contextlib.nullcontext
 
 
-def tax(layers, context, reps):
+def tax(layers, context, reps, rounds):
+    """Each shape's forward under torch's default, the native dispatch and the Python overrides,
+    interleaved: `rounds` rounds, each running the three paths in a rotated order (a decode
+    step is host-bound and drifts across a process, so a fixed order biases whichever path
+    runs last); per path the median over rounds of each round's median of `reps`."""
     model = llama(layers)
     g = torch.Generator().manual_seed(1)
     prefill_ids = torch.randint(0, 128256, (64, 512), generator=g).cuda()
     prompt = torch.randint(0, 128256, (1, context), generator=g).cuda()
     step = torch.randint(0, 128256, (1, 1), generator=g).cuda()
+    paths = (("torch_ms", None), ("mode_ms", "native"), ("mode_python_ms", "python"))
     rows = {}
     with torch.no_grad():
         for name in ("decode_step_batch1", "prefill_64x512"):
-            ms = {}
-            paths = (("torch_ms", None), ("mode_ms", "native"), ("mode_python_ms", "python"))
-            for label, path in paths:
-                try:
-                    ctx = mode.batch_invariant(dispatch=path) if path else _nothing()
-                    ctx.__enter__()
-                except RuntimeError as e:  # no native dispatch here
-                    ms[label] = float("nan")
-                    ms["error"] = str(e)
-                    continue
-                try:
-                    if name == "prefill_64x512":
-                        ms[label] = timed(lambda: model(prefill_ids, use_cache=False), reps)
-                    else:
-                        # A fresh cache of `context` tokens; each timed step appends one.
-                        cache = model(prompt, use_cache=True).past_key_values
-                        ms[label] = timed(
-                            lambda: model(step, past_key_values=cache, use_cache=True), reps
-                        )
-                finally:
-                    ctx.__exit__(None, None, None)
-            rows[name] = dict(ms, tax=ms["mode_ms"] / ms["torch_ms"] - 1,
+            per_round = {label: [] for label, _ in paths}
+            errors = {}
+            for r in range(rounds):
+                for label, path in paths[r % 3:] + paths[:r % 3]:
+                    if label in errors:
+                        continue
+                    try:
+                        ctx = mode.batch_invariant(dispatch=path) if path else _nothing()
+                        ctx.__enter__()
+                    except RuntimeError as e:  # no native dispatch here
+                        errors[label] = str(e)
+                        continue
+                    try:
+                        if name == "prefill_64x512":
+                            t = timed(lambda: model(prefill_ids, use_cache=False), reps)
+                        else:
+                            # A fresh cache of `context` tokens; each timed step appends one.
+                            cache = model(prompt, use_cache=True).past_key_values
+                            t = timed(lambda: model(step, past_key_values=cache, use_cache=True), reps)
+                    finally:
+                        ctx.__exit__(None, None, None)
+                    per_round[label].append(t)
+            ms = {label: statistics.median(v) if v else float("nan") for label, v in per_round.items()}
+            rows[name] = dict(ms, rounds_ms=per_round, tax=ms["mode_ms"] / ms["torch_ms"] - 1,
                               tax_python=ms["mode_python_ms"] / ms["torch_ms"] - 1)
+            if errors:
+                rows[name]["errors"] = errors
     return rows
 
 
@@ -201,6 +211,7 @@ def main():
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--context", type=int, default=512)
     p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=5)
     a = p.parse_args()
     result = {
         "device": torch.cuda.get_device_name(),
@@ -210,8 +221,9 @@ def main():
         "host_cost": host_cost(),
         "row_kernels": row_speed(),
         "dispatch": mode._dispatch.status(),
-        "invariance_tax": tax(a.layers, a.context, a.reps),
+        "invariance_tax": tax(a.layers, a.context, a.reps, a.rounds),
         "model": f"Llama-3-8B-shaped, {a.layers} layers, eager attention, bf16",
+        "timing": f"paths interleaved: {a.rounds} rounds in rotated order, median of {a.reps} a round",
     }
     with open(a.out, "w") as f:
         json.dump(result, f, indent=2)
