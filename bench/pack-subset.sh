@@ -8,14 +8,29 @@
 #
 #   bash bench/pack-subset.sh gpu_tensor_core gpu_repack gpu_invariance gpu_graph gpu_serving gpu_rows
 #   bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench
+#
+# The name `wheel` packs the Python package instead: the wheel built from ./python, unpacked
+# (a wheel is a zip of what pip would install) into .devx/site.tar.xz, 4 MB against the
+# wheel's 22 (zip compresses each file alone); on the device, `bash .devx/unpack` also makes
+# .devx/site, which PYTHONPATH takes.
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 cd "$root"
 grep -qx '/.devx/' .git/info/exclude 2>/dev/null || echo '/.devx/' >> .git/info/exclude
 mkdir -p .devx
+rm -f .devx/bins.tar.xz .devx/site.tar.xz
 stage=$(mktemp -d)
+site=
 for t in "$@"; do
   case "$t" in
+    wheel)
+      site=$(mktemp -d)
+      python3 -m pip wheel -q --no-deps -w "$site/wheel" ./python
+      (mkdir "$site/tree" && cd "$site/tree" && python3 -m zipfile -e "$site"/wheel/gemm_aot-*.whl .)
+      tar cf - -C "$site/tree" . | xz -9 -T1 > .devx/site.tar.xz
+      rm -rf "$site"
+      site=1
+      continue ;;
     gemm-aot-tune | gemm-aot-bench)
       cargo build --release -p "$t"
       cp "target/release/$t" "$stage/"
@@ -34,10 +49,14 @@ for line in sys.stdin:
   [ -n "$exe" ] || { echo "no test executable $t in gemm-runtime" >&2; exit 1; }
   cp "$exe" "$stage/$t"
 done
-strip "$stage"/*
-# One xz stream with a 64 MiB window: the executables' embedded cubins are alike, and a
-# solid archive stores them about once (6 test executables: 23 MB against 28 at xz -6).
-tar cf - -C "$stage" . | xz -9 -T1 > .devx/bins.tar.xz
-printf '#!/usr/bin/env bash\nmkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin\n' > .devx/unpack
+echo '#!/usr/bin/env bash' > .devx/unpack
+if [ -n "$(ls -A "$stage")" ]; then
+  strip "$stage"/*
+  # One xz stream with a 64 MiB window: the executables' embedded cubins are alike, and a
+  # solid archive stores them about once (6 test executables: 23 MB against 28 at xz -6).
+  tar cf - -C "$stage" . | xz -9 -T1 > .devx/bins.tar.xz
+  echo 'mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin' >> .devx/unpack
+fi
+[ -n "$site" ] && echo 'mkdir -p .devx/site && tar xJf .devx/site.tar.xz -C .devx/site' >> .devx/unpack
 rm -rf "$stage"
-ls -la .devx/bins.tar.xz
+ls -la .devx/*.tar.xz

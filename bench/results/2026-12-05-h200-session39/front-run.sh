@@ -1,11 +1,16 @@
-# One device call: front.py (host cost, row kernels, the invariance tax with the paths
-# interleaved) against the wheel in .device/fronts (python3 -m pip wheel --no-deps -w
-# .device/fronts ./python), shipped specs.
+# One device call: the host cost of a call from C (bench/c/host_cost.c against libgemm_aot.so),
+# then front.py (host cost from Python, row kernels, the invariance tax with the paths
+# interleaved), shipped specs.
+# Carried: .devx (bash bench/pack-subset.sh wheel ...: the wheel unpacked) and .device/c.tar.xz
+# (c/libgemm_aot.so stripped, c/host_cost built against capi/include/gemm_aot.h).
 set -u
-site=$(mktemp -d)/site
-python3 -m pip install -q --no-deps --no-index --target "$site" .device/fronts/gemm_aot-*.whl
-export PYTHONPATH=$site GEMM_AOT_DISPATCH_CACHE=$(dirname "$site")/cache
+bash .devx/unpack
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-timeout 560 python3 bench/python/front.py --out $OUT/python_front.json --rounds 6 2>&1 \
+echo "== host cost from C"
+mkdir -p .device && tar xJf .device/c.tar.xz -C .device
+(cd .device/c && timeout 60 ./host_cost 2>&1 | tail -3)
+echo "== front.py"
+export PYTHONPATH=$PWD/.devx/site GEMM_AOT_DISPATCH_CACHE=$(mktemp -d)
+timeout 480 python3 bench/python/front.py --out $OUT/python_front.json --rounds 6 2>&1 \
   | grep -v "Warning\|Overriding\|operator:\|registered at\|dispatch key\|previous kernel\|new kernel" \
   | tail -40
