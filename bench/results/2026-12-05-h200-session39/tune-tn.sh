@@ -1,0 +1,16 @@
+# One device call: TN (into f32: a weight gradient) at m = 1024 and 4096 over the shape list's 50 (n, k) with the shipped
+# routes (the baseline), then `gemm-aot tune --op tn` over bench/shapes/models.toml with the
+# tiles added since the TN routes were tuned (2026-12-02): the 192-column and deep-ring tiles.
+# Carried: .devx (bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench).
+set -u
+bash .devx/unpack
+B=.devx/bin
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+t0=$(date +%s)
+timeout 60 $B/gemm-aot-bench --policy tensor-core --op tn --m 1024,4096 --dtype bf16 --commit 85dd493 --nk 6144x4096,1024x4096,4096x4096,14336x4096,28672x4096,4096x14336,128256x4096,10240x8192,1024x8192,8192x8192,28672x8192,8192x28672,128256x8192,4608x3584,512x3584,3584x3584,18944x3584,3584x18944,152064x3584,29568x8192,8192x29568,152064x8192,32000x4096,8192x3584,2048x3584,3584x4096,14336x3584,3584x14336,256000x3584,4096x2304,1024x2304,2304x2048,9216x2304,2304x9216,9216x3072,3072x3072,16384x3072,3072x8192,32064x3072,2304x768,768x768,3072x768,768x3072,50257x768,768x50257,4800x1600,1600x1600,6400x1600,1600x6400,50257x1600 --out $OUT/tn-before > $OUT/bench_tn_before.log 2>&1
+echo "bench_tn_before rc=$? $(( $(date +%s) - t0 )) s"; tail -2 $OUT/bench_tn_before.log
+timeout 500 $B/gemm-aot-tune --tier sm90a --shapes bench/shapes/models.toml --op tn --time-limit 440 --reps 12 \
+  --out specs/sm90a.tuned.toml --json $OUT/tune_tn.json > $OUT/tune_tn.log 2>&1
+rc=$?
+cp specs/sm90a.tuned.toml $OUT/  # the tier's file rewritten: the earlier routes kept unless beaten
+echo "tune_tn rc=$rc $(( $(date +%s) - t0 )) s"; grep -c chosen $OUT/tune_tn.log; tail -3 $OUT/tune_tn.log
