@@ -1,0 +1,20 @@
+# One device call: NT and TN at m = 1024 and 4096 over the routes retuned in tune-nt.sh and
+# tune-tn.sh (commit 21b2190; the first half of after-run.sh), then `gemm-aot tune --op nt`
+# on Llama-3 8B's layers up to a prefill's m (bench/shapes/prefill-nt.toml: m = 32768, which
+# the shape list does not reach; the prefill's projections are F.linear, NT), rewriting the
+# tier's routes file in place. Carried: .devx (bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench).
+set -u
+bash .devx/unpack
+B=.devx/bin
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+NK=$(grep -o -- "--nk [0-9x,]*" bench/results/2026-12-05-h200-session39/tune-nt.sh)
+for op in nt tn; do
+  timeout 70 $B/gemm-aot-bench --policy tensor-core --op $op --m 1024,4096 --dtype bf16 --commit 21b2190 $NK --out $OUT/$op-after > $OUT/bench_${op}_after.log 2>&1
+  echo "bench_${op}_after rc=$?"; tail -2 $OUT/bench_${op}_after.log
+done
+t0=$(date +%s)
+timeout 300 $B/gemm-aot-tune --tier sm90a --shapes bench/shapes/prefill-nt.toml --op nt --reps 10 --time-limit 240 \
+  --out specs/sm90a.tuned.toml --json $OUT/tune_prefill_nt.json > $OUT/tune_prefill_nt.log 2>&1
+rc=$?
+cp specs/sm90a.tuned.toml $OUT/
+echo "tune_prefill_nt rc=$rc $(( $(date +%s) - t0 )) s"; grep chosen $OUT/tune_prefill_nt.log; tail -2 $OUT/tune_prefill_nt.log
