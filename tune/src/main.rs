@@ -65,6 +65,10 @@ struct Cli {
     /// shapes not reached keep their routes from the earlier file (a GPU session's limit).
     #[arg(long)]
     time_limit: Option<f64>,
+    /// Time only the m buckets that reach this m (a prefill's, say): the buckets below it keep
+    /// their routes from the earlier file untimed.
+    #[arg(long)]
+    from_m: Option<u64>,
     /// Time nothing: read the times from this earlier run's --json report and choose again
     /// (after the tier's own routes or the buckets changed; no GPU needed). A kernel that run
     /// did not time is skipped.
@@ -95,6 +99,7 @@ fn options(cli: &Cli, rewritten: Option<String>) -> Result<Options, String> {
             }
             s => s.map(std::time::Duration::from_secs_f64),
         },
+        from_m: cli.from_m,
     })
 }
 

@@ -25,6 +25,7 @@ pub fn report(t: &Tuning, p: &Provenance, written: Option<&str>) -> Value {
         "measured": measured,
         "threshold": t.threshold,
         "m_buckets": t.buckets.labels(),
+        "from_m": t.from_m,
         "changed": t.changed(),
         "routes": t.routes.len(),
         "written": written,

@@ -70,7 +70,9 @@ pub fn routes_file(t: &Tuning, p: &Provenance) -> Option<String> {
         p.method,
         100.0 * t.threshold,
         t.buckets.labels().join(", ")
-    );
+    ) + &t.from_m.map_or(String::new(), |m| {
+        format!(" Only the m ranges that reach m = {m} were timed (--from-m); those below keep their earlier routes.")
+    });
     let how = format!(
         "Include it from the tier (`routes_files = [\"{}\"]` in its [tier] table) or from a build (`gemm_codegen::Builder::routes_file(\"{}\", path)`). Its routes come before the tier's own and each names one (n, k), so they override the tier's routes there alone. Every kernel here implements the contract of the route it overrides, so every m of one (n, k) still reaches one contract; validation proves it again. Written by the tool: rerun `gemm-aot tune` rather than edit it (docs/tuning.md).",
         p.file, t.tier

@@ -40,6 +40,10 @@ pub struct Options {
     /// reached are listed in [`Tuning::unreached`] and keep their earlier routes, so a run cut
     /// to a GPU session's time still writes what it measured.
     pub time_limit: Option<std::time::Duration>,
+    /// Time only the m buckets that reach this m or above (a prefill's tuning, say): a bucket
+    /// wholly below it keeps the route it has (an earlier tuning's, written again) untimed,
+    /// unless its earlier routes differ within it, when it is timed as usual.
+    pub from_m: Option<u64>,
 }
 
 impl Options {
@@ -55,6 +59,7 @@ impl Options {
             rewritten: None,
             progress: false,
             time_limit: None,
+            from_m: None,
         }
     }
 }
@@ -153,6 +158,8 @@ pub struct Tuning {
     pub routes: Vec<TunedRoute>,
     /// The (op, n, k) not started because the time limit had passed.
     pub unreached: Vec<(Op, u64, u64)>,
+    /// The `from_m` of the run: the buckets below it were not timed.
+    pub from_m: Option<u64>,
 }
 
 impl Tuning {
@@ -282,6 +289,17 @@ pub fn tune(
             let mut planned: Vec<TunedRoute> = Vec::new();
             for bucket in opts.buckets.iter() {
                 let ms = bucket.measured_at(&shapes.m);
+                let below = opts
+                    .from_m
+                    .is_some_and(|from| bucket.max.is_some_and(|max| max < from));
+                if below {
+                    if let Some(kept) = kept_untimed(&view, (op, dtype), shape, *bucket, &ms) {
+                        if let Some(r) = kept {
+                            merge_into(&mut planned, r);
+                        }
+                        continue;
+                    }
+                }
                 let Some((region, route)) =
                     tune_region(&view, &mut clock, (op, dtype), shape, *bucket, &ms, opts)?
                 else {
@@ -306,7 +324,48 @@ pub fn tune(
         measurements: clock.log,
         routes,
         unreached,
+        from_m: opts.from_m,
     })
+}
+
+/// A bucket below `--from-m`, untimed: `Some(route)` to write when its routing (one kernel
+/// over the bucket) is not what it is without the rewritten file (an earlier tuning's choice,
+/// kept), `Some(None)` when nothing need be written, `None` when the bucket cannot be kept as
+/// one route (no route serves it, or its earlier routes differ within it): then it is timed.
+fn kept_untimed(
+    view: &TierView<'_>,
+    (op, dtype): (Op, DtypeTriple),
+    shape: &NkShape,
+    bucket: Bucket,
+    ms: &[u64],
+) -> Option<Option<TunedRoute>> {
+    let (n, k) = (shape.n, shape.k);
+    let currents = ms
+        .iter()
+        .map(|&m| view.current(op, dtype, m, n, k))
+        .collect::<Option<Vec<_>>>()?;
+    let first = currents.first()?;
+    let contract = view.contract_of(&first.kernel_ref())?.to_string();
+    let pick = Pick::of(first);
+    if currents.iter().any(|r| Pick::of(r) != pick) {
+        return None;
+    }
+    let differs = ms
+        .iter()
+        .any(|&m| view.base(op, dtype, m, n, k).map(Pick::of).as_ref() != Some(&pick));
+    Some(differs.then(|| TunedRoute {
+        op,
+        n,
+        k,
+        m: bucket,
+        dtypes: view.dtypes(&pick, op, (ms[0], n, k), &contract),
+        notes: vec![format!(
+            "m {}: {}, kept from the earlier tuning (not timed: below --from-m)",
+            bucket.label(),
+            pick.kernel
+        )],
+        pick,
+    }))
 }
 
 /// Appends `r`, or widens the last route when it is the same kernel on the adjacent bucket.

@@ -540,3 +540,71 @@ fn recorded_times_choose_again_without_a_gpu() {
         "y.json records no times (its `measurements` list is empty)"
     );
 }
+
+#[test]
+fn a_run_from_m_times_only_the_buckets_reaching_it_and_keeps_the_earlier_routes_below() {
+    // An earlier tuning chose below m = 1025: 4096 x 4096 at m 33-64, 14336 x 4096 at 65-256.
+    let mut timer = faster_mid().rule("tcwide.wide", (14336, 4096), (65, 256), 0.5);
+    let first = run(&shipped(), &mut timer, &Options::new("sm90a"));
+    let earlier = routes_file(&first, &provenance()).unwrap();
+    let dir = specs_with(&earlier);
+    let specs = load(dir.path());
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    opts.from_m = Some(1025);
+    // Now a kernel beats the routing at every m: only what reaches m = 1025 may be chosen.
+    let routed_big = kernel_at(&specs, 4096, 4096, 4096);
+    let other = if routed_big == "tcwide.mid2" {
+        "tcwide.wide"
+    } else {
+        "tcwide.mid2"
+    };
+    let mut timer = FakeTimer::default().rule(other, (4096, 4096), (1, 1 << 40), 0.1);
+    let t = run(&specs, &mut timer, &opts);
+    assert!(!timer.calls.is_empty());
+    assert!(
+        timer.calls.iter().all(|c| c.1 >= 1025),
+        "timed below m = 1025: {:?}",
+        timer.calls.iter().map(|c| c.1).collect::<Vec<_>>()
+    );
+    assert!(t
+        .regions
+        .iter()
+        .all(|r| r.m.max.is_none_or(|max| max >= 1025)));
+    let text = routes_file(&t, &provenance()).unwrap();
+    assert!(
+        text.replace("\n# ", " ")
+            .contains("Only the m ranges that reach m = 1025 were timed"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "m 33-64: tcwide.mid, kept from the earlier tuning (not timed: below --from-m)"
+        ),
+        "{text}"
+    );
+    let dir = specs_with(&text);
+    let specs = load(dir.path());
+    assert_eq!(
+        kernel_at(&specs, 64, 4096, 4096),
+        "tcwide.mid",
+        "kept below"
+    );
+    assert_eq!(
+        kernel_at(&specs, 128, 14336, 4096),
+        "tcwide.wide",
+        "kept below"
+    );
+    assert_eq!(kernel_at(&specs, 4096, 4096, 4096), other, "chosen above");
+    assert_eq!(kernel_at(&specs, 2048, 4096, 4096), other, "chosen above");
+    let doc = gemm_aot_tune::report::report(&t, &provenance(), None);
+    assert_eq!(doc["from_m"], 1025);
+    // Without from_m the same timer reaches every bucket.
+    let mut all = Options::new("sm90a");
+    all.rewritten = Some("sm90a.tuned.toml".into());
+    let dir = specs_with(&earlier);
+    let specs = load(dir.path());
+    let mut timer = FakeTimer::default().rule(other, (4096, 4096), (1, 1 << 40), 0.1);
+    run(&specs, &mut timer, &all);
+    assert!(timer.calls.iter().any(|c| c.1 < 1025));
+}

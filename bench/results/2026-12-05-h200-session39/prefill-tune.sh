@@ -13,7 +13,7 @@ for op in nt tn; do
   echo "bench_${op}_after rc=$?"; tail -2 $OUT/bench_${op}_after.log
 done
 t0=$(date +%s)
-timeout 170 $B/gemm-aot-tune --tier sm90a --shapes bench/shapes/prefill-nt.toml --op nt --reps 8 --time-limit 100 \
+timeout 170 $B/gemm-aot-tune --tier sm90a --shapes bench/shapes/prefill-nt.toml --op nt --from-m 2049 --reps 8 --time-limit 100 \
   --out specs/sm90a.tuned.toml --json $OUT/tune_prefill_nt.json > $OUT/tune_prefill_nt.log 2>&1
 rc=$?
 cp specs/sm90a.tuned.toml $OUT/
