@@ -32,8 +32,10 @@ would allocate, else by copy of the functional result, and the in-place ``addmm_
 Not covered: reductions over other dimensions than the last (they raise); ``addbmm`` (it
 raises: its sum over the batch is a reduction no contract states); the backward of softmax
 (``_softmax_backward_data``) and other reductions (``sum``, ``var``, norms); fused attention
-kernels (SDPA, flash attention: use eager attention, whose matmuls and softmax are covered);
-the ``out=`` and in-place overloads under the Python overrides.
+kernels (SDPA, flash attention: use eager attention, whose matmuls and softmax are covered).
+The Python overrides (no C++ compiler) take the ``out=`` and in-place overloads too, by copy
+of the functional result, unless ``allow_fallback`` is on: then those stay torch's (cuBLAS,
+uncounted), since a fallback reaches torch's kernels through them.
 """
 
 import contextlib
@@ -52,6 +54,7 @@ _path = None  # "native" or "python" while the mode is on
 _warned = False
 _allow_fallback = False
 _fallbacks = 0
+_python_fallback = False  # the allow_fallback the Python overrides were registered for
 
 
 def _torch_out(op, overload="out"):
@@ -368,6 +371,97 @@ _OVERRIDES = {
 }
 
 
+def _into(out, result, name):
+    """``result`` into ``out`` as torch's ``out=`` kernels write: ``out``'s dtype must be the
+    result's (checked before ``out`` is touched), and an ``out`` of other sizes is resized, with
+    torch's warning when it held elements."""
+    if out.dtype != result.dtype:
+        raise RuntimeError(f"{name}: expected out tensor to have dtype {result.dtype}, "
+                           f"but got {out.dtype} instead")
+    if out.shape != result.shape:
+        if out.numel() != 0:
+            warnings.warn(f"{name}: an output with one or more elements was resized since it had "
+                          f"shape {list(out.shape)}, which does not match the required output "
+                          f"shape {list(result.shape)}")
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
+def _out_override(name, functional):
+    """The Python overrides' kernel of an ``out=`` overload: the functional override's result
+    copied into ``out`` (the native dispatch plans into ``out`` directly where it can)."""
+    def impl(*args, out, **kwargs):
+        return _into(out, functional(*args, **kwargs), name)
+    return impl
+
+
+def _inplace_override(name, functional):
+    """The Python overrides' kernel of an in-place overload (``addmm_``, ...): the functional
+    result copied into ``self``, which is never resized."""
+    def impl(self, *args, **kwargs):
+        result = functional(self, *args, **kwargs)
+        if result.shape != self.shape:
+            raise RuntimeError(f"{name}: the result is {tuple(result.shape)} where self is "
+                               f"{tuple(self.shape)}; an in-place op does not resize self")
+        self.copy_(result)
+        return self
+    return impl
+
+
+def _functional_of(packet, overload):
+    """The key in ``_OVERRIDES`` of the functional form of aten ``packet.overload`` (an out= or
+    in-place overload), or None: ``mm.out`` -> ``mm``, ``mean.out`` -> ``mean.dim``,
+    ``mm.dtype_out`` -> ``mm.dtype``, ``addmm_`` -> ``addmm``."""
+    if packet.endswith("_") and overload == "default":
+        return packet[:-1] if packet[:-1] in _OVERRIDES else None
+    if overload == "dtype_out":
+        return packet + ".dtype" if packet + ".dtype" in _OVERRIDES else None
+    if overload == "out":
+        if packet in _OVERRIDES:
+            return packet
+        named = [op for op in _OVERRIDES if op.startswith(packet + ".") and not op.endswith(".dtype")]
+        return named[0] if len(named) == 1 else None
+    return None
+
+
+def _out_and_inplace_overrides(key="CUDA"):
+    """The Python overrides of every ``out=`` and in-place overload of the ops the mode serves
+    that torch dispatches by backend (a kernel of its own at ``key``), as the native dispatch
+    registers them: {"mm.out": impl, "addmm_": impl, ...}."""
+    found = {}
+    for base in sorted({op.split(".")[0] for op in _OVERRIDES}):
+        for packet in (base, base + "_"):
+            if not hasattr(torch.ops.aten, packet):
+                continue
+            for overload in getattr(torch.ops.aten, packet).overloads():
+                functional = _functional_of(packet, overload)
+                if functional is None:
+                    continue
+                op = getattr(getattr(torch.ops.aten, packet), overload)
+                if not torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), key):
+                    continue
+                name = packet if overload == "default" else f"{packet}.{overload}"
+                make = _inplace_override if packet.endswith("_") else _out_override
+                found[name] = make(name, _OVERRIDES[functional])
+    return found
+
+
+def _python_library(key="CUDA", allow_fallback=False):
+    """A ``torch.library.Library`` with the Python overrides at ``key``. Without
+    ``allow_fallback`` they also take the ``out=`` and in-place overloads; with it those stay
+    torch's, since an allowed fallback reaches torch's kernels through the ``out=`` overloads,
+    which Python cannot call past an override of its own (the native dispatch can)."""
+    library = torch.library.Library("aten", "IMPL")
+    overrides = dict(_OVERRIDES)
+    if not allow_fallback:
+        overrides.update(_out_and_inplace_overrides(key))
+    for op, fn in overrides.items():
+        if _dispatch.has_aten_op(torch, op):
+            library.impl(op, fn, key)
+    return library
+
+
 def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=None):
     """Turns the mode on (registering its kernels at torch's CUDA dispatch key) or off
     (removing them). ``allow_fallback`` lets unserved calls run on cuBLAS with a warning.
@@ -377,7 +471,7 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
     this torch; raises ``RuntimeError`` if it cannot); ``"python"``, the Python overrides; or
     None, native where it can be built, else the Python overrides with a warning saying why.
     Both make the same calls, with the same bits; ``dispatch_path()`` says which runs."""
-    global _library, _allow_fallback, _path, _warned
+    global _library, _allow_fallback, _path, _warned, _python_fallback
     if dispatch not in (None, "native", "python"):
         raise ValueError(f"dispatch {dispatch!r} is none of None, \"native\", \"python\"")
     with _state:
@@ -386,7 +480,8 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
             _remove(_path)
             _path = None
             return
-        if _path is not None and (dispatch is None or dispatch == _path):
+        same_python = _path != "python" or _python_fallback == _allow_fallback
+        if _path is not None and (dispatch is None or dispatch == _path) and same_python:
             return
         # The new path is registered before the old one goes (the newest registration wins),
         # so torch's own kernels never run in between, and a failure leaves the old one on.
@@ -399,17 +494,20 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
             elif not _warned and not _dispatch.status().startswith("turned off"):
                 _warned = True
                 warnings.warn(f"gemm_aot: the mode runs its Python overrides, about 8 us slower "
-                              f"a call, and leaves the out= and in-place overloads (mm.out, "
-                              f"addmm_, ...) to torch: {_dispatch.status()}")
+                              f"a call; with allow_fallback they leave the out= and in-place "
+                              f"overloads (mm.out, addmm_, ...) to torch: {_dispatch.status()}")
         if new is None:
-            library = torch.library.Library("aten", "IMPL")
-            for op, fn in _OVERRIDES.items():
-                if _dispatch.has_aten_op(torch, op):
-                    library.impl(op, fn, "CUDA")
+            if _path == "python":
+                # torch takes one Python registration of an op at a key: the one registered
+                # for the other allow_fallback goes first (the mode is off if this fails).
+                _remove(_path)
+                _path = None
+            library = _python_library("CUDA", _allow_fallback)
             new = "python"
-        _remove(_path)  # the other path's, if one was on
+        _remove(_path)  # the other path's, or the Python one registered for another fallback
         if new == "python":
             _library = library
+            _python_fallback = _allow_fallback
         _path = new
 
 

@@ -377,6 +377,38 @@ class Mode(unittest.TestCase):
             gemm_aot.mm(m1, m2, out=acc)
             self.assertTrue(same_bits(scaled, (acc * 0.5 + mb.float() * 2).bfloat16()), f"{path}: addmm, alpha 0.5")
 
+    def test_python_overrides_take_out_and_inplace_without_fallback(self):
+        """The Python overrides (the path without a C++ compiler) take the out= and in-place
+        overloads too while fallback is not allowed: the functional calls' bits, and what the
+        mode does not serve raises naming the op, out untouched. With fallback allowed those
+        overloads stay torch's."""
+        x, w, bias = rand(33, 1024, seed=90), rand(1024, 768, seed=91), rand(768, seed=92)
+        h = rand(5, 700, dtype=torch.float32, seed=93)
+        want = gemm_aot.mm(x, w)
+        with self.mode.batch_invariant(dispatch="python"):
+            got = {
+                "mm": torch.mm(x, w, out=torch.empty_like(want)),
+                "mm into an empty out": torch.mm(x, w, out=torch.empty(0, device="cuda", dtype=torch.bfloat16)),
+                "addmm (linear's)": torch.addmm(bias, x, w, out=torch.empty_like(want)),
+                "softmax": torch.ops.aten._softmax.out(h, -1, False, out=torch.empty_like(h)),
+                "addmm_ (in place)": want.clone().addmm_(x, w, beta=0.5),
+                "addmm, 2-D input": torch.addmm(want, x, w, beta=0.5),
+            }
+            a = torch.randn(8, 8, device="cuda", dtype=torch.float64)
+            out = torch.full_like(a, 7.0)
+            with self.assertRaises(gemm_aot.UnsupportedError) as caught:
+                torch.mm(a, a, out=out)
+            self.assertIn("aten::mm", str(caught.exception))
+            self.assertTrue(bool((out == 7.0).all()))
+        for name in ("mm", "mm into an empty out"):
+            self.assertTrue(same_bits(got[name], want), name)
+        self.assertTrue(same_bits(got["addmm (linear's)"], gemm_aot.linear(x, w.t(), bias)))
+        self.assertTrue(same_bits(got["softmax"], gemm_aot.softmax(h)))
+        self.assertTrue(same_bits(got["addmm_ (in place)"], got["addmm, 2-D input"]))
+        with self.mode.batch_invariant(allow_fallback=True, dispatch="python"):
+            torch.mm(a, a, out=out)  # torch's own kernel: not the mode's, no fallback counted
+        self.assertTrue(torch.allclose(out, a @ a))
+
     def test_out_and_out_dtype_overloads_run_the_kernels(self):
         """Through the native dispatch the out= overloads (torch.mm(a, b, out=c), what
         inductor's generated code calls), the out_dtype ones and the in-place ones give the
