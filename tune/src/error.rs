@@ -18,6 +18,16 @@ pub enum TuneError {
     Threshold(f64),
     #[error("no op to tune: name at least one (--op nn)")]
     NoOps,
+    #[error("--from-m keeps whole m ranges untimed, but the routes of {op} n = {n}, k = {k} change kernel inside m {bucket} ({first}, then {other} at m = {m}): pass --buckets with that edge, or tune without --from-m")]
+    FromMSplitBucket {
+        op: Op,
+        n: u64,
+        k: u64,
+        bucket: String,
+        m: u64,
+        first: String,
+        other: String,
+    },
     #[error("timing {kernel} at {op} {dtype}, m = {m}, n = {n}, k = {k} failed: {source}")]
     Timer {
         kernel: String,

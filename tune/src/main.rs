@@ -207,8 +207,31 @@ fn run(cli: Cli) -> Result<(), String> {
             out.display()
         );
     }
-    let opts = options(&cli, rewritten.clone())?;
+    let mut opts = options(&cli, rewritten.clone())?;
+    if opts.from_m.is_some() && rewritten.is_none() {
+        return Err(format!(
+            "--from-m keeps the routes below it from the routes file being rewritten, but tier {} does not include {} (routes_files): the routes below it would be lost",
+            cli.tier,
+            out.display()
+        ));
+    }
     let mut clock = Clock::open(&cli, &specs)?;
+    if let Clock::Recorded(r) = &clock {
+        match (opts.from_m, r.from_m()) {
+            (None, Some(m)) => {
+                eprintln!(
+                    "note: the recorded run timed only from m = {m} (--from-m): so does this one"
+                );
+                opts.from_m = Some(m);
+            }
+            (Some(a), Some(b)) if a < b => {
+                return Err(format!(
+                "--from-m {a}: the recorded run timed only from m = {b}; give --from-m {b} or more"
+            ))
+            }
+            _ => {}
+        }
+    }
     let device = clock.device_name();
     eprintln!(
         "tuning tier {} on {device}: {} (n, k) x {} m ranges of {}",

@@ -24,6 +24,9 @@ struct Report {
     tool: String,
     provenance: RecordedProvenance,
     measurements: Vec<RecordedTime>,
+    /// The run's --from-m (reports before it have none).
+    #[serde(default)]
+    from_m: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -55,6 +58,7 @@ pub struct RecordedTimer {
     date: String,
     device: String,
     method: String,
+    from_m: Option<u64>,
 }
 
 impl RecordedTimer {
@@ -88,12 +92,18 @@ impl RecordedTimer {
             })
             .collect();
         Ok(RecordedTimer {
+            from_m: report.from_m,
             times,
             source_name: source_name.to_string(),
             date: report.provenance.date,
             device: report.provenance.device,
             method: report.provenance.method,
         })
+    }
+
+    /// The recorded run's `--from-m`: the buckets below it were not timed there.
+    pub fn from_m(&self) -> Option<u64> {
+        self.from_m
     }
 
     /// How many times the run recorded.

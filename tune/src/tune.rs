@@ -163,10 +163,12 @@ pub struct Tuning {
 }
 
 impl Tuning {
-    /// Whether this run decided the routes of `op` at (n, k): an op it tuned, at a shape it
-    /// reached. Sections of an earlier file for anything else are kept.
+    /// Whether this run decided the routes of `op` at (n, k): an op it tuned, at a shape of
+    /// its list that it reached. Sections of an earlier file for anything else are kept.
     pub fn retuned(&self, op: Op, n: u64, k: u64) -> bool {
-        self.measured.iter().any(|(o, _)| *o == op) && !self.unreached.contains(&(op, n, k))
+        self.measured.iter().any(|(o, _)| *o == op)
+            && self.shapes.iter().any(|s| (s.n, s.k) == (n, k))
+            && !self.unreached.contains(&(op, n, k))
     }
 }
 
@@ -293,12 +295,10 @@ pub fn tune(
                     .from_m
                     .is_some_and(|from| bucket.max.is_some_and(|max| max < from));
                 if below {
-                    if let Some(kept) = kept_untimed(&view, (op, dtype), shape, *bucket, &ms) {
-                        if let Some(r) = kept {
-                            merge_into(&mut planned, r);
-                        }
-                        continue;
+                    if let Some(r) = kept_untimed(&view, (op, dtype), shape, *bucket, &ms)? {
+                        merge_into(&mut planned, r);
                     }
+                    continue;
                 }
                 let Some((region, route)) =
                     tune_region(&view, &mut clock, (op, dtype), shape, *bucket, &ms, opts)?
@@ -328,37 +328,74 @@ pub fn tune(
     })
 }
 
-/// A bucket below `--from-m`, untimed: `Some(route)` to write when its routing (one kernel
-/// over the bucket) is not what it is without the rewritten file (an earlier tuning's choice,
-/// kept), `Some(None)` when nothing need be written, `None` when the bucket cannot be kept as
-/// one route (no route serves it, or its earlier routes differ within it): then it is timed.
+/// The first m of `bucket` whose routing is not `pick` (and what it is there: `None`, no
+/// route), or `None` when every m of it runs `pick`. An open last bucket is looked at up to
+/// four times its start or its largest measured m, whichever is more.
+fn first_change(
+    view: &TierView<'_>,
+    (op, dtype): (Op, DtypeTriple),
+    (n, k): (u64, u64),
+    bucket: Bucket,
+    ms: &[u64],
+    pick: &Pick,
+) -> Option<(u64, Option<Pick>)> {
+    let lo = bucket.min.max(1);
+    let hi = bucket
+        .max
+        .unwrap_or_else(|| (4 * lo).max(ms.last().copied().unwrap_or(lo)));
+    (lo..=hi).find_map(|m| {
+        let here = view.current(op, dtype, m, n, k).map(Pick::of);
+        (here.as_ref() != Some(pick)).then_some((m, here))
+    })
+}
+
+/// A bucket below `--from-m`, untimed: the route to write when its routing (one kernel over
+/// every m of the bucket) is not what it is without the rewritten file (an earlier tuning's
+/// choice, kept), `None` when nothing need be written (or no route serves it). An earlier
+/// routing that changes kernel inside the bucket (a file tuned over other buckets) cannot be
+/// kept as one route of this run's buckets: an error, rather than a choice lost.
 fn kept_untimed(
     view: &TierView<'_>,
     (op, dtype): (Op, DtypeTriple),
     shape: &NkShape,
     bucket: Bucket,
     ms: &[u64],
-) -> Option<Option<TunedRoute>> {
+) -> Result<Option<TunedRoute>, TuneError> {
     let (n, k) = (shape.n, shape.k);
-    let currents = ms
-        .iter()
-        .map(|&m| view.current(op, dtype, m, n, k))
-        .collect::<Option<Vec<_>>>()?;
-    let first = currents.first()?;
-    let contract = view.contract_of(&first.kernel_ref())?.to_string();
+    let (lo, Some(max)) = (bucket.min.max(1), bucket.max) else {
+        return Ok(None);
+    };
+    let Some(first) = view.current(op, dtype, lo, n, k) else {
+        return Ok(None);
+    };
+    let Some(contract) = view.contract_of(&first.kernel_ref()).map(str::to_string) else {
+        return Ok(None);
+    };
     let pick = Pick::of(first);
-    if currents.iter().any(|r| Pick::of(r) != pick) {
-        return None;
+    if let Some((m, other)) = first_change(view, (op, dtype), (n, k), bucket, ms, &pick) {
+        return Err(TuneError::FromMSplitBucket {
+            op,
+            n,
+            k,
+            bucket: bucket.label(),
+            m,
+            first: pick.kernel.clone(),
+            other: other.map_or_else(|| "no route".to_string(), |p| p.kernel),
+        });
     }
-    let differs = ms
-        .iter()
-        .any(|&m| view.base(op, dtype, m, n, k).map(Pick::of).as_ref() != Some(&pick));
-    Some(differs.then(|| TunedRoute {
+    let differs =
+        (lo..=max).any(|m| view.base(op, dtype, m, n, k).map(Pick::of).as_ref() != Some(&pick));
+    Ok(differs.then(|| TunedRoute {
         op,
         n,
         k,
         m: bucket,
-        dtypes: view.dtypes(&pick, op, (ms[0], n, k), &contract),
+        dtypes: view.dtypes(
+            &pick,
+            op,
+            (ms.first().copied().unwrap_or(lo), n, k),
+            &contract,
+        ),
         notes: vec![format!(
             "m {}: {}, kept from the earlier tuning (not timed: below --from-m)",
             bucket.label(),
@@ -457,9 +494,12 @@ fn tune_region(
         return Ok(None);
     };
     let routed: Vec<Pick> = currents.iter().map(|r| Pick::of(r)).collect();
+    // One kernel over the whole bucket, not only at the measured m: an earlier file tuned
+    // over other buckets may change kernel between them.
     let constant = routed
         .first()
         .filter(|r0| routed.iter().all(|p| p == *r0))
+        .filter(|r0| first_change(view, (op, dtype), (n, k), bucket, ms, r0).is_none())
         .cloned();
     // The routed kernels, each at its own m.
     let mut current_total = Ok((0.0, Vec::new()));
@@ -548,6 +588,23 @@ fn tune_region(
                 )
             }
         }
+    };
+    // A routing that changes kernel inside the bucket (an earlier file tuned over other
+    // buckets) cannot be written back as one route: the fastest single kernel replaces it,
+    // rather than the region falling back to the routing without the file unsaid.
+    let (chosen, gain, decision) = match (&chosen, &constant, best) {
+        (None, None, Some(b)) => (
+            Some(b.pick.clone()),
+            Some(match (current.ms, b.ms) {
+                (Some(cur), Some(t)) if cur > 0.0 => 1.0 - t / cur,
+                _ => 0.0,
+            }),
+            format!(
+                "chosen: the routing changes kernel inside the bucket, which one route cannot keep; {} is the fastest single kernel ({})",
+                b.pick.kernel, decision
+            ),
+        ),
+        _ => (chosen, gain, decision),
     };
     // The kernel the region ends with, and whether that is not what it has without the file.
     let end = chosen.clone().or(constant);

@@ -51,6 +51,24 @@ fn errors_name_what_to_fix() {
         err.contains("--time-limit -5: give a number of seconds, 0 or more"),
         "{err}"
     );
+    // --from-m keeps the routes below it from the file being rewritten: one the tier does
+    // not include would lose them (refused before any device is opened).
+    let other = dir.path().join("other.tuned.toml");
+    let (ok, err) = tune(&[
+        "--tier",
+        "sm90a",
+        "--shapes",
+        shapes,
+        "--from-m",
+        "2049",
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("--from-m keeps the routes below it") && err.contains("does not include"),
+        "{err}"
+    );
     let (ok, err) = tune(&["--tier", "sm90a", "--shapes", shapes, "--op", "xx"]);
     assert!(!ok);
     assert!(err.starts_with("gemm-aot tune: error: "), "{err}");

@@ -608,3 +608,104 @@ fn a_run_from_m_times_only_the_buckets_reaching_it_and_keeps_the_earlier_routes_
     run(&specs, &mut timer, &all);
     assert!(timer.calls.iter().any(|c| c.1 < 1025));
 }
+
+/// An earlier tuning over buckets with an edge at 48: tcwide.mid at 4096 x 4096 for m 33-48.
+fn earlier_with_an_edge_at_48() -> String {
+    let mut fine = Options::new("sm90a");
+    fine.buckets =
+        gemm_aot_tune::Buckets::from_edges(&[16, 32, 48, 64, 128, 256, 512, 1024, 2048]).unwrap();
+    let mut timer = FakeTimer::default().rule("tcwide.mid", (4096, 4096), (33, 48), 0.5);
+    let first = run(&shipped(), &mut timer, &fine);
+    routes_file(&first, &provenance()).unwrap()
+}
+
+#[test]
+fn from_m_refuses_a_bucket_whose_earlier_routes_change_inside_it() {
+    let dir = specs_with(&earlier_with_an_edge_at_48());
+    let specs = load(dir.path());
+    assert_eq!(kernel_at(&specs, 40, 4096, 4096), "tcwide.mid");
+    assert_ne!(kernel_at(&specs, 64, 4096, 4096), "tcwide.mid");
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    opts.from_m = Some(1025);
+    let e = tune(&specs, &shapes(), &opts, &mut FakeTimer::default()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            TuneError::FromMSplitBucket {
+                n: 4096,
+                k: 4096,
+                m: 49,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("inside m 33-64"), "{e}");
+}
+
+#[test]
+fn a_bucket_whose_routing_changes_inside_it_is_written_as_one_kernel_and_said() {
+    let dir = specs_with(&earlier_with_an_edge_at_48());
+    let specs = load(dir.path());
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    let t = run(&specs, &mut FakeTimer::default(), &opts);
+    let region = t
+        .regions
+        .iter()
+        .find(|r| (r.n, r.k, r.m.min) == (4096, 4096, 33))
+        .unwrap();
+    assert!(
+        region
+            .decision
+            .starts_with("chosen: the routing changes kernel inside the bucket"),
+        "{}",
+        region.decision
+    );
+    let dir = specs_with(&routes_file(&t, &provenance()).unwrap());
+    let specs = load(dir.path());
+    assert_eq!(
+        kernel_at(&specs, 40, 4096, 4096),
+        kernel_at(&specs, 64, 4096, 4096)
+    );
+}
+
+#[test]
+fn a_run_over_a_shorter_list_keeps_the_earlier_sections_of_the_other_shapes() {
+    // Earlier: 4096 x 4096 at m 33-64 and 14336 x 4096 at m 65-256.
+    let mut timer = faster_mid().rule("tcwide.wide", (14336, 4096), (65, 256), 0.5);
+    let first = run(&shipped(), &mut timer, &Options::new("sm90a"));
+    let earlier = routes_file(&first, &provenance()).unwrap();
+    let dir = specs_with(&earlier);
+    let specs = load(dir.path());
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    opts.from_m = Some(1025);
+    let one = ShapeList::parse(
+        "one.toml",
+        "m = [1, 64, 4096]\n[[model]]\nname = \"P\"\nconfig = \"x\"\nlayers = [ { layer = \"o\", n = 4096, k = 4096 } ]\n",
+    )
+    .unwrap();
+    let routed_big = kernel_at(&specs, 4096, 4096, 4096);
+    let other = if routed_big == "tcwide.mid2" {
+        "tcwide.wide"
+    } else {
+        "tcwide.mid2"
+    };
+    let mut timer = FakeTimer::default().rule(other, (4096, 4096), (1, 1 << 40), 0.1);
+    let t = tune(&specs, &one, &opts, &mut timer).unwrap();
+    assert!(t.changed());
+    assert!(t.retuned(Op::Nn, 4096, 4096) && !t.retuned(Op::Nn, 14336, 4096));
+    // What the command writes: the new text, then the earlier sections not retuned.
+    let mut text = routes_file(&t, &provenance()).unwrap();
+    text.push_str(&gemm_aot_tune::routes_text::kept_sections(
+        &earlier,
+        |op, n, k| t.retuned(op, n, k),
+    ));
+    let dir = specs_with(&text);
+    let specs = load(dir.path());
+    assert_eq!(kernel_at(&specs, 128, 14336, 4096), "tcwide.wide", "{text}");
+    assert_eq!(kernel_at(&specs, 64, 4096, 4096), "tcwide.mid", "{text}");
+    assert_eq!(kernel_at(&specs, 4096, 4096, 4096), other, "{text}");
+}
