@@ -54,7 +54,7 @@ _path = None  # "native" or "python" while the mode is on
 _warned = False
 _allow_fallback = False
 _fallbacks = 0
-_python_fallback = False  # the allow_fallback the Python overrides were registered for
+_out_library = None  # the Python overrides of the out= and in-place overloads, when registered
 
 
 def _torch_out(op, overload="out"):
@@ -71,7 +71,9 @@ def _fallback(op, error, run):
     """Runs ``run`` (cuBLAS, through torch's own ``out=`` kernel: ``_torch_out``) when
     fallback is allowed; otherwise raises ``error`` naming the op."""
     global _fallbacks
-    if not _allow_fallback:
+    # Under the Python overrides of the out= overloads a fallback would come back into them
+    # (it runs torch's out= kernels, which they replace): refused while they are registered.
+    if not _allow_fallback or _out_library is not None:
         raise UnsupportedError(
             getattr(error, "kind", "unsupported"),
             f"aten::{op} under gemm_aot's batch-invariant mode: {error}",
@@ -375,6 +377,8 @@ def _into(out, result, name):
     """``result`` into ``out`` as torch's ``out=`` kernels write: ``out``'s dtype must be the
     result's (checked before ``out`` is touched), and an ``out`` of other sizes is resized, with
     torch's warning when it held elements."""
+    if out.device != result.device:
+        raise RuntimeError(f"{name}: out is on {out.device} where the result is on {result.device}")
     if out.dtype != result.dtype:
         raise RuntimeError(f"{name}: expected out tensor to have dtype {result.dtype}, "
                            f"but got {out.dtype} instead")
@@ -392,6 +396,13 @@ def _out_override(name, functional):
     """The Python overrides' kernel of an ``out=`` overload: the functional override's result
     copied into ``out`` (the native dispatch plans into ``out`` directly where it can)."""
     def impl(*args, out, **kwargs):
+        # torch's devices rule first: nothing runs for an out on another device.
+        inputs = [t for t in args if isinstance(t, torch.Tensor)]
+        if inputs and out.device != inputs[0].device:
+            raise RuntimeError(f"{name}: out is on {out.device} where the inputs are on "
+                               f"{inputs[0].device}")
+        if name == "mean.out" and kwargs.get("dtype") is None:
+            kwargs["dtype"] = out.dtype  # torch's mean.out computes in out's dtype
         return _into(out, functional(*args, **kwargs), name)
     return impl
 
@@ -444,22 +455,38 @@ def _out_and_inplace_overrides(key="CUDA"):
                 name = packet if overload == "default" else f"{packet}.{overload}"
                 make = _inplace_override if packet.endswith("_") else _out_override
                 found[name] = make(name, _OVERRIDES[functional])
+    # torch's mv.out has no kernel of its own (it is addmv.out with beta 0): taken as mv's,
+    # as the native dispatch does, so it gives torch.mv's bits under the mode.
+    if _dispatch.has_aten_op(torch, "mv.out"):
+        found["mv.out"] = _out_override("mv.out", _OVERRIDES["mv"])
     return found
 
 
-def _python_library(key="CUDA", allow_fallback=False):
-    """A ``torch.library.Library`` with the Python overrides at ``key``. Without
-    ``allow_fallback`` they also take the ``out=`` and in-place overloads; with it those stay
-    torch's, since an allowed fallback reaches torch's kernels through the ``out=`` overloads,
-    which Python cannot call past an override of its own (the native dispatch can)."""
+def _library_of(overrides, key):
+    """A ``torch.library.Library`` with ``overrides`` at ``key``; nothing stays registered if
+    one of them cannot be."""
     library = torch.library.Library("aten", "IMPL")
-    overrides = dict(_OVERRIDES)
-    if not allow_fallback:
-        overrides.update(_out_and_inplace_overrides(key))
-    for op, fn in overrides.items():
-        if _dispatch.has_aten_op(torch, op):
-            library.impl(op, fn, key)
+    try:
+        for op, fn in overrides.items():
+            if _dispatch.has_aten_op(torch, op):
+                library.impl(op, fn, key)
+    except BaseException:
+        library._destroy()
+        raise
     return library
+
+
+def _python_library(key="CUDA"):
+    """The Python overrides of the functional ops at ``key``."""
+    return _library_of(_OVERRIDES, key)
+
+
+def _python_out_library(key="CUDA"):
+    """The Python overrides of the ``out=`` and in-place overloads at ``key``: registered only
+    while fallback is not allowed, since an allowed fallback reaches torch's kernels through
+    those overloads, which Python cannot call past an override of its own (the native
+    dispatch can)."""
+    return _library_of(_out_and_inplace_overrides(key), key)
 
 
 def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=None):
@@ -471,17 +498,18 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
     this torch; raises ``RuntimeError`` if it cannot); ``"python"``, the Python overrides; or
     None, native where it can be built, else the Python overrides with a warning saying why.
     Both make the same calls, with the same bits; ``dispatch_path()`` says which runs."""
-    global _library, _allow_fallback, _path, _warned, _python_fallback
+    global _library, _out_library, _allow_fallback, _path, _warned
     if dispatch not in (None, "native", "python"):
         raise ValueError(f"dispatch {dispatch!r} is none of None, \"native\", \"python\"")
+    allow = bool(allow_fallback)
     with _state:
-        _allow_fallback = bool(allow_fallback)
         if not enabled:
             _remove(_path)
             _path = None
+            _allow_fallback = allow
             return
-        same_python = _path != "python" or _python_fallback == _allow_fallback
-        if _path is not None and (dispatch is None or dispatch == _path) and same_python:
+        if _path is not None and (dispatch is None or dispatch == _path):
+            _set_fallback(allow)
             return
         # The new path is registered before the old one goes (the newest registration wins),
         # so torch's own kernels never run in between, and a failure leaves the old one on.
@@ -496,29 +524,44 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
                 warnings.warn(f"gemm_aot: the mode runs its Python overrides, about 8 us slower "
                               f"a call; with allow_fallback they leave the out= and in-place "
                               f"overloads (mm.out, addmm_, ...) to torch: {_dispatch.status()}")
+        library = None
         if new is None:
-            if _path == "python":
-                # torch takes one Python registration of an op at a key: the one registered
-                # for the other allow_fallback goes first (the mode is off if this fails).
-                _remove(_path)
-                _path = None
-            library = _python_library("CUDA", _allow_fallback)
+            library = _python_library("CUDA")
             new = "python"
-        _remove(_path)  # the other path's, or the Python one registered for another fallback
-        if new == "python":
-            _library = library
-            _python_fallback = _allow_fallback
+        _remove(_path)  # the other path's registrations
         _path = new
+        _library = library
+        _set_fallback(allow)
+
+
+def _set_fallback(allow):
+    """Sets ``allow_fallback`` for the path on, with ``_state`` held. On the Python path the
+    out= and in-place overrides are registered exactly while fallback is not allowed: they
+    go before fallback is allowed, and come after it is refused."""
+    global _allow_fallback, _out_library
+    if _path != "python":
+        _allow_fallback = allow
+    elif allow:
+        if _out_library is not None:
+            _out_library._destroy()
+            _out_library = None
+        _allow_fallback = True
+    else:
+        _allow_fallback = False
+        if _out_library is None:
+            _out_library = _python_out_library("CUDA")
 
 
 def _remove(path):
-    """Removes the registration of ``path`` ("native" or "python"; None: nothing)."""
-    global _library
+    """Removes the registrations of ``path`` ("native" or "python"; None: nothing)."""
+    global _library, _out_library
     if path == "native":
         _dispatch.unregister()
-    elif path == "python" and _library is not None:
-        _library._destroy()
-        _library = None
+    elif path == "python":
+        for library in (_out_library, _library):
+            if library is not None:
+                library._destroy()
+        _out_library = _library = None
 
 
 def is_batch_invariant_mode():

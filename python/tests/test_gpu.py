@@ -405,9 +405,17 @@ class Mode(unittest.TestCase):
         self.assertTrue(same_bits(got["addmm (linear's)"], gemm_aot.linear(x, w.t(), bias)))
         self.assertTrue(same_bits(got["softmax"], gemm_aot.softmax(h)))
         self.assertTrue(same_bits(got["addmm_ (in place)"], got["addmm, 2-D input"]))
+        before = self.mode.fallback_count()
         with self.mode.batch_invariant(allow_fallback=True, dispatch="python"):
             torch.mm(a, a, out=out)  # torch's own kernel: not the mode's, no fallback counted
         self.assertTrue(torch.allclose(out, a @ a))
+        self.assertEqual(self.mode.fallback_count(), before)
+        # mv.out is taken as mv's (torch runs it as addmv.out): torch.mv's bits.
+        vec = rand(1024, seed=94)
+        with self.mode.batch_invariant(dispatch="python"):
+            mv = torch.mv(x, vec)
+            mv_out = torch.mv(x, vec, out=torch.empty(33, device="cuda", dtype=torch.bfloat16))
+        self.assertTrue(same_bits(mv_out, mv))
 
     def test_out_and_out_dtype_overloads_run_the_kernels(self):
         """Through the native dispatch the out= overloads (torch.mm(a, b, out=c), what

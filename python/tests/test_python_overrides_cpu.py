@@ -38,6 +38,7 @@ def _calls():
         ("_softmax.out", lambda: torch._softmax(a, -1, False, out=ov), ov),
         ("_log_softmax.out", lambda: torch._log_softmax(a, -1, False, out=ov), ov),
         ("mean.out", lambda: torch.mean(a, -1, out=o1), o1),
+        ("mv.out", lambda: torch.mv(a, b[:, 0], out=o1), o1),
         ("addmm_", lambda: sadd.addmm_(a, b), sadd),
         ("baddbmm_", lambda: sb.baddbmm_(x, v), sb),
         ("addmv_", lambda: sv.addmv_(a, b[:, 0]), sv),
@@ -50,14 +51,16 @@ class PythonOverridesOnCpu(unittest.TestCase):
         import gemm_aot.torch as mode
 
         self.mode = mode
-        self.library = None
+        self.libraries = []
 
     def tearDown(self):
-        if self.library is not None:
-            self.library._destroy()
+        for library in self.libraries:
+            library._destroy()
 
     def register(self, allow_fallback):
-        self.library = self.mode._python_library("CPU", allow_fallback)
+        self.libraries = [self.mode._python_library("CPU")]
+        if not allow_fallback:
+            self.libraries.append(self.mode._python_out_library("CPU"))
 
     def test_every_overload_torch_dispatches_by_backend_is_taken(self):
         """The same table the native dispatch's test derives from torch's ops: each out= and
@@ -77,6 +80,8 @@ class PythonOverridesOnCpu(unittest.TestCase):
                         self.assertIn(name, taken, f"aten::{name} is left to torch")
         self.assertIn("mm.out", taken)
         self.assertIn("addmm_", taken)
+        # mv.out has no kernel of its own (torch runs it as addmv.out): taken as mv's.
+        self.assertIn("mv.out", taken)
 
     def test_out_and_inplace_calls_reach_the_overrides_and_leave_the_output(self):
         self.register(allow_fallback=False)
@@ -119,6 +124,75 @@ class PythonOverridesOnCpu(unittest.TestCase):
         with self.assertWarnsRegex(UserWarning, "was resized"):
             into(held, r, "mm.out")
         self.assertTrue(torch.equal(held, r))
+
+    def test_out_overrides_take_torchs_rules_before_anything_runs(self):
+        seen = []
+
+        def functional(*args, **kwargs):
+            seen.append(kwargs)
+            return torch.zeros(4, dtype=kwargs.get("dtype") or torch.float32)
+
+        mean_out = self.mode._out_override("mean.out", functional)
+        x = torch.randn(4, 8, dtype=torch.bfloat16)
+        # torch's mean.out computes in out's dtype when no dtype is given.
+        out = torch.empty(4)
+        mean_out(x, [-1], False, out=out)
+        self.assertEqual(seen[-1]["dtype"], torch.float32)
+        mean_out(x, [-1], False, dtype=torch.float32, out=out)
+        self.assertEqual(seen[-1]["dtype"], torch.float32)
+        # An out on another device than the inputs: torch's error, nothing run.
+        calls = len(seen)
+        with self.assertRaisesRegex(RuntimeError, "out is on meta where the inputs are on cpu"):
+            mean_out(x, [-1], False, out=torch.empty(4, device="meta"))
+        self.assertEqual(len(seen), calls)
+
+    def test_a_fallback_is_refused_while_the_out_overrides_are_registered(self):
+        mode = self.mode
+        ran = []
+        was = (mode._allow_fallback, mode._out_library)
+        try:
+            mode._allow_fallback, mode._out_library = True, object()
+            with self.assertRaises(gemm_aot.UnsupportedError):
+                mode._fallback("mm", gemm_aot.UnsupportedError("unsupported", "f64"), lambda: ran.append(1))
+            mode._out_library = None
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                mode._fallback("mm", gemm_aot.UnsupportedError("unsupported", "f64"), lambda: ran.append(1))
+            self.assertEqual(ran, [1])
+        finally:
+            mode._allow_fallback, mode._out_library = was
+
+    def test_the_out_overrides_follow_allow_fallback_and_a_failed_switch_changes_nothing(self):
+        mode = self.mode
+        from gemm_aot import _dispatch
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                mode.set_batch_invariant_mode(True, dispatch="python")
+                self.assertIsNotNone(mode._out_library)
+                functional = mode._library
+                mode.set_batch_invariant_mode(True, allow_fallback=True)
+                self.assertEqual((mode.dispatch_path(), mode._allow_fallback), ("python", True))
+                self.assertIsNone(mode._out_library)
+                self.assertIs(mode._library, functional, "the functional overrides stay")
+                mode.set_batch_invariant_mode(True)
+                self.assertIsNotNone(mode._out_library)
+                self.assertFalse(mode._allow_fallback)
+                # Asking for a native dispatch that cannot be built changes nothing.
+                register = _dispatch.register
+                _dispatch.register = lambda *a, **k: False
+                try:
+                    with self.assertRaises(RuntimeError):
+                        mode.set_batch_invariant_mode(True, allow_fallback=True, dispatch="native")
+                finally:
+                    _dispatch.register = register
+                self.assertEqual((mode.dispatch_path(), mode._allow_fallback), ("python", False))
+                self.assertIsNotNone(mode._out_library)
+            finally:
+                mode.set_batch_invariant_mode(False)
+        self.assertIsNone(mode._out_library)
+        self.assertIsNone(mode._library)
 
     def test_in_place_never_resizes_self(self):
         grow = self.mode._inplace_override("addmm_", lambda s, *a, **k: torch.ones(4, 3))
