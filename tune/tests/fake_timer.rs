@@ -541,24 +541,35 @@ fn recorded_times_choose_again_without_a_gpu() {
     );
 }
 
-#[test]
-fn a_run_from_m_times_only_the_buckets_reaching_it_and_keeps_the_earlier_routes_below() {
-    // An earlier tuning chose below m = 1025: 4096 x 4096 at m 33-64, 14336 x 4096 at 65-256.
+/// An earlier tuning below m = 1025 (4096 x 4096 at m 33-64, 14336 x 4096 at 65-256), the
+/// specs including it, and options rewriting it with --from-m 1025.
+fn earlier_and_from_m_1025() -> (String, tempfile::TempDir, Options) {
     let mut timer = faster_mid().rule("tcwide.wide", (14336, 4096), (65, 256), 0.5);
     let first = run(&shipped(), &mut timer, &Options::new("sm90a"));
     let earlier = routes_file(&first, &provenance()).unwrap();
     let dir = specs_with(&earlier);
-    let specs = load(dir.path());
     let mut opts = Options::new("sm90a");
     opts.rewritten = Some("sm90a.tuned.toml".into());
     opts.from_m = Some(1025);
-    // Now a kernel beats the routing at every m: only what reaches m = 1025 may be chosen.
-    let routed_big = kernel_at(&specs, 4096, 4096, 4096);
-    let other = if routed_big == "tcwide.mid2" {
+    (earlier, dir, opts)
+}
+
+/// A candidate at 4096 x 4096 and m = 4096 that is not the routed kernel there.
+fn another_big_kernel(specs: &SpecSet) -> &'static str {
+    if kernel_at(specs, 4096, 4096, 4096) == "tcwide.mid2" {
         "tcwide.wide"
     } else {
         "tcwide.mid2"
-    };
+    }
+}
+
+#[test]
+fn a_run_from_m_times_only_the_buckets_reaching_it_and_keeps_the_earlier_routes_below() {
+    // An earlier tuning chose below m = 1025: 4096 x 4096 at m 33-64, 14336 x 4096 at 65-256.
+    let (earlier, dir, opts) = earlier_and_from_m_1025();
+    let specs = load(dir.path());
+    // Now a kernel beats the routing at every m: only what reaches m = 1025 may be chosen.
+    let other = another_big_kernel(&specs);
     let mut timer = FakeTimer::default().rule(other, (4096, 4096), (1, 1 << 40), 0.1);
     let t = run(&specs, &mut timer, &opts);
     assert!(!timer.calls.is_empty());
@@ -674,25 +685,14 @@ fn a_bucket_whose_routing_changes_inside_it_is_written_as_one_kernel_and_said() 
 #[test]
 fn a_run_over_a_shorter_list_keeps_the_earlier_sections_of_the_other_shapes() {
     // Earlier: 4096 x 4096 at m 33-64 and 14336 x 4096 at m 65-256.
-    let mut timer = faster_mid().rule("tcwide.wide", (14336, 4096), (65, 256), 0.5);
-    let first = run(&shipped(), &mut timer, &Options::new("sm90a"));
-    let earlier = routes_file(&first, &provenance()).unwrap();
-    let dir = specs_with(&earlier);
+    let (earlier, dir, opts) = earlier_and_from_m_1025();
     let specs = load(dir.path());
-    let mut opts = Options::new("sm90a");
-    opts.rewritten = Some("sm90a.tuned.toml".into());
-    opts.from_m = Some(1025);
     let one = ShapeList::parse(
         "one.toml",
         "m = [1, 64, 4096]\n[[model]]\nname = \"P\"\nconfig = \"x\"\nlayers = [ { layer = \"o\", n = 4096, k = 4096 } ]\n",
     )
     .unwrap();
-    let routed_big = kernel_at(&specs, 4096, 4096, 4096);
-    let other = if routed_big == "tcwide.mid2" {
-        "tcwide.wide"
-    } else {
-        "tcwide.mid2"
-    };
+    let other = another_big_kernel(&specs);
     let mut timer = FakeTimer::default().rule(other, (4096, 4096), (1, 1 << 40), 0.1);
     let t = tune(&specs, &one, &opts, &mut timer).unwrap();
     assert!(t.changed());
