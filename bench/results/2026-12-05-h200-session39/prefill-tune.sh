@@ -9,7 +9,7 @@ B=.devx/bin
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 NK=$(grep -o -- "--nk [0-9x,]*" bench/results/2026-12-05-h200-session39/tune-nt.sh)
 for op in nt tn; do
-  timeout 70 $B/gemm-aot-bench --policy tensor-core --op $op --m 1024,4096 --dtype bf16 --commit 21b2190 $NK --out $OUT/$op-after > $OUT/bench_${op}_after.log 2>&1
+  timeout 70 $B/gemm-aot-bench --policy tensor-core --op $op --m 1024,4096 --dtype bf16 --commit "${COMMIT:?set COMMIT to the commit the pack was built from}" $NK --out $OUT/$op-after > $OUT/bench_${op}_after.log 2>&1
   echo "bench_${op}_after rc=$?"; tail -2 $OUT/bench_${op}_after.log
 done
 t0=$(date +%s)
