@@ -25,6 +25,8 @@ except ImportError:  # pragma: no cover - CI has no torch
 import gemm_aot
 from gemm_aot import _dispatch, _native
 
+import aten_table
+
 COMPILER = os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++")
 READY = torch is not None and COMPILER is not None
 _CACHE = None
@@ -93,17 +95,8 @@ class NativeDispatchOnCpu(unittest.TestCase):
         (mv.out, dot.out, ...) call these. Each out= overload has its route to torch's own
         kernel, gemm_aot_torch::<op>_<overload>, with the same arguments."""
         registered = self.registered()
-        for base in {op.split(".")[0] for op in self.mode._OVERRIDES}:
-            # The op's overloads, and its in-place form's (addmm_, ...) where it has one.
-            for packet_name in (base, base + "_"):
-                if not hasattr(torch.ops.aten, packet_name):
-                    continue
-                packet = getattr(torch.ops.aten, packet_name)
-                for overload in packet.overloads():
-                    op = getattr(packet, overload)
-                    name = packet_name + ("." + overload if overload != "default" else "")
-                    if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CUDA"):
-                        self.assertIn(name, registered, f"aten::{name} has a CUDA kernel the mode does not replace")
+        for name in aten_table.overloads_with_kernels(torch, self.mode._OVERRIDES, "CUDA"):
+            self.assertIn(name, registered, f"aten::{name} has a CUDA kernel the mode does not replace")
         for name in sorted(n for n in registered if n.endswith("out") and n != "mv.out"):
             with self.subTest(name):
                 op, overload = name.split(".")

@@ -19,6 +19,8 @@ except ImportError:  # pragma: no cover - CI has no torch
 
 import gemm_aot
 
+import aten_table
+
 
 def _calls():
     """One call of each out= and in-place overload the mode serves, on CPU tensors: (name,
@@ -66,18 +68,9 @@ class PythonOverridesOnCpu(unittest.TestCase):
         """The same table the native dispatch's test derives from torch's ops: each out= and
         in-place overload of an op the mode serves that has a kernel of its own."""
         taken = set(self.mode._out_and_inplace_overrides("CPU"))
-        for base in {op.split(".")[0] for op in self.mode._OVERRIDES}:
-            for packet_name in (base, base + "_"):
-                if not hasattr(torch.ops.aten, packet_name):
-                    continue
-                packet = getattr(torch.ops.aten, packet_name)
-                for overload in packet.overloads():
-                    name = packet_name + ("." + overload if overload != "default" else "")
-                    writes = packet_name.endswith("_") or overload.endswith("out")
-                    has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key(
-                        getattr(packet, overload).name(), "CPU")
-                    if writes and has_kernel:
-                        self.assertIn(name, taken, f"aten::{name} is left to torch")
+        for name in aten_table.overloads_with_kernels(torch, self.mode._OVERRIDES, "CPU"):
+            if name.split(".")[0].endswith("_") or name.endswith("out"):
+                self.assertIn(name, taken, f"aten::{name} is left to torch")
         self.assertIn("mm.out", taken)
         self.assertIn("addmm_", taken)
         # mv.out has no kernel of its own (torch runs it as addmv.out): taken as mv's.
