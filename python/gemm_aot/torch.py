@@ -524,18 +524,22 @@ def set_batch_invariant_mode(enabled=True, *, allow_fallback=False, dispatch=Non
                 warnings.warn(f"gemm_aot: the mode runs its Python overrides, about 8 us slower "
                               f"a call; with allow_fallback they leave the out= and in-place "
                               f"overloads (mm.out, addmm_, ...) to torch: {_dispatch.status()}")
-        library = None
+        library = out_library = None
         if new is None:
             library = _python_library("CUDA")
+            if not allow:  # the out= and in-place ones too, before the old path goes
+                try:
+                    out_library = _python_out_library("CUDA")
+                except BaseException:
+                    library._destroy()
+                    raise
             new = "python"
         _remove(_path)  # the other path's registrations
-        _path = new
-        _library = library
-        _set_fallback(allow)
+        _path, _library, _out_library, _allow_fallback = new, library, out_library, allow
 
 
 def _set_fallback(allow):
-    """Sets ``allow_fallback`` for the path on, with ``_state`` held. On the Python path the
+    """Sets ``allow_fallback`` for the path already on, with ``_state`` held. On the Python path the
     out= and in-place overrides are registered exactly while fallback is not allowed: they
     go before fallback is allowed, and come after it is refused."""
     global _allow_fallback, _out_library

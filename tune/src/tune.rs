@@ -41,8 +41,9 @@ pub struct Options {
     /// to a GPU session's time still writes what it measured.
     pub time_limit: Option<std::time::Duration>,
     /// Time only the m buckets that reach this m or above (a prefill's tuning, say): a bucket
-    /// wholly below it keeps the route it has (an earlier tuning's, written again) untimed,
-    /// unless its earlier routes differ within it, when it is timed as usual.
+    /// wholly below it keeps the route it has (an earlier tuning's, written again) untimed;
+    /// one whose earlier routes change kernel inside it is an error
+    /// ([`TuneError::FromMSplitBucket`]).
     pub from_m: Option<u64>,
 }
 
@@ -328,9 +329,32 @@ pub fn tune(
     })
 }
 
+/// The m of `bucket` it is looked at: every one, an open last bucket up to four times its
+/// start or its largest measured m, whichever is more.
+fn bucket_ms(bucket: Bucket, ms: &[u64]) -> std::ops::RangeInclusive<u64> {
+    let lo = bucket.min.max(1);
+    lo..=bucket
+        .max
+        .unwrap_or_else(|| (4 * lo).max(ms.last().copied().unwrap_or(lo)))
+}
+
+/// Whether the rewritten routes file routes some m of `bucket` (its routing there is not
+/// the tier's without the file).
+fn file_routes_some(
+    view: &TierView<'_>,
+    (op, dtype): (Op, DtypeTriple),
+    (n, k): (u64, u64),
+    bucket: Bucket,
+    ms: &[u64],
+) -> bool {
+    bucket_ms(bucket, ms).any(|m| {
+        view.current(op, dtype, m, n, k).map(Pick::of)
+            != view.base(op, dtype, m, n, k).map(Pick::of)
+    })
+}
+
 /// The first m of `bucket` whose routing is not `pick` (and what it is there: `None`, no
-/// route), or `None` when every m of it runs `pick`. An open last bucket is looked at up to
-/// four times its start or its largest measured m, whichever is more.
+/// route), or `None` when every m of it ([`bucket_ms`]) runs `pick`.
 fn first_change(
     view: &TierView<'_>,
     (op, dtype): (Op, DtypeTriple),
@@ -339,21 +363,17 @@ fn first_change(
     ms: &[u64],
     pick: &Pick,
 ) -> Option<(u64, Option<Pick>)> {
-    let lo = bucket.min.max(1);
-    let hi = bucket
-        .max
-        .unwrap_or_else(|| (4 * lo).max(ms.last().copied().unwrap_or(lo)));
-    (lo..=hi).find_map(|m| {
+    bucket_ms(bucket, ms).find_map(|m| {
         let here = view.current(op, dtype, m, n, k).map(Pick::of);
         (here.as_ref() != Some(pick)).then_some((m, here))
     })
 }
 
-/// A bucket below `--from-m`, untimed: the route to write when its routing (one kernel over
-/// every m of the bucket) is not what it is without the rewritten file (an earlier tuning's
-/// choice, kept), `None` when nothing need be written (or no route serves it). An earlier
-/// routing that changes kernel inside the bucket (a file tuned over other buckets) cannot be
-/// kept as one route of this run's buckets: an error, rather than a choice lost.
+/// A bucket below `--from-m`, untimed: the route to write when the rewritten file routes some
+/// of it (an earlier tuning's choice, kept), `None` when nothing need be written (the tier's
+/// own routing there, or no route). An earlier file's routing that changes kernel inside the
+/// bucket (a file tuned over other buckets) cannot be kept as one route of this run's buckets:
+/// an error, rather than a choice lost.
 fn kept_untimed(
     view: &TierView<'_>,
     (op, dtype): (Op, DtypeTriple),
@@ -362,7 +382,7 @@ fn kept_untimed(
     ms: &[u64],
 ) -> Result<Option<TunedRoute>, TuneError> {
     let (n, k) = (shape.n, shape.k);
-    let (lo, Some(max)) = (bucket.min.max(1), bucket.max) else {
+    let (lo, Some(_)) = (bucket.min.max(1), bucket.max) else {
         return Ok(None);
     };
     let Some(first) = view.current(op, dtype, lo, n, k) else {
@@ -372,6 +392,9 @@ fn kept_untimed(
         return Ok(None);
     };
     let pick = Pick::of(first);
+    if !file_routes_some(view, (op, dtype), (n, k), bucket, ms) {
+        return Ok(None); // the tier's own routing there: kept by writing nothing
+    }
     if let Some((m, other)) = first_change(view, (op, dtype), (n, k), bucket, ms, &pick) {
         return Err(TuneError::FromMSplitBucket {
             op,
@@ -383,9 +406,7 @@ fn kept_untimed(
             other: other.map_or_else(|| "no route".to_string(), |p| p.kernel),
         });
     }
-    let differs =
-        (lo..=max).any(|m| view.base(op, dtype, m, n, k).map(Pick::of).as_ref() != Some(&pick));
-    Ok(differs.then(|| TunedRoute {
+    Ok(Some(TunedRoute {
         op,
         n,
         k,
@@ -494,12 +515,17 @@ fn tune_region(
         return Ok(None);
     };
     let routed: Vec<Pick> = currents.iter().map(|r| Pick::of(r)).collect();
-    // One kernel over the whole bucket, not only at the measured m: an earlier file tuned
-    // over other buckets may change kernel between them.
+    // One kernel over the whole bucket, not only at the measured m, where the rewritten file
+    // routes some of it: an earlier file tuned over other buckets may change kernel between
+    // them, and writing nothing would give its choices up. (A change of the tier's own routes
+    // inside the bucket is kept by writing nothing.)
+    let from_file = file_routes_some(view, (op, dtype), (n, k), bucket, ms);
     let constant = routed
         .first()
         .filter(|r0| routed.iter().all(|p| p == *r0))
-        .filter(|r0| first_change(view, (op, dtype), (n, k), bucket, ms, r0).is_none())
+        .filter(|r0| {
+            !from_file || first_change(view, (op, dtype), (n, k), bucket, ms, r0).is_none()
+        })
         .cloned();
     // The routed kernels, each at its own m.
     let mut current_total = Ok((0.0, Vec::new()));
@@ -589,11 +615,12 @@ fn tune_region(
             }
         }
     };
-    // A routing that changes kernel inside the bucket (an earlier file tuned over other
-    // buckets) cannot be written back as one route: the fastest single kernel replaces it,
-    // rather than the region falling back to the routing without the file unsaid.
+    // A routing of the rewritten file that changes kernel inside the bucket (an earlier file
+    // tuned over other buckets) cannot be written back as one route: the fastest single
+    // kernel replaces it, rather than the region falling back to the routing without the
+    // file unsaid. (The tier's own changes inside a bucket stay by writing nothing.)
     let (chosen, gain, decision) = match (&chosen, &constant, best) {
-        (None, None, Some(b)) => (
+        (None, None, Some(b)) if from_file => (
             Some(b.pick.clone()),
             Some(match (current.ms, b.ms) {
                 (Some(cur), Some(t)) if cur > 0.0 => 1.0 - t / cur,

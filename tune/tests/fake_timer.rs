@@ -709,3 +709,47 @@ fn a_run_over_a_shorter_list_keeps_the_earlier_sections_of_the_other_shapes() {
     assert_eq!(kernel_at(&specs, 64, 4096, 4096), "tcwide.mid", "{text}");
     assert_eq!(kernel_at(&specs, 4096, 4096, 4096), other, "{text}");
 }
+
+#[test]
+fn the_tiers_own_changes_inside_a_bucket_stay_by_writing_nothing() {
+    // One bucket over m <= 64 holds the tier's own cuts (decode's tiles to 16 rows, then mid).
+    let coarse = gemm_aot_tune::Buckets::from_edges(&[64, 256, 1024, 2048]).unwrap();
+    assert_ne!(
+        kernel_at(&shipped(), 8, 4096, 4096),
+        kernel_at(&shipped(), 64, 4096, 4096)
+    );
+    let mut opts = Options::new("sm90a");
+    opts.buckets = coarse.clone();
+    let t = run(&shipped(), &mut FakeTimer::default(), &opts);
+    assert!(
+        !t.changed(),
+        "{:?}",
+        t.regions.iter().map(|r| &r.decision).collect::<Vec<_>>()
+    );
+    // And below --from-m, with an earlier file that routes another shape only.
+    let mut timer = FakeTimer::default().rule("tcwide.wide", (14336, 4096), (65, 256), 0.5);
+    let mut first_opts = Options::new("sm90a");
+    first_opts.buckets = coarse.clone();
+    let earlier = routes_file(&run(&shipped(), &mut timer, &first_opts), &provenance()).unwrap();
+    let dir = specs_with(&earlier);
+    let specs = load(dir.path());
+    let mut opts = Options::new("sm90a");
+    opts.buckets = coarse;
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    opts.from_m = Some(2049);
+    let other = another_big_kernel(&specs);
+    let mut timer = FakeTimer::default().rule(other, (4096, 4096), (2049, 1 << 40), 0.1);
+    let t = run(&specs, &mut timer, &opts);
+    let text = routes_file(&t, &provenance()).unwrap();
+    let dir = specs_with(&text);
+    let after = load(dir.path());
+    for m in [1, 8, 16, 17, 32, 64] {
+        assert_eq!(
+            kernel_at(&after, m, 4096, 4096),
+            kernel_at(&shipped(), m, 4096, 4096),
+            "m = {m}"
+        );
+    }
+    assert_eq!(kernel_at(&after, 128, 14336, 4096), "tcwide.wide", "{text}");
+    assert_eq!(kernel_at(&after, 4096, 4096, 4096), other, "{text}");
+}
