@@ -8,7 +8,7 @@ B=.devx/bin
 D=bench/results/2026-12-05-session41
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 t0=$(date +%s)
-timeout 380 $B/gemm-aot-tune --tier sm90a --shapes $D/large-m-nt.toml --op nt --from-m 1025 --reps 8 --time-limit 300 \
+timeout 260 $B/gemm-aot-tune --tier sm90a --shapes $D/large-m-nt.toml --op nt --from-m 1025 --reps 8 --time-limit 200 \
   --out specs/sm90a.tuned.toml --json $OUT/tune_large_m_nt.json > $OUT/tune_large_m_nt.log 2>&1
 rc=$?
 cp specs/sm90a.tuned.toml $OUT/
