@@ -289,8 +289,8 @@ fn run(cli: Cli) -> Result<(), String> {
     let retuned = |op, n, k| tuning.retuned(op, n, k);
     let kept_ops = gemm_aot_tune::routes_text::kept_ops(&earlier, retuned);
     let written = match routes_file(&tuning, &provenance) {
-        Some(mut text) => {
-            if !kept_ops.is_empty() {
+        Some(text) => {
+            let note = (!kept_ops.is_empty()).then(|| {
                 let ops: Vec<String> = kept_ops.iter().map(|o| o.to_string()).collect();
                 let tuned = opts
                     .ops
@@ -306,14 +306,13 @@ fn run(cli: Cli) -> Result<(), String> {
                         tuning.unreached.len()
                     )
                 };
-                text.push_str(&format!(
-                    "\n# The {} routes below are kept from the earlier file (this run tuned {tuned}{stopped}); their comments\n# carry their own times.\n",
+                format!(
+                    "This run tuned {tuned} over its shape list{stopped}; the other sections ({} routes) are the earlier file's, verbatim, and their comments carry their own times. Sections are in (op, n, k) order, whichever run wrote them.",
                     ops.join(", "),
-                ));
-                text.push_str(&gemm_aot_tune::routes_text::kept_sections(
-                    &earlier, retuned,
-                ));
-            }
+                )
+            });
+            let text =
+                gemm_aot_tune::routes_text::assembled(&text, &earlier, retuned, note.as_deref());
             write(&out, &text)?;
             println!(
                 "wrote {}: {} routes; include it with routes_files = [\"{}\"] in tier {} (docs/tuning.md)",

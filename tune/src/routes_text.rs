@@ -125,37 +125,89 @@ fn section_of(line: &str) -> Option<(gemm_spec::Op, u64, u64)> {
     Some((op, n.parse().ok()?, k.parse().ok()?))
 }
 
-/// The sections of an earlier routes file (`old`, as this module writes them: a `# <op> n = ..,
-/// k = ..:` comment, then that (n, k)'s routes) that this run did not retune (`retuned` says
-/// which it did), verbatim, each starting with its blank line: a run of one op keeps what
-/// earlier runs tuned for the others, so NN, NT and TN can be tuned in separate runs into one
-/// file, and a run stopped by its time limit keeps the earlier routes of the shapes it did not
-/// reach.
-pub fn kept_sections(old: &str, retuned: impl Fn(gemm_spec::Op, u64, u64) -> bool) -> String {
-    let mut kept = String::new();
-    let mut keep = false;
-    let mut in_sections = false;
-    for line in old.lines() {
-        // An earlier run's note on what it kept ends a section: this run writes its own.
+/// The (op, n, k) a section is about.
+type SectionKey = (gemm_spec::Op, u64, u64);
+
+/// A routes file (as this module writes them) cut into its header (every line before the
+/// first section heading) and its sections: a `# <op> n = .., k = ..:` heading, then that
+/// (n, k)'s notes and routes up to the next heading, without trailing blank lines. An earlier
+/// run's note on what it kept ends a section and belongs to none: a run writes its own.
+fn sections_of(text: &str) -> (String, Vec<(SectionKey, String)>) {
+    let mut header = String::new();
+    let mut sections: Vec<(SectionKey, String)> = Vec::new();
+    let mut in_section = false;
+    for line in text.lines() {
         if is_kept_note(line) {
-            keep = false;
+            in_section = false;
+            continue;
         }
-        if let Some((op, n, k)) = section_of(line) {
-            in_sections = true;
-            keep = !retuned(op, n, k);
-            if keep {
-                kept.push('\n');
+        if let Some(key) = section_of(line) {
+            sections.push((key, String::new()));
+            in_section = true;
+        }
+        match sections.last_mut() {
+            Some((_, body)) if in_section => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            Some(_) => {}
+            None => {
+                header.push_str(line);
+                header.push('\n');
             }
         }
-        if in_sections && keep && !line.is_empty() {
-            kept.push_str(line);
-            kept.push('\n');
-        }
     }
-    kept
+    for (_, body) in &mut sections {
+        let trimmed = body.trim_end_matches('\n').len();
+        body.truncate(trimmed);
+        body.push('\n');
+    }
+    let trimmed = header.trim_end_matches('\n').len();
+    header.truncate(trimmed);
+    (header, sections)
 }
 
-/// The ops of the sections `kept_sections` keeps, in first-seen order.
+/// The file to write: `tuned` (this run's header and sections, from [`routes_file`]), with
+/// `note` (what was kept, and why) as the header's last paragraph, and the sections of the
+/// earlier file `old` that this run did not retune (`retuned` says which it did), verbatim.
+/// Every section in (op, n, k) order, whichever run wrote it: a run over a few shapes changes
+/// only their sections, so the file's diff (and the generated tables' snapshots) shows what
+/// the run changed. A run of one op keeps what earlier runs tuned for the others, so NN, NT
+/// and TN can be tuned in separate runs into one file, and a run stopped by its time limit
+/// keeps the earlier routes of the shapes it did not reach.
+pub fn assembled(
+    tuned: &str,
+    old: &str,
+    retuned: impl Fn(gemm_spec::Op, u64, u64) -> bool,
+    note: Option<&str>,
+) -> String {
+    let (mut header, mut sections) = sections_of(tuned);
+    let (_, earlier) = sections_of(old);
+    sections.extend(
+        earlier
+            .into_iter()
+            .filter(|((op, n, k), _)| !retuned(*op, *n, *k)),
+    );
+    // Stable: a key in both (never, as this run wrote what it retuned) keeps this run's first.
+    sections.sort_by_key(|(key, _)| *key);
+    if let Some(note) = note {
+        header.push_str("\n#\n");
+        for line in wrap(&comment_text(note), WIDTH - 2) {
+            let _ = writeln!(header, "# {line}");
+        }
+        let trimmed = header.trim_end_matches('\n').len();
+        header.truncate(trimmed);
+    }
+    let mut s = header;
+    s.push('\n');
+    for (_, body) in sections {
+        s.push('\n');
+        s.push_str(&body);
+    }
+    s
+}
+
+/// The ops of the sections of `old` that [`assembled`] keeps, in first-seen order.
 pub fn kept_ops(
     old: &str,
     retuned: impl Fn(gemm_spec::Op, u64, u64) -> bool,
@@ -217,31 +269,33 @@ mod tests {
         move |op, _, _| ops.contains(&op)
     }
 
+    /// The sections `assembled` keeps of `old` when `retuned` were retuned and this run wrote
+    /// nothing: the text after the header.
+    fn kept(old: &str, retuned: impl Fn(Op, u64, u64) -> bool) -> String {
+        let file = assembled("# header\n", old, retuned, None);
+        file.strip_prefix("# header\n").unwrap().to_string()
+    }
+
     #[test]
     fn a_run_of_one_op_keeps_the_other_ops_sections_verbatim() {
-        let kept = kept_sections(OLD, ops(&[Op::Nt]));
         assert_eq!(
-            kept,
+            kept(OLD, ops(&[Op::Nt])),
             "\n# nn n = 512, k = 3584: Qwen2.5 7B k_proj\n# m <= 16: a note\n[[route]]\nop = \"nn\"\nkernel = \"a.b\"\n\n# nn n = 768, k = 768: c_proj\n[[route]]\nop = \"nn\"\nkernel = \"e.f\"\n"
         );
         assert_eq!(kept_ops(OLD, ops(&[Op::Nt])), [Op::Nn]);
         assert_eq!(
-            kept_sections(OLD, ops(&[Op::Nn])),
+            kept(OLD, ops(&[Op::Nn])),
             "\n# nt n = 4096, k = 4096: o_proj\n[[route]]\nop = \"nt\"\nkernel = \"c.d\"\n"
         );
         // Every op tuned again, or no earlier file: nothing is kept; the header never is.
-        assert_eq!(kept_sections(OLD, ops(&[Op::Nn, Op::Nt])), "");
+        assert_eq!(kept(OLD, ops(&[Op::Nn, Op::Nt])), "");
         assert!(kept_ops(OLD, ops(&[Op::Nn, Op::Nt])).is_empty());
-        assert_eq!(kept_sections("", ops(&[Op::Nn])), "");
+        assert_eq!(kept("", ops(&[Op::Nn])), "");
         // An earlier run's note on what it kept is not part of the section before it.
         let noted = format!("{OLD}# The nt routes below are kept from the earlier file (...); their\n# comments carry\n# their own times.\n\n# nt n = 1, k = 2: x\n[[route]]\n");
-        assert_eq!(
-            kept_sections(&noted, ops(&[Op::Nt])),
-            kept_sections(OLD, ops(&[Op::Nt]))
-        );
-        assert!(
-            kept_sections(&noted, ops(&[Op::Nn])).ends_with("# nt n = 1, k = 2: x\n[[route]]\n")
-        );
+        assert_eq!(kept(&noted, ops(&[Op::Nt])), kept(OLD, ops(&[Op::Nt])));
+        assert!(kept(&noted, ops(&[Op::Nn]))
+            .starts_with("\n# nt n = 1, k = 2: x\n[[route]]\n\n# nt n = 4096"));
     }
 
     #[test]
@@ -249,7 +303,7 @@ mod tests {
         // nn and nt tuned, but nn n = 768, k = 768 was not reached.
         let retuned = |op: Op, n: u64, k: u64| op != Op::Nn || (n, k) != (768, 768);
         assert_eq!(
-            kept_sections(OLD, retuned),
+            kept(OLD, retuned),
             "\n# nn n = 768, k = 768: c_proj\n[[route]]\nop = \"nn\"\nkernel = \"e.f\"\n"
         );
         assert_eq!(kept_ops(OLD, retuned), [Op::Nn]);
@@ -258,5 +312,29 @@ mod tests {
             Some((Op::Nn, 512, 3584))
         );
         assert_eq!(section_of("# m <= 16: a note"), None);
+    }
+
+    #[test]
+    fn sections_are_written_in_op_n_k_order_whichever_run_wrote_them() {
+        // This run retuned nt 4096 x 4096 and wrote nn 600 x 3584 anew; the earlier file's
+        // other sections go around them, so a rerun's diff is its own sections only.
+        let tuned = "# Routes of this run\n#\n# Include it\n\n# nt n = 4096, k = 4096: o_proj\n[[route]]\nkernel = \"x.y\"\n\n# nn n = 600, k = 3584: new\n[[route]]\nkernel = \"z.w\"\n";
+        let retuned = |op: Op, n: u64, k: u64| {
+            (op, n, k) == (Op::Nt, 4096, 4096) || (op, n, k) == (Op::Nn, 600, 3584)
+        };
+        let file = assembled(
+            tuned,
+            OLD,
+            retuned,
+            Some("This run tuned nt; the other sections are the earlier file's."),
+        );
+        assert_eq!(
+            file,
+            "# Routes of this run\n#\n# Include it\n#\n# This run tuned nt; the other sections are the earlier file's.\n\n# nn n = 512, k = 3584: Qwen2.5 7B k_proj\n# m <= 16: a note\n[[route]]\nop = \"nn\"\nkernel = \"a.b\"\n\n# nn n = 600, k = 3584: new\n[[route]]\nkernel = \"z.w\"\n\n# nn n = 768, k = 768: c_proj\n[[route]]\nop = \"nn\"\nkernel = \"e.f\"\n\n# nt n = 4096, k = 4096: o_proj\n[[route]]\nkernel = \"x.y\"\n"
+        );
+        // Assembling the written file again over itself, nothing retuned, changes nothing but
+        // the header (this run's).
+        let again = assembled("# Routes of this run\n#\n# Include it\n#\n# This run tuned nt; the other sections are the earlier file's.\n", &file, |_, _, _| false, None);
+        assert_eq!(again, file);
     }
 }

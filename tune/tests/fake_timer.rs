@@ -471,11 +471,21 @@ fn a_run_stopped_by_its_time_limit_keeps_the_earlier_routes_it_did_not_reach() {
         "an op not tuned is not retuned"
     );
     // The file: what this run chose at 4096 x 4096, then the earlier 14336 x 4096 section.
-    let mut text = routes_file(&t, &provenance()).unwrap();
-    let kept = gemm_aot_tune::routes_text::kept_sections(&earlier, |op, n, k| t.retuned(op, n, k));
-    assert!(kept.contains("# nn n = 14336, k = 4096"), "{kept}");
-    assert!(!kept.contains("n = 4096, k = 4096"), "{kept}");
-    text.push_str(&kept);
+    let text = gemm_aot_tune::routes_text::assembled(
+        &routes_file(&t, &provenance()).unwrap(),
+        &earlier,
+        |op, n, k| t.retuned(op, n, k),
+        None,
+    );
+    let at = |heading: &str| {
+        text.find(heading)
+            .unwrap_or_else(|| panic!("{heading}: {text}"))
+    };
+    assert_eq!(text.matches("# nn n = 4096, k = 4096").count(), 1, "{text}");
+    assert!(
+        at("# nn n = 4096, k = 4096") < at("# nn n = 14336, k = 4096"),
+        "(n, k) order"
+    );
     let dir = specs_with(&text);
     let specs = load(dir.path());
     assert_eq!(kernel_at(&specs, 128, 14336, 4096), "tcwide.wide");
@@ -698,11 +708,12 @@ fn a_run_over_a_shorter_list_keeps_the_earlier_sections_of_the_other_shapes() {
     assert!(t.changed());
     assert!(t.retuned(Op::Nn, 4096, 4096) && !t.retuned(Op::Nn, 14336, 4096));
     // What the command writes: the new text, then the earlier sections not retuned.
-    let mut text = routes_file(&t, &provenance()).unwrap();
-    text.push_str(&gemm_aot_tune::routes_text::kept_sections(
+    let text = gemm_aot_tune::routes_text::assembled(
+        &routes_file(&t, &provenance()).unwrap(),
         &earlier,
         |op, n, k| t.retuned(op, n, k),
-    ));
+        None,
+    );
     let dir = specs_with(&text);
     let specs = load(dir.path());
     assert_eq!(kernel_at(&specs, 128, 14336, 4096), "tcwide.wide", "{text}");
