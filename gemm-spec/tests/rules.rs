@@ -1541,6 +1541,30 @@ fn tc_base_spec_is_valid() {
         // stages, the staging of C (2 consumers x 2 boxes of 64 x 128 bytes), slack, barriers
         4 * (128 * 64 + 64 * 256) * 2 + 2 * 2 * 64 * 128 + 1024 + 4 * 16
     );
+    // 192 x 192 by three consumers: 512 threads, one C box a round each (any C), and 16 bytes
+    // for the third consumer's C-load barrier past the slack.
+    let sq = load(
+        TC_SHARED,
+        &TC_TIER.replacen(
+            "m = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\n",
+            "m = 192\nn = 192\nk = 64\nstages = 4\nconsumers = 3\n",
+            1,
+        ),
+    )
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    for c in ["bf16.bf16.f32", "bf16.f32.f32"] {
+        let d = support::derived(&sq, "sm90a", "wide", "w", c.parse().unwrap());
+        assert_eq!(
+            (d.threads, d.accumulator_registers),
+            (512, Some(160)),
+            "{c}"
+        );
+        assert_eq!(
+            d.shared_bytes,
+            4 * (192 * 64 + 64 * 192) * 2 + 3 * 64 * 128 + 1024 + 4 * 16 + 16,
+            "{c}"
+        );
+    }
     let p = support::derived(&v, "sm90a", "plain", "p", bf16);
     assert_eq!(p.threads, 128);
     assert_eq!(p.shared_bytes, (64 + 64) * (32 + 8) * 2);
@@ -1617,8 +1641,13 @@ fn zero_tc_parameters_are_errors() {
 #[test]
 fn wgmma_tma_gemm_limits() {
     assert_one(
-        tc_errors(false, "m = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\n", "m = 192\nn = 256\nk = 64\nstages = 4\nconsumers = 3\n"),
-        format!("sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers in [1, 2] (consumers = 3): one producer and one or two consumer warpgroups (setmaxnreg shares 64 Ki registers among at most three) ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"consumers in [1, 2]\"")).as_str(),
+        tc_errors(false, "m = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\n", "m = 256\nn = 128\nk = 64\nstages = 4\nconsumers = 4\n"),
+        format!("sm90a.toml:17: tile wide.w 256x128x64: template wgmma_tma_gemm needs consumers in [1, 2, 3] (consumers = 4): one producer and one to three consumer warpgroups (setmaxnreg shares 64 Ki registers among at most four) ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"consumers in [1, 2, 3]\"")).as_str(),
+    );
+    // Three consumers have 160 registers a thread: 128 accumulators (n = 256) do not fit.
+    assert_one(
+        tc_errors(false, "m = 128\nn = 256\nk = 64\nstages = 4\nconsumers = 2\n", "m = 192\nn = 256\nk = 64\nstages = 3\nconsumers = 3\n"),
+        format!("sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs consumers < 3 || (n <= 192 && chunk == 0 && split_k == 1 && pingpong == 0) (consumers = 3, n = 256, chunk = 0, split_k = 1, pingpong = 0): three consumer warpgroups have 160 registers a thread: at most 96 accumulators (n <= 192) and no chunk fold's second set ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"consumers < 3 || (n <= 192 && chunk == 0 && split_k == 1 && pingpong == 0)\"")).as_str(),
     );
     assert_one(tc_errors(false, "m = 128\n", "m = 192\n"), format!("sm90a.toml:17: tile wide.w 192x256x64: template wgmma_tma_gemm needs m == (pingpong == 1 ? 64 : 64 * consumers) (m = 192, pingpong = 0, consumers = 2): each consumer warpgroup computes 64 rows of the tile with wgmma m64nNk16 (with pingpong, each takes whole 64-row tiles in turn) ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"m == (pingpong == 1 ? 64 : 64 * consumers)\"")).as_str());
     assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 96\nk = 64\nstages = 4\n"), format!("sm90a.toml:17: tile wide.w 128x96x64: template wgmma_tma_gemm needs n % 64 == 0 && n <= 256 (n = 96): wgmma's n is at most 256, and B arrives in boxes of 64 columns ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"n % 64 == 0 && n <= 256\"")).as_str());

@@ -84,12 +84,16 @@
 //                             + 1024                                  (alignment slack: 128B
 //                               swizzle atoms must start at 1024-byte boundaries)
 //                             + kOrderBytes                           (PINGPONG: 2 mbarriers, after
-//                               the C-load ones).
+//                               the C-load ones)
+//                             + kCBarExtraBytes                       (3 consumers: 16, see below).
 // The C-load mbarriers (8 bytes per consumer, beta != 0 with the TMA-store epilogue) follow the
 // stage barriers inside the slack: dynamic shared memory is at least 16-byte aligned, so the
-// 1024-byte rounding of the base uses at most 1008 of the slack and 16 bytes remain.
+// 1024-byte rounding of the base uses at most 1008 of the slack and 16 bytes remain, enough for
+// two consumers; three take 16 bytes more (kCBarExtraBytes).
 // 128 x 256 x 64, 4 stages, 2 consumers: 196608 + 32768 + 64 + 1024 = 230464 bytes (any TC);
-// 64 x 128 x 64, 6 stages, 1 consumer: 147456 + 16384 + 96 + 1024 = 164960 bytes.
+// 64 x 128 x 64, 6 stages, 1 consumer: 147456 + 16384 + 96 + 1024 = 164960 bytes;
+// 192 x 192 x 64, 4 stages, 3 consumers (one C box a round): 196608 + 24576 + 64 + 1024 + 16 =
+// 222288 bytes (any TC).
 #pragma once
 #include <cstdint>
 #include "common/element.cuh"
@@ -120,6 +124,8 @@ struct wgmma_tma_gemm {
     static constexpr int kStageBytes = kABytes + kBBytes;
     static constexpr int kBarrierBytes = 2 * kStages * 8;
     static constexpr int kOrderBytes = kPingPong ? 16 : 0;  // PINGPONG: "main loop done", per consumer
+    // The C-load mbarriers past the slack's 16 bytes (8 a consumer): three consumers need 8 more.
+    static constexpr int kCBarExtraBytes = kConsumers > 2 ? 16 : 0;
 
     // The TMA-store epilogue's box of C (elements of C as stored, inner = contiguous n): one
     // 128-byte swizzled row (64 bf16 / f16 or 32 f32) x one consumer warpgroup's 64 rows.
@@ -141,7 +147,7 @@ struct wgmma_tma_gemm {
     static constexpr int kBBoxes = kBKMajor ? 1 : BN / 64;     // TMA boxes of B per stage
     static constexpr int kBoxBytes = 64 * 64 * (int)sizeof(TAB);  // one 64 x 64 box (8 KiB)
 
-    // setmaxnreg with 2 consumers; the manifest's accumulator_registers (checked against the tile).
+    // setmaxnreg with 2 or 3 consumers; the manifest's accumulator_registers (checked against the tile).
     static constexpr int kProducerRegs = 24, kConsumerRegs = Cfg::kAccumulatorRegisters;
     static constexpr int kChunk = Cfg::kChunk;                     // 0: one chain over K (tc-k16)
     static constexpr int kChunkStages = kChunk > 0 ? kChunk / BK : 1;
@@ -154,11 +160,11 @@ struct wgmma_tma_gemm {
     // The layout against the numbers the generator delivers from the manifest
     // (wgmma/wgmma_tma_gemm.toml): the carve of shared memory below, the boxes the loads and
     // stores assume, the C-load mbarriers inside the alignment slack, the tier's cap.
-    static_assert(kSharedBytes == kStages * kStageBytes + kCBytes + kPartialBytes + kBarrierBytes + 1024 + kOrderBytes &&
+    static_assert(kSharedBytes == kStages * kStageBytes + kCBytes + kPartialBytes + kBarrierBytes + 1024 + kOrderBytes + kCBarExtraBytes &&
                       kPartialBytes == (kSplit > 1 ? kSlots * BM * BN * 4 + 16 : 0) &&
                       (kSplit == 1 || (kChunk > 0 && kClusterM == 1 && (BN / 8) % kSplit == 0)) &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kThreads == 128 * (1 + kConsumers) &&
-                      8 * kConsumers <= 1024 - 1008 &&
+                      8 * kConsumers <= 1024 - 1008 + kCBarExtraBytes && (kConsumers < 3 || kOrderBytes == 0) &&
                       Cfg::kABoxInner == 64 && Cfg::kABoxOuter == (kAKMajor ? BM : 64) && Cfg::kSwizzleA == 128 &&
                       Cfg::kBBoxInner == 64 && Cfg::kBBoxOuter == (kBKMajor ? BN : 64) && Cfg::kSwizzleB == 128 &&
                       kCBoxInner * (int)sizeof(TC) == 128 && kCBoxOuter == 64 && kSwizzleC == 128 &&
@@ -230,7 +236,7 @@ struct wgmma_tma_gemm {
         }
 
         if (wg == 0) {
-            if constexpr (kConsumers == 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
+            if constexpr (kConsumers >= 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
             int s = 0;
             uint32_t ph = 0;
             for (int t = cid; t < ntiles; t += ncl) {
@@ -268,7 +274,7 @@ struct wgmma_tma_gemm {
                 }
             }
         } else {
-            if constexpr (kConsumers == 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
+            if constexpr (kConsumers >= 2) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsumerRegs));
             const int cw = wg - 1;  // rows cw * 64 .. + 63 of the tile (PINGPONG: every tile j with j % 2 == cw)
             const int rows0 = kPingPong ? 0 : cw * 64;  // this consumer's first row in a tile
             const int warp = tid / 32, lane = tid % 32;
