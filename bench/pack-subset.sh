@@ -2,9 +2,10 @@
 # Packs a subset for a short GPU call: the executables named, stripped, into .devx/bins.tar.xz
 # (git-ignored), with .devx/unpack (mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin).
 # A name gemm-aot-tune or gemm-aot-bench is that release binary; any other name is one of the
-# runtime's GPU test executables. Lighter than ../shared/tools/device-pack, which packs every
-# test executable: each executable embeds every cubin, and a device call carries 64 MiB at most,
-# the working tree included, so a call's pack holds what that call runs.
+# runtime's GPU test executables, or of the timing suite's (tests/timing/tests/<name>.rs).
+# Lighter than ../shared/tools/device-pack, which packs every test executable: each executable
+# embeds every cubin, and a device call carries 64 MiB at most, the working tree included, so a
+# call's pack holds what that call runs.
 #
 #   bash bench/pack-subset.sh gpu_tensor_core gpu_repack gpu_invariance gpu_graph gpu_serving gpu_rows
 #   bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench
@@ -36,7 +37,10 @@ for t in "$@"; do
       cp "target/release/$t" "$stage/"
       continue ;;
   esac
-  exe=$(cargo test --release -p gemm-runtime --test "$t" --no-run --message-format=json 2>/dev/null |
+  # The runtime's GPU tests, or the timing suite's (gpu_perturbed: the perturbed build).
+  pkg=gemm-runtime
+  [ -f "tests/timing/tests/$t.rs" ] && pkg=gemm-timing-tests
+  exe=$(cargo test --release -p "$pkg" --test "$t" --no-run --message-format=json 2>/dev/null |
     python3 -c "
 import json, sys
 for line in sys.stdin:
@@ -46,7 +50,7 @@ for line in sys.stdin:
         continue
     if d.get('reason') == 'compiler-artifact' and d.get('executable') and d['target']['name'] == '$t':
         print(d['executable'])")
-  [ -n "$exe" ] || { echo "no test executable $t in gemm-runtime" >&2; exit 1; }
+  [ -n "$exe" ] || { echo "no test executable $t in $pkg" >&2; exit 1; }
   cp "$exe" "$stage/$t"
 done
 echo '#!/usr/bin/env bash' > .devx/unpack

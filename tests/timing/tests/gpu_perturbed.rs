@@ -250,6 +250,11 @@ fn perturbed_candidates_give_the_routed_bits() {
         // TF32, both contracts: the wgmma and mma.sync kernels, the chunked splits.
         Case::new(TC, Op::Nn, F32, (13, 3072, 1024)),
         Case::new(TC, Op::Nt, F32, (300, 1000, 8200)).bias(),
+        // More tiles than SMs for every candidate (the 192 x 192 and clustered 128 x 256 tiles
+        // among them), so every CTA of a persistent grid walks several tiles; old C read back
+        // through the C-load barriers, 16-bit C and f32 C.
+        Case::new(TC, Op::Nn, BF16, (2100, 4096, 1024)).beta(1.0),
+        Case::new(TC, Op::Tn, BF16_F32, (2100, 4096, 1024)).beta(1.0),
     ];
     let seeds: Vec<u32> = perturbation_seeds().into_iter().take(2).collect();
     let mut failures = Vec::new();
