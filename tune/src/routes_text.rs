@@ -3,7 +3,7 @@
 //! layers and times. The same tuning always gives the same text.
 
 use crate::tier_view::Dtypes;
-use crate::tune::{TunedRoute, Tuning};
+use crate::tune::{TunedRoute, Tuning, KEPT_BELOW_FROM_M};
 use std::fmt::Write;
 
 /// Where and how a run measured, for the file's header and the report.
@@ -183,6 +183,11 @@ pub fn assembled(
 ) -> String {
     let (mut header, mut sections) = sections_of(tuned);
     let (_, earlier) = sections_of(old);
+    for (key, body) in &mut sections {
+        if let Some((_, before)) = earlier.iter().find(|(k, _)| k == key) {
+            *body = carried_over(body, before);
+        }
+    }
     sections.extend(
         earlier
             .into_iter()
@@ -205,6 +210,81 @@ pub fn assembled(
         s.push_str(&body);
     }
     s
+}
+
+/// A retuned section's `body` with what the earlier file's section `before` said that this
+/// run did not measure: the heading's layers of models this run's list does not name (the
+/// routes serve them still), and, for each m range kept untimed below `--from-m`, the earlier
+/// notes of that range (their times and gains) in place of the bare "kept" note, when they
+/// name the same kernel.
+fn carried_over(body: &str, before: &str) -> String {
+    let mut out = String::new();
+    for (i, line) in body.lines().enumerate() {
+        if i == 0 {
+            out.push_str(&merged_heading(
+                line,
+                before.lines().next().unwrap_or_default(),
+            ));
+        } else if let Some(notes) = earlier_notes(line, before) {
+            out.push_str(&notes);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// `heading` (`# <op> n = .., k = ..: a; b`) with the layers of `earlier` (the same section's
+/// heading in the earlier file) that it lacks appended, in their order.
+fn merged_heading(heading: &str, earlier: &str) -> String {
+    let layers = |line: &str| -> Vec<String> {
+        line.split_once(": ")
+            .map(|(_, l)| l.split("; ").map(str::to_string).collect())
+            .unwrap_or_default()
+    };
+    let ours = layers(heading);
+    let missing: Vec<String> = layers(earlier)
+        .into_iter()
+        .filter(|l| !l.is_empty() && !ours.contains(l))
+        .collect();
+    if missing.is_empty() {
+        return heading.to_string();
+    }
+    let sep = if ours.iter().all(|l| l.is_empty()) {
+        ""
+    } else {
+        "; "
+    };
+    let base = if heading.contains(": ") {
+        heading.to_string()
+    } else {
+        format!("{heading}: ")
+    };
+    format!("{base}{sep}{}", missing.join("; "))
+}
+
+/// For a note `# m <range>: <kernel>, kept from the earlier tuning (not timed: below
+/// --from-m)`, the earlier section's notes of that range (`# m <range> (timed ...` or `# m
+/// <range>: ...`), if there are any and each is about `<kernel>`; the lines joined.
+fn earlier_notes(line: &str, before: &str) -> Option<String> {
+    let rest = line.strip_prefix("# m ")?.strip_suffix(KEPT_BELOW_FROM_M)?;
+    let (range, kernel) = rest.strip_suffix(", ")?.split_once(": ")?;
+    let notes: Vec<&str> = before
+        .lines()
+        .filter(|l| {
+            l.strip_prefix("# m ")
+                .and_then(|t| t.strip_prefix(range))
+                .is_some_and(|t| t.starts_with(' ') || t.starts_with(':'))
+        })
+        .collect();
+    // The kernel a note is about comes first after its range: `(timed ...): <kernel> ..`.
+    let names_it = |l: &&str| {
+        l.split_once(": ").is_some_and(|(_, t)| {
+            t.split(|c: char| c.is_whitespace() || c == ',').next() == Some(kernel)
+        })
+    };
+    (!notes.is_empty() && notes.iter().all(names_it)).then(|| notes.join("\n"))
 }
 
 /// The ops of the sections of `old` that [`assembled`] keeps, in first-seen order.
@@ -312,6 +392,38 @@ mod tests {
             Some((Op::Nn, 512, 3584))
         );
         assert_eq!(section_of("# m <= 16: a note"), None);
+    }
+
+    #[test]
+    fn a_retuned_section_keeps_the_earlier_notes_of_ranges_below_from_m_and_its_layers() {
+        let old = "# header\n\n# nt n = 4096, k = 14336: Llama-3 8B down_proj; Mistral 7B down_proj\n# m 129-256 (timed at m = 256): tcwide.pp128 0.0506 ms, kept from the earlier tuning\n[[route]]\nkernel = \"tcwide.pp128\"\n# m 513-1024 (timed at m = 1024): tcwide.wide 0.1517 ms against 0.1593 ms for the routed tcwide.mid2 (4.8% faster)\n[[route]]\nkernel = \"tcwide.wide\"\n# m 1025-2048: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\nkernel = \"tcwide.mid2\"\n";
+        let tuned = "# this run\n\n# nt n = 4096, k = 14336: Llama-3 8B down_proj\n# m 129-256: tcwide.pp128, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\nkernel = \"tcwide.pp128\"\n# m 513-1024: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\nkernel = \"tcwide.mid2\"\n# m 1025-2048: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n# m >= 8193 (timed at m = 32768): tcwide.sq192 1 ms against 2 ms for the routed tcwide.mid2 (50.0% faster)\n[[route]]\nkernel = \"tcwide.sq192\"\n";
+        let file = assembled(tuned, old, |_, _, _| true, None);
+        assert_eq!(
+            file,
+            // The earlier layers this run's list lacks; the 129-256 note with its time; the
+            // 513-1024 one stays bare (the earlier note names another kernel); 1025-2048's
+            // earlier note was itself a "kept" one, and is written as it was.
+            "# this run\n\n# nt n = 4096, k = 14336: Llama-3 8B down_proj; Mistral 7B down_proj\n# m 129-256 (timed at m = 256): tcwide.pp128 0.0506 ms, kept from the earlier tuning\n[[route]]\nkernel = \"tcwide.pp128\"\n# m 513-1024: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\nkernel = \"tcwide.mid2\"\n# m 1025-2048: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n# m >= 8193 (timed at m = 32768): tcwide.sq192 1 ms against 2 ms for the routed tcwide.mid2 (50.0% faster)\n[[route]]\nkernel = \"tcwide.sq192\"\n"
+        );
+        // Assembled again over its own output, the same text.
+        assert_eq!(assembled(tuned, &file, |_, _, _| true, None), file);
+        // A range's note is not another's whose label begins the same (m 1025-2048 vs m 1025-20480).
+        assert_eq!(
+            earlier_notes(
+                "# m 1025-2048: a.b, kept from the earlier tuning (not timed: below --from-m)",
+                "# m 1025-20480 (timed at m = 2048): a.b 1 ms\n"
+            ),
+            None
+        );
+        assert_eq!(
+            merged_heading("# nn n = 1, k = 2: x", "# nn n = 1, k = 2: y; x"),
+            "# nn n = 1, k = 2: x; y"
+        );
+        assert_eq!(
+            merged_heading("# nn n = 1, k = 2: x", "# nn n = 1, k = 2: x"),
+            "# nn n = 1, k = 2: x"
+        );
     }
 
     #[test]

@@ -15,6 +15,10 @@ use gemm_spec::{Dtype, DtypeTriple, Op, Policy, SpecSet};
 use serde::Serialize;
 use std::collections::HashMap;
 
+/// How a route's note ends when the run kept it untimed below `--from-m`; the file's assembly
+/// puts the earlier file's own notes of that m range in its place (`routes_text::assembled`).
+pub const KEPT_BELOW_FROM_M: &str = "kept from the earlier tuning (not timed: below --from-m)";
+
 /// What to tune.
 #[derive(Clone, Debug)]
 pub struct Options {
@@ -418,7 +422,7 @@ fn kept_untimed(
             &contract,
         ),
         notes: vec![format!(
-            "m {}: {}, kept from the earlier tuning (not timed: below --from-m)",
+            "m {}: {}, {KEPT_BELOW_FROM_M}",
             bucket.label(),
             pick.kernel
         )],
