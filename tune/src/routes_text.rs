@@ -235,38 +235,47 @@ fn carried_over(body: &str, before: &str) -> String {
     out
 }
 
-/// `heading` (`# <op> n = .., k = ..: a; b`) with the layers of `earlier` (the same section's
-/// heading in the earlier file) that it lacks appended, in their order.
+/// The layers of a section heading `# <op> n = .., k = ..: a; b` (`["a", "b"]`), and what comes
+/// before them.
+fn heading_layers(line: &str) -> (&str, Vec<&str>) {
+    match line.split_once(':') {
+        Some((head, layers)) => (
+            head,
+            layers
+                .split(';')
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect(),
+        ),
+        None => (line, Vec::new()),
+    }
+}
+
+/// `heading` naming the layers of `earlier` (the same section's heading in the earlier file)
+/// too: the earlier ones first, in their order, then this run's that they lack, each once. So
+/// runs over two shape lists in turn write the same heading each time.
 fn merged_heading(heading: &str, earlier: &str) -> String {
-    let layers = |line: &str| -> Vec<String> {
-        line.split_once(": ")
-            .map(|(_, l)| l.split("; ").map(str::to_string).collect())
-            .unwrap_or_default()
-    };
-    let ours = layers(heading);
-    let missing: Vec<String> = layers(earlier)
-        .into_iter()
-        .filter(|l| !l.is_empty() && !ours.contains(l))
-        .collect();
-    if missing.is_empty() {
+    let (head, ours) = heading_layers(heading);
+    let (_, before) = heading_layers(earlier);
+    let mut all: Vec<&str> = Vec::new();
+    for l in before.into_iter().chain(ours) {
+        if !all.contains(&l) {
+            all.push(l);
+        }
+    }
+    if all.is_empty() {
         return heading.to_string();
     }
-    let sep = if ours.iter().all(|l| l.is_empty()) {
-        ""
-    } else {
-        "; "
-    };
-    let base = if heading.contains(": ") {
-        heading.to_string()
-    } else {
-        format!("{heading}: ")
-    };
-    format!("{base}{sep}{}", missing.join("; "))
+    format!("{head}: {}", all.join("; "))
 }
+
+/// What an earlier note carried over says at its end, when it does not already.
+const KEPT: &str = "kept from the earlier tuning";
 
 /// For a note `# m <range>: <kernel>, kept from the earlier tuning (not timed: below
 /// --from-m)`, the earlier section's notes of that range (`# m <range> (timed ...` or `# m
-/// <range>: ...`), if there are any and each is about `<kernel>`; the lines joined.
+/// <range>: ...`), if there are any and each is about `<kernel>`; the lines joined, each ending
+/// in "kept from the earlier tuning".
 fn earlier_notes(line: &str, before: &str) -> Option<String> {
     let rest = line.strip_prefix("# m ")?.strip_suffix(KEPT_BELOW_FROM_M)?;
     let (range, kernel) = rest.strip_suffix(", ")?.split_once(": ")?;
@@ -284,7 +293,21 @@ fn earlier_notes(line: &str, before: &str) -> Option<String> {
             t.split(|c: char| c.is_whitespace() || c == ',').next() == Some(kernel)
         })
     };
-    (!notes.is_empty() && notes.iter().all(names_it)).then(|| notes.join("\n"))
+    // Each says it was kept (this run did not time it), as a note of a range timed then kept
+    // already does.
+    (!notes.is_empty() && notes.iter().all(names_it)).then(|| {
+        notes
+            .iter()
+            .map(|l| {
+                if l.contains(KEPT) {
+                    l.to_string()
+                } else {
+                    format!("{l}, {KEPT}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
 }
 
 /// The ops of the sections of `old` that [`assembled`] keeps, in first-seen order.
@@ -416,14 +439,45 @@ mod tests {
             ),
             None
         );
+        // Several notes of one range (a route merged over two buckets earlier is two notes of
+        // two ranges, but one range may carry a timed note and a later "kept" one): all, joined,
+        // each saying it was kept; a timed note gains that ending.
+        let before = "# nt n = 1, k = 2: x\n# m 17-32 (timed at m = 32): a.b 1 ms against 2 ms for the routed c.d (50.0% faster)\n# m 17-32: a.b, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\n";
+        let kept = "# m 17-32: a.b, kept from the earlier tuning (not timed: below --from-m)";
         assert_eq!(
-            merged_heading("# nn n = 1, k = 2: x", "# nn n = 1, k = 2: y; x"),
-            "# nn n = 1, k = 2: x; y"
+            earlier_notes(kept, before).as_deref(),
+            Some("# m 17-32 (timed at m = 32): a.b 1 ms against 2 ms for the routed c.d (50.0% faster), kept from the earlier tuning\n# m 17-32: a.b, kept from the earlier tuning (not timed: below --from-m)")
         );
+        // One of them about another kernel: the bare note stays.
+        let mixed = before.replace("# m 17-32: a.b", "# m 17-32: c.d");
+        assert_eq!(earlier_notes(kept, &mixed), None);
+        // No earlier note of the range, or a line that is no "kept" note: nothing to carry.
+        assert_eq!(earlier_notes(kept, "# nt n = 1, k = 2: x\n"), None);
         assert_eq!(
-            merged_heading("# nn n = 1, k = 2: x", "# nn n = 1, k = 2: x"),
-            "# nn n = 1, k = 2: x"
+            earlier_notes("# m 17-32 (timed at m = 32): a.b 1 ms", before),
+            None
         );
+    }
+
+    #[test]
+    fn a_merged_heading_names_each_layer_once_in_a_stable_order() {
+        let h = |layers: &str| format!("# nn n = 1, k = 2:{layers}");
+        // The earlier layers first, then this run's that they lack.
+        assert_eq!(merged_heading(&h(" x"), &h(" y; x")), h(" y; x"));
+        assert_eq!(merged_heading(&h(" x"), &h(" x")), h(" x"));
+        assert_eq!(merged_heading(&h(" x; z"), &h(" y")), h(" y; x; z"));
+        // Two shape lists in turn: the heading stays as it is.
+        let once = merged_heading(&h(" x"), &h(" y"));
+        assert_eq!(merged_heading(&h(" y"), &once), once);
+        assert_eq!(merged_heading(&h(" x"), &once), once);
+        // Duplicates in the earlier heading are written once.
+        assert_eq!(merged_heading(&h(" x"), &h(" y; y; x")), h(" y; x"));
+        // Headings without layers, with or without the space after the colon, or without it.
+        assert_eq!(merged_heading(&h(" "), &h(" y")), h(" y"));
+        assert_eq!(merged_heading(&h(""), &h(" y")), h(" y"));
+        assert_eq!(merged_heading("# nn n = 1, k = 2", &h(" y")), h(" y"));
+        assert_eq!(merged_heading(&h(" "), &h("")), h(" "));
+        assert_eq!(merged_heading(&h(" x"), ""), h(" x"));
     }
 
     #[test]

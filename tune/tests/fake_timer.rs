@@ -719,6 +719,30 @@ fn a_run_over_a_shorter_list_keeps_the_earlier_sections_of_the_other_shapes() {
     assert_eq!(kernel_at(&specs, 128, 14336, 4096), "tcwide.wide", "{text}");
     assert_eq!(kernel_at(&specs, 64, 4096, 4096), "tcwide.mid", "{text}");
     assert_eq!(kernel_at(&specs, 4096, 4096, 4096), other, "{text}");
+    // The retuned section keeps what the earlier one said of what this run did not time: the
+    // m 33-64 note with its times (not the bare "kept" note the run wrote), and the layers
+    // of the earlier list beside this one's.
+    let heading = |text: &str| {
+        text.lines()
+            .find(|l| l.starts_with("# nn n = 4096, k = 4096:"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let earlier_note = earlier
+        .lines()
+        .find(|l| l.starts_with("# m 33-64 (timed at m = 64): tcwide.mid "))
+        .unwrap_or_else(|| panic!("{earlier}"));
+    assert!(
+        text.contains(&format!("{earlier_note}, kept from the earlier tuning\n")),
+        "{text}"
+    );
+    assert!(!text.contains("m 33-64: tcwide.mid, kept"), "{text}");
+    let before = heading(&earlier);
+    let after = heading(&text);
+    assert!(
+        after.starts_with(&before) && after.ends_with("; P o"),
+        "{before}\n{after}"
+    );
 }
 
 #[test]
