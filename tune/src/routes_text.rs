@@ -3,7 +3,7 @@
 //! layers and times. The same tuning always gives the same text.
 
 use crate::tier_view::Dtypes;
-use crate::tune::{TunedRoute, Tuning, KEPT_BELOW_FROM_M};
+use crate::tune::{TunedRoute, Tuning, KEPT, KEPT_BELOW_FROM_M};
 use std::fmt::Write;
 
 /// Where and how a run measured, for the file's header and the report.
@@ -268,9 +268,6 @@ fn merged_heading(heading: &str, earlier: &str) -> String {
     }
     format!("{head}: {}", all.join("; "))
 }
-
-/// What an earlier note carried over says at its end, when it does not already.
-const KEPT: &str = "kept from the earlier tuning";
 
 /// For a note `# m <range>: <kernel>, kept from the earlier tuning (not timed: below
 /// --from-m)`, the earlier section's notes of that range (`# m <range> (timed ...` or `# m

@@ -15,9 +15,17 @@ use gemm_spec::{Dtype, DtypeTriple, Op, Policy, SpecSet};
 use serde::Serialize;
 use std::collections::HashMap;
 
+macro_rules! kept {
+    () => {
+        "kept from the earlier tuning"
+    };
+}
+/// How a note ends for a route the run kept: the routed kernel was timed and nothing beat it,
+/// or (below) the range was not timed.
+pub const KEPT: &str = kept!();
 /// How a route's note ends when the run kept it untimed below `--from-m`; the file's assembly
 /// puts the earlier file's own notes of that m range in its place (`routes_text::assembled`).
-pub const KEPT_BELOW_FROM_M: &str = "kept from the earlier tuning (not timed: below --from-m)";
+pub const KEPT_BELOW_FROM_M: &str = concat!(kept!(), " (not timed: below --from-m)");
 
 /// What to tune.
 #[derive(Clone, Debug)]
@@ -664,7 +672,7 @@ fn tune_region(
                     pct(g)
                 ),
                 _ => format!(
-                    "m {} (timed at m = {}): {} {}, kept from the earlier tuning",
+                    "m {} (timed at m = {}): {} {}, {KEPT}",
                     bucket.label(),
                     join(ms),
                     pick.kernel,

@@ -254,6 +254,8 @@ fn perturbed_candidates_give_the_routed_bits() {
         // among them), so every CTA of a persistent grid walks several tiles; old C read back
         // through the C-load barriers, 16-bit C and f32 C.
         Case::new(TC, Op::Nn, BF16, (2100, 4096, 1024)).beta(1.0),
+        // NT (a linear layer's forward, where most tuned routes are), B K-major in one box.
+        Case::new(TC, Op::Nt, BF16, (2100, 4096, 1024)).beta(1.0),
         Case::new(TC, Op::Tn, BF16_F32, (2100, 4096, 1024)).beta(1.0),
     ];
     let seeds: Vec<u32> = perturbation_seeds().into_iter().take(2).collect();
