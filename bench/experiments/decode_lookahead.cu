@@ -1,24 +1,28 @@
-// decode_lookahead: what the decode template's one-stage look-ahead buys, and that it keeps
-// the bits. Two variants of kernels-templates/mma/mma_decode_tma.cuh on the shipped decode
+// decode_lookahead: what a one-stage look-ahead in the decode template would buy, and that it
+// keeps the bits. Two variants of kernels-templates/mma/mma_decode_tma.cuh on the shipped decode
 // tiles (dec16, dec32, dec64; NN bf16 -> bf16):
-//   lookahead  the template as it is: a consumer warp waits for stage j + 1 and issues its
-//              ldmatrix before stage j's mma.sync chain, so their latency lands under the chain;
-//   inline     the template before that change (decode_lookahead.sh takes it from git): each
-//              stage's wait and ldmatrix right before its own chain.
+//   inline     the template as shipped: each stage's wait and ldmatrix right before its own
+//              mma.sync chain;
+//   lookahead  the template of commit 9f2959c (decode_lookahead.sh takes it from git): a consumer
+//              warp waits for stage j + 1 and issues its ldmatrix before stage j's chain, so
+//              their latency would land under the chain; stage j is released after its chain.
+// Result (H100, bench/results/2026-12-05-session43/decode-lookahead/): bit-identical everywhere,
+// and 0.58-1.03x the shipped template's speed. The ring is not bound by the chain's latency:
+// holding stage j until stage j + 1 has landed delays every refill, so it was not adopted.
 // Both run the same k16 steps in the same order, so every output must be bit-identical. For each
 // (m, n, k) and tile the program checks that, then times both, interleaved (A B A B ...), with
 // events, the median of `reps` launches each after warm-up; the weight is streamed from memory
 // where it is larger than L2. Prints microseconds and the weight's GB/s.
 // Build and run: decode_lookahead.sh.
 #include "decode_harness.cuh"
-#include "variants/mma_decode_tma_inline.cuh"
+#include "variants/mma_decode_tma_lookahead.cuh"
 
 using Dec16Cfg = gemm_sm90a_tcdec_nn_bf16_bf16_f32_dec16_m16n16k64_cfg;
 
 template <class Cfg>
 struct Pair {
-    static void ahead(const Problem& p, int) { launch_decode<mma_decode_tma<bf16, bf16, kOpNN, Cfg>, Cfg>(p); }
-    static void inl(const Problem& p, int) { launch_decode<mma_decode_tma_inline<bf16, bf16, kOpNN, Cfg>, Cfg>(p); }
+    static void ahead(const Problem& p, int) { launch_decode<mma_decode_tma_lookahead<bf16, bf16, kOpNN, Cfg>, Cfg>(p); }
+    static void inl(const Problem& p, int) { launch_decode<mma_decode_tma<bf16, bf16, kOpNN, Cfg>, Cfg>(p); }
 };
 struct Tile {
     const char* name;

@@ -59,12 +59,6 @@ struct mma_decode_tma {
     static constexpr int kChunk = Cfg::kChunk;  // 0: one chain over K (tc-k16)
     static constexpr int kSplit = Cfg::SPLIT_K, kSlots = Cfg::SLOTS;
     static constexpr int kPartialBytes = Cfg::kPartialBytes;
-    static constexpr int kSteps = BK / 16;  // k16 steps a stage
-    // One stage's fragments for this warp's k16 steps: A (16 x 16) and B (16 x 8) each.
-    struct Frags {
-        uint32_t a[kSteps][4];
-        uint32_t b[kSteps][2];
-    };
 
     // The layout against the numbers the generator delivers from the manifest
     // (mma/mma_decode_tma.toml): the carve of shared memory, one consumer warp per 8 columns
@@ -132,91 +126,63 @@ struct mma_decode_tma {
             if constexpr (kSplit > 1) fold_split(p, sP0, rank, nchunks, m0, n0);
             return;
         }
-        // Consumer warp `warp`: columns n0 + 8 * warp .. + 7, all 16 rows. The warp's one chain
-        // of mma.sync is the critical path (each k16 step waits for the one before), so stage
-        // j + 1's wait and ldmatrix are issued before stage j's chain and land under it; stage j
-        // is released after its chain, whose mma have read its fragments (see release below).
-        // This CTA's stages in ring order: its q-th chunk is chunk rank + q * S, `per` stages
-        // each, except the tile's last chunk, which is the last of its owner's and may be short.
-        const int mine = nchunks > rank ? (nchunks - 1 - rank) / kSplit + 1 : 0;
-        const int last_ch = rank + (mine - 1) * kSplit;
-        const int nstages = mine > 0 ? (mine - 1) * per + (min(nk, (last_ch + 1) * per) - last_ch * per) : 0;
-        auto kb_of = [&](int j) { return (rank + (j / per) * kSplit) * per + j % per; };
+        // Consumer warp `warp`: columns n0 + 8 * warp .. + 7, all 16 rows.
         float total[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-        float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // the current chunk's chain, from +0
+        int s = 0;
+        uint32_t ph = 0;
         const int mat = lane / 8, r8 = lane % 8;
         const int prow = lane / 4, pcol = 8 * warp + 2 * (lane % 4);  // this lane's fragment in the tile
-        // Stage j's fragments, once its TMA load has landed (ring slot j % STAGES, phase j / STAGES).
-        auto fetch = [&](Frags& f, int j) {
-            const int s = j % kStages;
-            GEMM_PERTURB(kPerturbConsumerWait, kb_of(j));
-            mbar_wait(full(s), (uint32_t)(j / kStages) & 1u);
-            GEMM_PERTURB(kPerturbConsumerRead, kb_of(j));
-            const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
+        int slot = 0;
+        for (int ch = rank; ch < nchunks; ch += kSplit, ++slot) {
+            float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // the chunk's chain, from +0
+            const int kb_end = min(nk, (ch + 1) * per);
+            for (int kb = ch * per; kb < kb_end; ++kb) {
+                GEMM_PERTURB(kPerturbConsumerWait, kb);
+                mbar_wait(full(s), ph);
+                GEMM_PERTURB(kPerturbConsumerRead, kb);
+                const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
 #pragma unroll
-            for (int kk = 0; kk < kSteps; ++kk) {
-                if constexpr (kAKMajor) {
-                    // matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15); 128B swizzle: chunk ^= row % 8
-                    const int row = r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
-                    ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), f.a[kk][0], f.a[kk][1], f.a[kk][2], f.a[kk][3]);
-                } else {
-                    // k rows of 16 m (32 B); matrix (m 0-7 | 8-15) x (k 0-7 | 8-15), transposed;
-                    // 32B swizzle: address bit 4 ^= bit 7
-                    const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = mat & 1;
-                    ldsm_x4_trans(a + krow * 32 + ((mc ^ ((krow >> 2) & 1)) << 4), f.a[kk][0], f.a[kk][1], f.a[kk][2],
-                                  f.a[kk][3]);
+                for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps
+                    uint32_t a0, a1, a2, a3, b0, b1;
+                    if constexpr (kAKMajor) {
+                        // matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15); 128B swizzle: chunk ^= row % 8
+                        const int row = r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
+                        ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
+                    } else {
+                        // k rows of 16 m (32 B); matrix (m 0-7 | 8-15) x (k 0-7 | 8-15), transposed;
+                        // 32B swizzle: address bit 4 ^= bit 7
+                        const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = mat & 1;
+                        ldsm_x4_trans(a + krow * 32 + ((mc ^ ((krow >> 2) & 1)) << 4), a0, a1, a2, a3);
+                    }
+                    if constexpr (kBKMajor) {
+                        // n rows of 64 k (128 B): matrices k 0-7 | 8-15 of rows 8 * warp ..; 128B swizzle
+                        const int nrow = warp * 8 + r8, kc = kk * 2 + (mat & 1);
+                        ldsm_x2(b + nrow * 128 + ((kc ^ (nrow & 7)) << 4), b0, b1);
+                    } else {
+                        // k rows of N (2N bytes): lanes 0-15 give k rows 0..15; swizzle XORs address bits [4,7) with [7,10)
+                        constexpr int RB = BN * 2, SWM = RB == 128 ? 7 : RB == 64 ? 3 : 1;
+                        const int krow = kk * 16 + (lane % 16);
+                        ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), b0, b1);
+                    }
+                    mma_m16n8k16<TAB>(c, a0, a1, a2, a3, b0, b1);
                 }
-                if constexpr (kBKMajor) {
-                    // n rows of 64 k (128 B): matrices k 0-7 | 8-15 of rows 8 * warp ..; 128B swizzle
-                    const int nrow = warp * 8 + r8, kc = kk * 2 + (mat & 1);
-                    ldsm_x2(b + nrow * 128 + ((kc ^ (nrow & 7)) << 4), f.b[kk][0], f.b[kk][1]);
-                } else {
-                    // k rows of N (2N bytes): lanes 0-15 give k rows 0..15; swizzle XORs address bits [4,7) with [7,10)
-                    constexpr int RB = BN * 2, SWM = RB == 128 ? 7 : RB == 64 ? 3 : 1;
-                    const int krow = kk * 16 + (lane % 16);
-                    ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), f.b[kk][0], f.b[kk][1]);
-                }
+                GEMM_PERTURB(kPerturbConsumerRelease, kb);
+                // The stage was read by ldmatrix (generic proxy) and the next TMA load (async proxy)
+                // overwrites it: fenced release, tc/smem_sync.cuh.
+                mbar_release_after_generic_reads(empty(s), lane);
+                if (++s == kStages) { s = 0; ph ^= 1; }
             }
-        };
-        // Stage j: the next stage's fragments are requested, then this stage's k16 steps run in
-        // ascending order on the chunk's chain, then the stage goes back to the producer. The
-        // release's fence (MEMBAR) comes after the mma that read this stage's fragments, so
-        // its ldmatrix reads are complete, as when the fragments were loaded in the step itself.
-        auto step = [&](Frags& cur, Frags& next, int j) {
-            if (j + 1 < nstages) fetch(next, j + 1);
-            if (j % per == 0) {
+            if constexpr (kChunk == 0) {
 #pragma unroll
-                for (int i = 0; i < 4; ++i) c[i] = 0.0f;
+                for (int i = 0; i < 4; ++i) total[i] = c[i];  // the one chain
+            } else if constexpr (kSplit == 1) {
+#pragma unroll
+                for (int i = 0; i < 4; ++i) total[i] = __fadd_rn(total[i], c[i]);  // ascending fold
+            } else {
+                float* part = reinterpret_cast<float*>(tc_smem_raw + (sP0 - tc_smem_u32(tc_smem_raw))) + slot * BM * BN;
+                *reinterpret_cast<float2*>(part + prow * BN + pcol) = make_float2(c[0], c[1]);
+                *reinterpret_cast<float2*>(part + (prow + 8) * BN + pcol) = make_float2(c[2], c[3]);
             }
-#pragma unroll
-            for (int kk = 0; kk < kSteps; ++kk)
-                mma_m16n8k16<TAB>(c, cur.a[kk][0], cur.a[kk][1], cur.a[kk][2], cur.a[kk][3], cur.b[kk][0], cur.b[kk][1]);
-            GEMM_PERTURB(kPerturbConsumerRelease, kb_of(j));
-            // The stage was read by ldmatrix (generic proxy) and the next TMA load (async proxy)
-            // overwrites it: fenced release, tc/smem_sync.cuh.
-            mbar_release_after_generic_reads(empty(j % kStages), lane);
-            if (j % per == per - 1 || j + 1 == nstages) {  // the chunk's last stage
-                if constexpr (kChunk == 0) {
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) total[i] = c[i];  // the one chain
-                } else if constexpr (kSplit == 1) {
-#pragma unroll
-                    for (int i = 0; i < 4; ++i) total[i] = __fadd_rn(total[i], c[i]);  // ascending fold
-                } else {
-                    const int slot = j / per;
-                    float* part = reinterpret_cast<float*>(tc_smem_raw + (sP0 - tc_smem_u32(tc_smem_raw))) + slot * BM * BN;
-                    *reinterpret_cast<float2*>(part + prow * BN + pcol) = make_float2(c[0], c[1]);
-                    *reinterpret_cast<float2*>(part + (prow + 8) * BN + pcol) = make_float2(c[2], c[3]);
-                }
-            }
-        };
-        // Two named fragment sets, alternating, so that neither is indexed at run time (which
-        // would put it in local memory).
-        Frags f0, f1;
-        if (nstages > 0) fetch(f0, 0);
-        for (int j = 0; j < nstages; j += 2) {
-            step(f0, f1, j);
-            if (j + 1 < nstages) step(f1, f0, j + 1);
         }
         if constexpr (kSplit > 1) {
             fold_split(p, sP0, rank, nchunks, m0, n0);
