@@ -21,8 +21,8 @@ NK=$(grep -o -- "--nk [0-9x,]*" bench/results/2026-12-05-h200-session39/tune-nt.
 (cd runtime && timeout 60 $B/gpu_tensor_core --include-ignored --test-threads=1 --nocapture) > $R/gpu_tensor_core.log 2>&1; st gpu_tensor_core $? $R/gpu_tensor_core.log
 timeout 50 $B/gemm-aot-bench --policy tensor-core --op tn --m 1024,4096 --dtype bf16 --commit $C $NK --out $R/tn > $R/bench_tn.log 2>&1; st bench_tn $? $R/bench_tn.log
 grep -q H200 $R/card.txt && timeout 80 $B/gemm-aot-bench --policy tensor-core --shapes bench/shapes/models.toml --dtype bf16 --commit $C --out $R/nn > $R/bench_nn.log 2>&1; st bench_nn $? $R/bench_nn.log
-(cd runtime && timeout $(left 400) $B/gpu_invariance --include-ignored --test-threads=1 --nocapture) > $R/gpu_invariance.log 2>&1; st gpu_invariance $? $R/gpu_invariance.log
-(cd runtime && timeout $(left 440) compute-sanitizer --tool memcheck --kernel-name kns=_sq192c2_ --report-api-errors no --error-exitcode 9 \
+(cd runtime && timeout $(left 420) $B/gpu_invariance --include-ignored --test-threads=1 --nocapture) > $R/gpu_invariance.log 2>&1; st gpu_invariance $? $R/gpu_invariance.log
+(cd runtime && timeout $(left 450) compute-sanitizer --tool memcheck --kernel-name kns=_sq192c2_ --report-api-errors no --error-exitcode 9 \
   $B/gpu_tensor_core --include-ignored --test-threads=1 --nocapture every_candidate) > $R/memcheck_sq192c2.log 2>&1; st memcheck_sq192c2 $? $R/memcheck_sq192c2.log
 grep -E "ERROR SUMMARY" $R/memcheck_sq192c2.log | tail -1 | tee -a $S
 tar cJf $OUT/suite.tar.xz -C $OUT suite
