@@ -28,6 +28,11 @@ pub fn report(t: &Tuning, p: &Provenance, written: Option<&str>) -> Value {
         "from_m": t.from_m,
         "changed": t.changed(),
         "routes": t.routes.len(),
+        "dropped": t
+            .dropped
+            .iter()
+            .map(|d| json!({ "op": d.op.to_string(), "n": d.n, "k": d.k, "m": d.m.label(), "note": d.note }))
+            .collect::<Vec<_>>(),
         "written": written,
         "unreached": t
             .unreached

@@ -85,27 +85,29 @@ pub fn routes_file(t: &Tuning, p: &Provenance) -> Option<String> {
             let _ = writeln!(s, "# {line}");
         }
     }
-    let mut last: Option<(String, u64, u64)> = None;
-    for r in &t.routes {
-        let group = (r.op.to_string(), r.n, r.k);
-        if last.as_ref() != Some(&group) {
-            let layers = t
-                .shapes
-                .iter()
-                .find(|x| x.n == r.n && x.k == r.k)
-                .map(|x| x.layers.join("; "))
-                .unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "\n# {} n = {}, k = {}: {}",
-                r.op,
-                r.n,
-                r.k,
-                comment_text(&layers)
-            );
-            last = Some(group);
+    // A section for each (op, n, k) with routes or with an earlier route dropped, in the run's
+    // order: first the notes of the dropped ones, then the routes.
+    let mut groups: Vec<(gemm_spec::Op, u64, u64)> = Vec::new();
+    let keys = t.routes.iter().map(|r| (r.op, r.n, r.k));
+    for key in keys.chain(t.dropped.iter().map(|d| (d.op, d.n, d.k))) {
+        if !groups.contains(&key) {
+            groups.push(key);
         }
-        route_text(&mut s, t, r);
+    }
+    for (op, n, k) in groups {
+        let layers = t
+            .shapes
+            .iter()
+            .find(|x| x.n == n && x.k == k)
+            .map(|x| x.layers.join("; "))
+            .unwrap_or_default();
+        let _ = writeln!(s, "\n# {op} n = {n}, k = {k}: {}", comment_text(&layers));
+        for d in t.dropped.iter().filter(|d| (d.op, d.n, d.k) == (op, n, k)) {
+            let _ = writeln!(s, "# {}", comment_text(&d.note));
+        }
+        for r in t.routes.iter().filter(|r| (r.op, r.n, r.k) == (op, n, k)) {
+            route_text(&mut s, t, r);
+        }
     }
     Some(s)
 }

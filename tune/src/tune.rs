@@ -156,6 +156,18 @@ pub struct TunedRoute {
     pub notes: Vec<String>,
 }
 
+/// An m range of one (n, k) where an earlier file's route gave way to the tier's own kernel:
+/// the file needs no route there, and says so in a note under the section's heading (the
+/// report holds the region's times too).
+#[derive(Debug, Clone)]
+pub struct DroppedRoute {
+    pub op: Op,
+    pub n: u64,
+    pub k: u64,
+    pub m: Bucket,
+    pub note: String,
+}
+
 /// What a run measured and decided, and the routes file it makes.
 #[derive(Debug)]
 pub struct Tuning {
@@ -169,6 +181,8 @@ pub struct Tuning {
     pub regions: Vec<Region>,
     pub measurements: Vec<Measurement>,
     pub routes: Vec<TunedRoute>,
+    /// The earlier file's routes the tier's own kernels beat: no route, a note.
+    pub dropped: Vec<DroppedRoute>,
     /// The (op, n, k) not started because the time limit had passed.
     pub unreached: Vec<(Op, u64, u64)>,
     /// The `from_m` of the run: the buckets below it were not timed.
@@ -271,6 +285,7 @@ pub fn tune(
     let mut measured = Vec::new();
     let mut regions = Vec::new();
     let mut routes = Vec::new();
+    let mut dropped = Vec::new();
     let mut unreached = Vec::new();
     let started = std::time::Instant::now();
     for &op in &opts.ops {
@@ -313,14 +328,22 @@ pub fn tune(
                     }
                     continue;
                 }
-                let Some((region, route)) =
+                let Some((region, in_file)) =
                     tune_region(&view, &mut clock, (op, dtype), shape, *bucket, &ms, opts)?
                 else {
                     continue;
                 };
                 regions.push(region);
-                if let Some(r) = route {
-                    merge_into(&mut planned, r);
+                match in_file {
+                    InFile::Route(r) => merge_into(&mut planned, r),
+                    InFile::Dropped(note) => dropped.push(DroppedRoute {
+                        op,
+                        n: shape.n,
+                        k: shape.k,
+                        m: *bucket,
+                        note,
+                    }),
+                    InFile::Nothing => {}
                 }
             }
             routes.extend(planned);
@@ -336,9 +359,20 @@ pub fn tune(
         regions,
         measurements: clock.log,
         routes,
+        dropped,
         unreached,
         from_m: opts.from_m,
     })
+}
+
+/// What one tuned region puts in the routes file.
+enum InFile {
+    /// A route: its kernel is not the tier's own at every m of the region.
+    Route(TunedRoute),
+    /// No route where the earlier file had one: the tier's own kernel won; the note says so.
+    Dropped(String),
+    /// Nothing: the tier's own routing, as before.
+    Nothing,
 }
 
 /// The m of `bucket` it is looked at: every one, an open last bucket up to four times its
@@ -497,8 +531,9 @@ fn timed(pick: Pick, t: Result<(f64, Vec<AtM>), String>) -> Timed {
     }
 }
 
-/// One region: its measurements, its decision, and its route when the routes file needs one.
-/// `None` when no route serves it (no region to tune).
+/// One region: its measurements, its decision, and what the routes file needs for it (a route,
+/// or a note where an earlier route gave way to the tier's own kernel). `None` when no route
+/// serves it (no region to tune).
 fn tune_region(
     view: &TierView<'_>,
     clock: &mut Clock<'_>,
@@ -507,7 +542,7 @@ fn tune_region(
     bucket: Bucket,
     ms: &[u64],
     opts: &Options,
-) -> Result<Option<(Region, Option<TunedRoute>)>, TuneError> {
+) -> Result<Option<(Region, InFile)>, TuneError> {
     let (n, k) = (shape.n, shape.k);
     let Some(&first_m) = ms.first() else {
         return Ok(None);
@@ -651,15 +686,16 @@ fn tune_region(
         ms.iter()
             .any(|&m| view.base(op, dtype, m, n, k).map(Pick::of).as_ref() != Some(e))
     });
+    let ms_of = |p: &Pick| {
+        candidates
+            .iter()
+            .find(|c| &c.pick == p)
+            .and_then(|c| c.ms)
+            .map_or("not timed".to_string(), |t| format!("{t:.4} ms"))
+    };
+    let current_ms = current.ms.map_or("-".into(), |t| format!("{t:.4} ms"));
     let route = match (&end, differs) {
         (Some(pick), true) => {
-            let ms_of = |p: &Pick| {
-                candidates
-                    .iter()
-                    .find(|c| &c.pick == p)
-                    .and_then(|c| c.ms)
-                    .map_or("not timed".to_string(), |t| format!("{t:.4} ms"))
-            };
             let note = match (&chosen, gain) {
                 (Some(_), Some(g)) => format!(
                     "m {} (timed at m = {}): {} {} against {} for the routed {} ({} faster)",
@@ -667,7 +703,7 @@ fn tune_region(
                     join(ms),
                     pick.kernel,
                     ms_of(pick),
-                    current.ms.map_or("-".into(), |t| format!("{t:.4} ms")),
+                    current_ms,
                     current.pick.kernel,
                     pct(g)
                 ),
@@ -691,6 +727,23 @@ fn tune_region(
         }
         _ => None,
     };
+    // A choice that needs no route is the tier's own kernel beating a route of the earlier
+    // file (only such a route makes the routed kernel differ from the tier's own): the file
+    // loses that route, and keeps a note of why.
+    let in_file = match (route, &chosen, gain) {
+        (Some(r), _, _) => InFile::Route(r),
+        (None, Some(pick), Some(g)) => InFile::Dropped(format!(
+            "m {} (timed at m = {}): no route: the tier's own {} {} against {} for the routed {} ({} faster)",
+            bucket.label(),
+            join(ms),
+            pick.kernel,
+            ms_of(pick),
+            current_ms,
+            current.pick.kernel,
+            pct(g)
+        )),
+        _ => InFile::Nothing,
+    };
     let region = Region {
         op: op.to_string(),
         dtype: dtype.to_string(),
@@ -707,9 +760,9 @@ fn tune_region(
         chosen,
         gain,
         decision,
-        in_routes_file: route.is_some(),
+        in_routes_file: matches!(in_file, InFile::Route(_)),
     };
-    Ok(Some((region, route)))
+    Ok(Some((region, in_file)))
 }
 
 fn join(ms: &[u64]) -> String {

@@ -788,3 +788,52 @@ fn the_tiers_own_changes_inside_a_bucket_stay_by_writing_nothing() {
     assert_eq!(kernel_at(&after, 128, 14336, 4096), "tcwide.wide", "{text}");
     assert_eq!(kernel_at(&after, 4096, 4096, 4096), other, "{text}");
 }
+
+#[test]
+fn an_earlier_route_the_tiers_own_kernel_beats_goes_with_a_note() {
+    // The first run routes tcwide.mid at (4096, 4096), m 33-64, over the tier's own mid64.
+    let first = run(&shipped(), &mut faster_mid(), &Options::new("sm90a"));
+    let tiers_own = kernel_at(&shipped(), 64, 4096, 4096);
+    assert_ne!(tiers_own, "tcwide.mid");
+    let dir = specs_with(&routes_file(&first, &provenance()).unwrap());
+    let specs = load(dir.path());
+    assert_eq!(kernel_at(&specs, 64, 4096, 4096), "tcwide.mid");
+    // Now the tier's own kernel is faster than that route by more than the threshold.
+    let own: &'static str = Box::leak(tiers_own.clone().into_boxed_str());
+    let mut timer = faster_mid().rule(own, (4096, 4096), (33, 64), 0.5);
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    let t = run(&specs, &mut timer, &opts);
+    assert!(t.changed());
+    let region = t
+        .regions
+        .iter()
+        .find(|r| r.n == 4096 && r.k == 4096 && r.m.min == 33)
+        .unwrap();
+    assert!(!region.in_routes_file, "{}", region.decision);
+    assert_eq!(t.dropped.len(), 1, "{:?}", t.dropped);
+    let text = routes_file(&t, &provenance()).unwrap();
+    let note = format!(
+        "# m 33-64 (timed at m = 64): no route: the tier's own {own} 0.5000 ms against 0.8000 ms for the routed tcwide.mid (37.5% faster)"
+    );
+    assert!(
+        text.contains(&format!("\n# nn n = 4096, k = 4096: Test o_proj\n{note}\n")),
+        "{text}"
+    );
+    assert!(!text.contains("kernel = \"tcwide.mid\""), "{text}");
+    let json = report(&t, &provenance(), None);
+    assert_eq!(json["dropped"][0]["m"], "33-64", "{json}");
+    assert_eq!(
+        json["dropped"][0]["note"],
+        note.trim_start_matches("# "),
+        "{json}"
+    );
+    // The file, with only that note, validates and routes the tier's own kernel again; a run
+    // over it has nothing to change.
+    let dir = specs_with(&text);
+    let after = load(dir.path());
+    assert_eq!(kernel_at(&after, 64, 4096, 4096), tiers_own);
+    let t = run(&after, &mut timer, &opts);
+    assert!(!t.changed());
+    assert!(t.dropped.is_empty());
+}
