@@ -85,8 +85,9 @@ pub fn routes_file(t: &Tuning, p: &Provenance) -> Option<String> {
             let _ = writeln!(s, "# {line}");
         }
     }
-    // A section for each (op, n, k) with routes or with an earlier route dropped, in the run's
-    // order: first the notes of the dropped ones, then the routes.
+    // A section for each (op, n, k) with routes or with an earlier route dropped (the route
+    // sections in the run's order, then those with notes only; `assembled` sorts them): first
+    // the notes of the dropped ones, then the routes.
     let mut groups: Vec<(gemm_spec::Op, u64, u64)> = Vec::new();
     let keys = t.routes.iter().map(|r| (r.op, r.n, r.k));
     for key in keys.chain(t.dropped.iter().map(|d| (d.op, d.n, d.k))) {

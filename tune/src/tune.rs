@@ -729,19 +729,37 @@ fn tune_region(
     };
     // A choice that needs no route is the tier's own kernel beating a route of the earlier
     // file (only such a route makes the routed kernel differ from the tier's own): the file
-    // loses that route, and keeps a note of why.
+    // loses that route, and keeps a note of why. The note names the tier's kernel as the
+    // range's where the tier runs it at every m of the range, else the tier's routing.
     let in_file = match (route, &chosen, gain) {
         (Some(r), _, _) => InFile::Route(r),
-        (None, Some(pick), Some(g)) => InFile::Dropped(format!(
-            "m {} (timed at m = {}): no route: the tier's own {} {} against {} for the routed {} ({} faster)",
-            bucket.label(),
-            join(ms),
-            pick.kernel,
-            ms_of(pick),
-            current_ms,
-            current.pick.kernel,
-            pct(g)
-        )),
+        (None, Some(pick), Some(g)) => {
+            let everywhere = bucket_ms(bucket, ms)
+                .all(|m| view.base(op, dtype, m, n, k).map(Pick::of).as_ref() == Some(pick));
+            let whose = if everywhere {
+                format!("the tier's own {}", pick.kernel)
+            } else {
+                format!(
+                    "the tier's own routing ({} at m = {})",
+                    pick.kernel,
+                    join(ms)
+                )
+            };
+            let forced = if decision.contains("which one route cannot keep") {
+                "; the earlier routing changed kernel inside the range, which one route cannot keep"
+            } else {
+                ""
+            };
+            InFile::Dropped(format!(
+                "m {} (timed at m = {}): no route: {whose} {} against {} for the routed {} ({} faster{forced})",
+                bucket.label(),
+                join(ms),
+                ms_of(pick),
+                current_ms,
+                current.pick.kernel,
+                pct(g)
+            ))
+        }
         _ => InFile::Nothing,
     };
     let region = Region {

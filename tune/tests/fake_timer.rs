@@ -828,6 +828,19 @@ fn an_earlier_route_the_tiers_own_kernel_beats_goes_with_a_note() {
         note.trim_start_matches("# "),
         "{json}"
     );
+    // Assembled over the earlier file, the section is the note alone.
+    let earlier = routes_file(&first, &provenance()).unwrap();
+    let file = gemm_aot_tune::routes_text::assembled(
+        &text,
+        &earlier,
+        |op, n, k| t.retuned(op, n, k),
+        None,
+    );
+    assert!(
+        file.contains(&format!("\n# nn n = 4096, k = 4096: Test o_proj\n{note}\n")),
+        "{file}"
+    );
+    assert!(!file.contains("[[route]]"), "{file}");
     // The file, with only that note, validates and routes the tier's own kernel again; a run
     // over it has nothing to change.
     let dir = specs_with(&text);
@@ -836,4 +849,33 @@ fn an_earlier_route_the_tiers_own_kernel_beats_goes_with_a_note() {
     let t = run(&after, &mut timer, &opts);
     assert!(!t.changed());
     assert!(t.dropped.is_empty());
+}
+
+#[test]
+fn a_dropped_route_over_a_range_the_tier_splits_names_the_tiers_routing() {
+    // One bucket over m <= 64, timed at m = 64 alone, where the tier runs its decode tile up to
+    // 32 rows and tcwide.mid64 above: a route of tcwide.mid over the whole bucket, then the
+    // tier's mid64 faster at m = 64 drops it, and the note says the tier's routing serves.
+    let list = ShapeList::parse(
+        "m64.toml",
+        "m = [64]\n\n[[model]]\nname = \"Test\"\nconfig = \"m = 64 only\"\nlayers = [{ layer = \"o_proj\", n = 4096, k = 4096 }]\n",
+    )
+    .unwrap();
+    let mut opts = Options::new("sm90a");
+    opts.buckets = gemm_aot_tune::Buckets::from_edges(&[64, 256, 1024, 2048]).unwrap();
+    let own = kernel_at(&shipped(), 64, 4096, 4096);
+    assert_ne!(kernel_at(&shipped(), 8, 4096, 4096), own);
+    let first = tune(&shipped(), &list, &opts, &mut faster_mid()).unwrap();
+    let dir = specs_with(&routes_file(&first, &provenance()).unwrap());
+    let specs = load(dir.path());
+    assert_eq!(kernel_at(&specs, 8, 4096, 4096), "tcwide.mid");
+    let own: &'static str = Box::leak(own.into_boxed_str());
+    let mut timer = faster_mid().rule(own, (4096, 4096), (64, 64), 0.5);
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    let t = tune(&specs, &list, &opts, &mut timer).unwrap();
+    assert_eq!(t.dropped.len(), 1, "{:?}", t.dropped);
+    assert_eq!(
+        t.dropped[0].note,
+        format!("m <= 64 (timed at m = 64): no route: the tier's own routing ({own} at m = 64) 0.5000 ms against 0.8000 ms for the routed tcwide.mid (37.5% faster)")
+    );
 }

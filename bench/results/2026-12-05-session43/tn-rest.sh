@@ -5,7 +5,8 @@
 # rewriting specs/sm90a.tuned.toml in place (copy it back from the archive; its routes are
 # benched once committed). Everything in one archive, $OUT/tn-rest.tar.xz (a call returns at
 # most 8 files).
-# Pack: bash bench/pack-subset.sh gemm-aot-bench gemm-aot-tune; COMMIT=<packed commit>.
+# Pack: bash bench/pack-subset.sh gemm-aot-bench gemm-aot-tune; COMMIT=<packed commit>; run with
+# carry [".devx"] (git-ignored, so it travels only when carried).
 set -u
 bash .devx/unpack
 B=$PWD/.devx/bin
