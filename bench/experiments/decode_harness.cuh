@@ -167,3 +167,14 @@ struct Mat {  // a stored matrix with NaN padding
 };
 
 static float median(std::vector<float> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; }
+
+// The device's properties, g_sms and the driver's tensor-map encoder; false (with a message)
+// when the driver has no cuTensorMapEncodeTiled.
+static bool harness_init(cudaDeviceProp& prop) {
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    g_sms = prop.multiProcessorCount;
+    cudaDriverEntryPointQueryResult q;
+    CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void**)&g_encode, 12000, cudaEnableDefault, &q));
+    if (!g_encode || q != cudaDriverEntryPointSuccess) { printf("no cuTensorMapEncodeTiled\n"); return false; }
+    return true;
+}

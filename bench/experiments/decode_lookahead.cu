@@ -33,11 +33,7 @@ int main(int argc, char** argv) {
     setvbuf(stdout, nullptr, _IOLBF, 0);
     const int reps = argc > 1 ? atoi(argv[1]) : 30;
     cudaDeviceProp prop;
-    CHECK(cudaGetDeviceProperties(&prop, 0));
-    g_sms = prop.multiProcessorCount;
-    cudaDriverEntryPointQueryResult q;
-    CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void**)&g_encode, 12000, cudaEnableDefault, &q));
-    if (!g_encode || q != cudaDriverEntryPointSuccess) { printf("no cuTensorMapEncodeTiled\n"); return 1; }
+    if (!harness_init(prop)) return 1;
     printf("device: %s, %d SMs, L2 %d MB; %d timed launches a variant\n", prop.name, g_sms, prop.l2CacheSize >> 20, reps);
     const Tile tiles[] = {
         {"dec16", Pair<Dec16Cfg>::ahead, Pair<Dec16Cfg>::inl},

@@ -158,11 +158,7 @@ int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "quiet";
     const int reps = argc > 2 ? atoi(argv[2]) : 10;
     cudaDeviceProp prop;
-    CHECK(cudaGetDeviceProperties(&prop, 0));
-    g_sms = prop.multiProcessorCount;
-    cudaDriverEntryPointQueryResult q;
-    CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", (void**)&g_encode, 12000, cudaEnableDefault, &q));
-    if (!g_encode || q != cudaDriverEntryPointSuccess) { printf("no cuTensorMapEncodeTiled\n"); return 1; }
+    if (!harness_init(prop)) return 1;
 #if defined(GEMM_AOT_TIMING_PERTURBATION)
     const bool perturbed = true;
 #else
