@@ -82,6 +82,33 @@ __device__ __forceinline__ void wgmma_m64n128k16_##T(float* d, uint64_t da, uint
 TC_WGMMA_M64N128K16(bf16)
 TC_WGMMA_M64N128K16(f16)
 
+// 144 columns: an NT tile whose B is one box of 144 rows (2304 = 16 x 144 columns a wave).
+#define TC_WGMMA_M64N144K16(T) \
+template <int TA, int TB> \
+__device__ __forceinline__ void wgmma_m64n144k16_##T(float* d, uint64_t da, uint64_t db) { \
+    asm volatile( \
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" \
+        "wgmma.mma_async.sync.aligned.m64n144k16.f32." #T "." #T " " \
+        "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15," \
+        "%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31," \
+        "%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47," \
+        "%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63," \
+        "%64,%65,%66,%67,%68,%69,%70,%71}" \
+        ", %72, %73, p, 1, 1, %74, %75;\n}\n" \
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), \
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), \
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), \
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), \
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), \
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), \
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), \
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), \
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]) \
+        : "l"(da), "l"(db), "n"(TA), "n"(TB)); \
+}
+TC_WGMMA_M64N144K16(bf16)
+TC_WGMMA_M64N144K16(f16)
+
 #define TC_WGMMA_M64N192K16(T) \
 template <int TA, int TB> \
 __device__ __forceinline__ void wgmma_m64n192k16_##T(float* d, uint64_t da, uint64_t db) { \
@@ -156,17 +183,19 @@ TC_WGMMA_M64N256K16(f16)
 // One k16 step for element type TAB and width N (the accumulator array holds N / 2 floats).
 template <typename TAB, int N, int TA, int TB>
 __device__ __forceinline__ void wgmma_k16(float* d, uint64_t da, uint64_t db) {
-    static_assert(N == 64 || N == 128 || N == 192 || N == 256, "wgmma_k16: N must be 64, 128, 192 or 256");
+    static_assert(N == 64 || N == 128 || N == 144 || N == 192 || N == 256, "wgmma_k16: N must be 64, 128, 144, 192 or 256");
     static_assert(__is_same(TAB, __nv_bfloat16) || __is_same(TAB, __half), "wgmma_k16: TAB must be __nv_bfloat16 or __half");
     constexpr bool kBf16 = __is_same(TAB, __nv_bfloat16);
     if constexpr (kBf16) {
         if constexpr (N == 64) wgmma_m64n64k16_bf16<TA, TB>(d, da, db);
         else if constexpr (N == 128) wgmma_m64n128k16_bf16<TA, TB>(d, da, db);
+        else if constexpr (N == 144) wgmma_m64n144k16_bf16<TA, TB>(d, da, db);
         else if constexpr (N == 192) wgmma_m64n192k16_bf16<TA, TB>(d, da, db);
         else wgmma_m64n256k16_bf16<TA, TB>(d, da, db);
     } else {
         if constexpr (N == 64) wgmma_m64n64k16_f16<TA, TB>(d, da, db);
         else if constexpr (N == 128) wgmma_m64n128k16_f16<TA, TB>(d, da, db);
+        else if constexpr (N == 144) wgmma_m64n144k16_f16<TA, TB>(d, da, db);
         else if constexpr (N == 192) wgmma_m64n192k16_f16<TA, TB>(d, da, db);
         else wgmma_m64n256k16_f16<TA, TB>(d, da, db);
     }

@@ -42,7 +42,8 @@
 //
 // Epilogue, chosen at run time, the same values either way (tc/tc_epilogue.cuh: v = acc;
 // + bias[n]; fma(beta, old C, v) when beta != 0; one rounding):
-//  * flags bit Args::kFlagCTensorMap clear: straight from the accumulators; rows >= m and
+//  * flags bit Args::kFlagCTensorMap clear, or a tile whose columns are no whole number of C
+//    boxes (kCStaged false: an NT tile of 144 columns): straight from the accumulators; rows >= m and
 //    columns >= n are skipped; pairs are stored as vectors when C and ldc are pair-aligned and
 //    the tile lies inside n.
 //  * bit set (the host sets it when C can take TMA: 16-byte aligned base, ldc * sizeof(TC) a
@@ -137,8 +138,12 @@ struct wgmma_tma_gemm {
     static constexpr int kCRounds = kCBoxesPerRow / kCRoundBoxes;
     static constexpr int kCRoundCols = kCRoundBoxes * kCBoxInner;                // columns per round
     static constexpr int kCStageBytes = kCRoundBoxes * kCBoxBytes;               // one consumer's buffer
-    // A split stores its folded columns directly (fold_and_store_split): it has no staging.
-    static constexpr int kCBytes = Cfg::SPLIT_K > 1 ? 0 : kConsumers * kCStageBytes;
+    // Whether C goes through the TMA-store epilogue's staging: not with a split (it stores its
+    // folded columns directly, fold_and_store_split), nor where the tile's columns are no whole
+    // number of C boxes (an NT tile of 144 columns: a box past the tile would write the next
+    // tile's columns), which stores directly too.
+    static constexpr bool kCStaged = Cfg::SPLIT_K == 1 && BN % kCBoxInner == 0;
+    static constexpr int kCBytes = kCStaged ? kConsumers * kCStageBytes : 0;
     static constexpr int kSharedBytes = Cfg::kSharedBytes;
 
     // Tensor-map boxes of A and B (elements of the operand as stored, inner = contiguous):
@@ -168,7 +173,8 @@ struct wgmma_tma_gemm {
                       Cfg::kABoxInner == 64 && Cfg::kABoxOuter == (kAKMajor ? BM : 64) && Cfg::kSwizzleA == 128 &&
                       Cfg::kBBoxInner == 64 && Cfg::kBBoxOuter == (kBKMajor ? BN : 64) && Cfg::kSwizzleB == 128 &&
                       kCBoxInner * (int)sizeof(TC) == 128 && kCBoxOuter == 64 && kSwizzleC == 128 &&
-                      BN % kCBoxInner == 0 && kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0 &&
+                      (BN % 64 == 0 || (kBKMajor && BN % 16 == 0 && Cfg::SPLIT_K == 1)) &&
+                      (!kCStaged || (kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0)) &&
                       kChunk % BK == 0 && BM == 64 * kTileConsumers &&
                       (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)) &&
                       (!kBatched || (kClusterM == 1 && kSplit == 1)) &&
@@ -279,7 +285,8 @@ struct wgmma_tma_gemm {
             const int rows0 = kPingPong ? 0 : cw * 64;  // this consumer's first row in a tile
             const int warp = tid / 32, lane = tid % 32;
             const bool aligned = tc_pairs_aligned<TC>(e);
-            const bool tma_c = tc_c_tensor_map<TC>(e);
+            // (A split never stores through it: its epilogue returns first.)
+            const bool tma_c = BN % kCBoxInner == 0 && tc_c_tensor_map<TC>(e);
             // Old C through TMA into the staging buffer (a split stores directly).
             const bool c_load = tma_c && p.beta != 0.0f && kSplit == 1;
             const uint32_t cbuf = sC0 + cw * kCStageBytes, cbar = cbar0 + 8u * cw;
@@ -302,9 +309,11 @@ struct wgmma_tma_gemm {
                 int tm, tn;
                 order.tile(t, tm, tn);
                 const int m0 = (tm * kClusterM + (int)rank) * BM, n0 = tn * BN;
-                if (c_load && tid == 0) {  // round 0's old C, overlapping the main loop
-                    bulk_wait_group_read0();  // the previous tile's stores have read the buffer
-                    load_c_round(p, cbuf, cbar, m0 + rows0, n0, 0, z);
+                if constexpr (kCStaged) {
+                    if (c_load && tid == 0) {  // round 0's old C, overlapping the main loop
+                        bulk_wait_group_read0();  // the previous tile's stores have read the buffer
+                        load_c_round(p, cbuf, cbar, m0 + rows0, n0, 0, z);
+                    }
                 }
 #pragma unroll
                 for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
@@ -397,13 +406,15 @@ struct wgmma_tma_gemm {
                     continue;
                 }
                 GEMM_PERTURB(kPerturbEpilogue, t);
-                if (c_load) {
-                    store_tile_tma<true>(p, e, z, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
-                    continue;
-                }
-                if (tma_c) {
-                    store_tile_tma<false>(p, e, z, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
-                    continue;
+                if constexpr (kCStaged) {
+                    if (c_load) {
+                        store_tile_tma<true>(p, e, z, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
+                        continue;
+                    }
+                    if (tma_c) {
+                        store_tile_tma<false>(p, e, z, d, cbuf, m0 + rows0, n0, cw, tid, cbar, cph);
+                        continue;
+                    }
                 }
                 // d[4j + 2h + e] is (row0 + 8h, col0 + 8j + e).
                 const int row0 = m0 + rows0 + warp * 16 + lane / 4;
