@@ -666,6 +666,7 @@ fn tune_region(
     // tuned over other buckets) cannot be written back as one route: the fastest single
     // kernel replaces it, rather than the region falling back to the routing without the
     // file unsaid. (The tier's own changes inside a bucket stay by writing nothing.)
+    let forced = chosen.is_none() && constant.is_none() && from_file && best.is_some();
     let (chosen, gain, decision) = match (&chosen, &constant, best) {
         (None, None, Some(b)) if from_file => (
             Some(b.pick.clone()),
@@ -745,7 +746,7 @@ fn tune_region(
                     join(ms)
                 )
             };
-            let forced = if decision.contains("which one route cannot keep") {
+            let forced = if forced {
                 "; the earlier routing changed kernel inside the range, which one route cannot keep"
             } else {
                 ""

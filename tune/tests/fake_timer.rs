@@ -879,3 +879,34 @@ fn a_dropped_route_over_a_range_the_tier_splits_names_the_tiers_routing() {
         format!("m <= 64 (timed at m = 64): no route: the tier's own routing ({own} at m = 64) 0.5000 ms against 0.8000 ms for the routed tcwide.mid (37.5% faster)")
     );
 }
+
+#[test]
+fn a_bucket_whose_routing_changes_inside_it_goes_to_the_tiers_own_kernel_with_a_note() {
+    // The earlier file routes tcwide.mid at m 33-48 only; m 33-64 is one bucket now, timed at
+    // m = 64, where the tier's own kernel is the fastest: no route, and the note says the
+    // earlier routing forced the choice (the gain is against the routing at the timed m).
+    let dir = specs_with(&earlier_with_an_edge_at_48());
+    let specs = load(dir.path());
+    let own = kernel_at(&shipped(), 64, 4096, 4096);
+    assert_eq!(kernel_at(&shipped(), 40, 4096, 4096), own);
+    let own: &'static str = Box::leak(own.into_boxed_str());
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    let mut timer = FakeTimer::default().rule(own, (4096, 4096), (33, 64), 0.5);
+    let t = run(&specs, &mut timer, &opts);
+    let dropped: Vec<&str> = t
+        .dropped
+        .iter()
+        .filter(|d| (d.n, d.k, d.m.min) == (4096, 4096, 33))
+        .map(|d| d.note.as_str())
+        .collect();
+    assert_eq!(
+        dropped,
+        [format!("m 33-64 (timed at m = 64): no route: the tier's own {own} 0.5000 ms against 0.5000 ms for the routed (several) (0.0% faster; the earlier routing changed kernel inside the range, which one route cannot keep)")],
+        "{:?}",
+        t.dropped
+    );
+    let dir = specs_with(&routes_file(&t, &provenance()).unwrap());
+    let after = load(dir.path());
+    assert_eq!(kernel_at(&after, 40, 4096, 4096), own);
+}
