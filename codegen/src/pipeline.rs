@@ -390,6 +390,12 @@ pub fn check_resources(
                     k.describe
                 ));
             }
+            if r.wgmma_serialized && !allow_spills {
+                fail(format!(
+                    "ptxas serialized its wgmma instructions on {} (a wgmma group's accumulators are read or copied while a group may run), so every group waits for the one before: keep accumulator reads after the wait that retires their group, and paths that join with the same groups in flight ({where_})",
+                    tier.name
+                ));
+            }
             if r.registers > tier.max_registers_per_thread {
                 fail(format!(
                     "uses {} registers a thread; {} allows {} ({where_})",

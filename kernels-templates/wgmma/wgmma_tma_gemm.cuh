@@ -11,7 +11,10 @@
 // Under a chunked contract (Cfg::kChunk > 0, tc-k16-c512) the accumulators hold one chunk's
 // chain from +0; at a chunk's last stage the consumer waits for its wgmma groups, then
 //  * SPLIT_K == 1: adds the chunk into a second accumulator set, the fold (from +0, ascending
-//    chunk order), and zeroes the accumulators;
+//    chunk order), and zeroes the accumulators; with FOLD_OVERLAP, the chunks alternate between
+//    two chain sets and chunk c is folded only after chunk c + 1's first wgmma group is issued
+//    (wgmma_wait<1> then retires every group of chunk c), so the tensor cores do not drain at
+//    a chunk's end; the same additions in the same order;
 //  * SPLIT_K > 1: a cluster of SPLIT_K CTAs along z (blockIdx.z = rank) shares every tile it
 //    walks: rank r runs chunks r, r + S, ... and leaves each chunk's partials in one of its SLOTS
 //    shared-memory slots (each thread's fragment, as it holds it). Its consumer warps then
@@ -159,6 +162,8 @@ struct wgmma_tma_gemm {
     static constexpr int kSplit = Cfg::SPLIT_K, kSlots = Cfg::SLOTS;  // K split over a z cluster
     static constexpr int kPartialBytes = Cfg::kPartialBytes;         // the split's chunk partials
     static constexpr int kSplitCols = (BN / 8) / kSplit;              // 8-column groups a rank folds
+    // A second chain set (chunked, no split): chunk c - 1 is folded while chunk c's first group runs.
+    static constexpr bool kFoldOverlap = Cfg::FOLD_OVERLAP != 0;
     // A batch kernel of its tier: grid z is the entry of a strided batch, the maps 3-D.
     static constexpr bool kBatched = Cfg::kBatch != 0;
 
@@ -177,6 +182,7 @@ struct wgmma_tma_gemm {
                       (!kCStaged || (kCBoxesPerRow % kCRoundBoxes == 0 && kCRoundCols % 16 == 0)) &&
                       kChunk % BK == 0 && BM == 64 * kTileConsumers &&
                       (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)) &&
+                      (!kFoldOverlap || (kChunk > 0 && kSplit == 1 && !kPingPong)) &&
                       (!kBatched || (kClusterM == 1 && kSplit == 1)) &&
                       setmaxnreg_fits(kThreads, kConsumers, kProducerRegs, kConsumerRegs),
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
@@ -293,6 +299,7 @@ struct wgmma_tma_gemm {
             uint32_t cph = 0;
             float d[BN / 2];
             float fold[kChunk > 0 && kSplit == 1 ? BN / 2 : 1];  // the chunks folded so far (no split)
+            float d2[kFoldOverlap ? BN / 2 : 1];                 // FOLD_OVERLAP: the odd chunks' chain
             uint32_t rph = 0, fph = 0;  // split: phases of ready_bar and free_bar
             int s = 0;
             uint32_t ph = 0;
@@ -321,65 +328,114 @@ struct wgmma_tma_gemm {
 #pragma unroll
                     for (int i = 0; i < BN / 2; ++i) fold[i] = 0.0f;
                 }
+                if constexpr (kFoldOverlap) {
+#pragma unroll
+                    for (int i = 0; i < BN / 2; ++i) d2[i] = 0.0f;
+                }
                 int slot = 0;
                 bool free_pending = t != cid;  // the previous tile's slots may still be read by peers
-                for (int ch = krank; ch < nchunks; ch += kSplit, ++slot) {
+                if constexpr (kFoldOverlap) {
+                    // Two chain sets: chunk c runs in d when c is even, in d2 when odd. Chunk
+                    // c - 1's fold waits only for its own wgmma groups, retired once chunk c's
+                    // first group is issued (wgmma_wait<1>), so the tensor cores run that group
+                    // while the fold's additions do; the fold and its order are unchanged.
                     int prev = -1;
-                    const int kb_end = min(nk, (ch + 1) * per);
-                    for (int kb = ch * per; kb < kb_end; ++kb) {
+                    // One stage into dx. The wait is unconditional, so that where chunk c - 1 is
+                    // folded ptxas sees every group but this one retired (else it serializes
+                    // every wgmma: C7514).
+                    auto stage = [&](float(&dx)[BN / 2], int kb) {
                         GEMM_PERTURB(kPerturbConsumerWait, kb);
                         mbar_wait(full(s), ph);
                         GEMM_PERTURB(kPerturbConsumerRead, kb);
-                        const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
                         wgmma_fence();
-#pragma unroll
-                        for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps: the contract's chain
-                            const uint64_t da = kAKMajor ? wgmma_desc_sw128(a + rows0 * 128 + kk * 32, 16, 1024)
-                                                         : wgmma_desc_sw128(a + (rows0 / 64) * kBoxBytes + kk * 2048, kBoxBytes, 1024);
-                            const uint64_t db = kBKMajor ? wgmma_desc_sw128(b + kk * 32, 16, 1024)
-                                                         : wgmma_desc_sw128(b + kk * 2048, kBoxBytes, 1024);
-                            wgmma_k16<TAB, BN, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db);
-                        }
+                        issue_stage(dx, sA0 + s * kABytes, sB0 + s * kBBytes, rows0);
                         wgmma_commit();
+                        wgmma_wait<1>();
                         if (prev >= 0) {  // the group that read stage `prev` has retired: release it
-                            wgmma_wait<1>();
                             GEMM_PERTURB(kPerturbConsumerRelease, kb);
                             release(empty(prev), lane);
                         }
                         prev = s;
                         if (++s == kStages) { s = 0; ph ^= 1; }
+                    };
+                    // Chunk ch into dx; after its first stage is issued, chunk ch - 1 (in dy) is
+                    // whole and is folded. Unconditionally: before chunk 0, dy and the fold are
+                    // +0 and stay +0. No branch joins paths with different groups in flight
+                    // (such a join copies accumulators, and ptxas serializes).
+                    auto run_chunk = [&](float(&dx)[BN / 2], float(&dy)[BN / 2], int ch) {
+                        const int kb0 = ch * per, kb_end = min(nk, (ch + 1) * per);
+                        stage(dx, kb0);
+                        fold_chunk(fold, dy);
+                        for (int kb = kb0 + 1; kb < kb_end; ++kb) stage(dx, kb);
+                    };
+                    int ch = 0;
+                    for (; ch + 1 < nchunks; ch += 2) {
+                        run_chunk(d, d2, ch);
+                        run_chunk(d2, d, ch + 1);
                     }
-                    // The chunk (all of K for tc-k16) is done: its last group retires.
-                    wgmma_wait<0>();
-                    GEMM_PERTURB(kPerturbConsumerRelease, kb_end);
+                    if (ch < nchunks) {  // an odd count: the last chunk in d
+                        run_chunk(d, d2, ch);
+                        wgmma_wait<0>();
+                        fold_chunk(fold, d);
+                    } else {  // the last chunk (if any) in d2; with none, d2 and the fold are +0
+                        wgmma_wait<0>();
+                        fold_chunk(fold, d2);
+                    }
+                    GEMM_PERTURB(kPerturbConsumerRelease, nk);
                     if (prev >= 0) release(empty(prev), lane);
-                    if constexpr (kPingPong) {
-                        if (lane == 0) mbar_arrive(obar0 + 8u * cw);  // the other may start its tile
-                    }
-#pragma unroll
-                    for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
-                    if constexpr (kChunk > 0 && kSplit == 1) {
-#pragma unroll
-                        for (int i = 0; i < BN / 2; ++i) {
-                            fold[i] = __fadd_rn(fold[i], d[i]);  // ascending fold
-                            d[i] = 0.0f;
-                        }
-                    } else if constexpr (kSplit > 1) {
-                        if (free_pending) {  // every rank has read this CTA's previous partials
-                            mbar_wait_acquire_cluster(free_bar, fph);
-                            fph ^= 1;
-                            free_pending = false;
-                        }
-#pragma unroll
-                        for (int i = 0; i < BN / 2; ++i) {  // the chunk's partials into slot `slot`
-                            st_shared_f32(partial_at(sP0, slot, cw, i, tid), d[i]);
-                            d[i] = 0.0f;
-                        }
-                    }
-                }
-                if constexpr (kChunk > 0 && kSplit == 1) {
 #pragma unroll
                     for (int i = 0; i < BN / 2; ++i) d[i] = fold[i];
+                } else {
+                    for (int ch = krank; ch < nchunks; ch += kSplit, ++slot) {
+                        int prev = -1;
+                        const int kb_end = min(nk, (ch + 1) * per);
+                        for (int kb = ch * per; kb < kb_end; ++kb) {
+                            GEMM_PERTURB(kPerturbConsumerWait, kb);
+                            mbar_wait(full(s), ph);
+                            GEMM_PERTURB(kPerturbConsumerRead, kb);
+                            wgmma_fence();
+                            issue_stage(d, sA0 + s * kABytes, sB0 + s * kBBytes, rows0);
+                            wgmma_commit();
+                            if (prev >= 0) {  // the group that read stage `prev` has retired: release it
+                                wgmma_wait<1>();
+                                GEMM_PERTURB(kPerturbConsumerRelease, kb);
+                                release(empty(prev), lane);
+                            }
+                            prev = s;
+                            if (++s == kStages) { s = 0; ph ^= 1; }
+                        }
+                        // The chunk (all of K for tc-k16) is done: its last group retires.
+                        wgmma_wait<0>();
+                        GEMM_PERTURB(kPerturbConsumerRelease, kb_end);
+                        if (prev >= 0) release(empty(prev), lane);
+                        if constexpr (kPingPong) {
+                            if (lane == 0) mbar_arrive(obar0 + 8u * cw);  // the other may start its tile
+                        }
+#pragma unroll
+                        for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(d[i]);
+                        if constexpr (kChunk > 0 && kSplit == 1) {
+#pragma unroll
+                            for (int i = 0; i < BN / 2; ++i) {
+                                fold[i] = __fadd_rn(fold[i], d[i]);  // ascending fold
+                                d[i] = 0.0f;
+                            }
+                        } else if constexpr (kSplit > 1) {
+                            if (free_pending) {  // every rank has read this CTA's previous partials
+                                mbar_wait_acquire_cluster(free_bar, fph);
+                                fph ^= 1;
+                                free_pending = false;
+                            }
+#pragma unroll
+                            for (int i = 0; i < BN / 2; ++i) {  // the chunk's partials into slot `slot`
+                                st_shared_f32(partial_at(sP0, slot, cw, i, tid), d[i]);
+                                d[i] = 0.0f;
+                            }
+                        }
+                    }
+                    if constexpr (kChunk > 0 && kSplit == 1) {
+#pragma unroll
+                        for (int i = 0; i < BN / 2; ++i) d[i] = fold[i];
+                    }
                 }
                 if constexpr (kSplit > 1) {
                     // Publish this rank's partials to every rank, wait for every rank's, fold
@@ -436,6 +492,31 @@ struct wgmma_tma_gemm {
         if constexpr (kClusterM > 1 || kSplit > 1) {
             __syncwarp();
             cluster_sync_all();  // no CTA leaves while a peer may still multicast into it, read it or arrive on it
+        }
+    }
+
+    // One stage's chain: the BK / 16 k16 steps of the stage at a (A) and b (B), ascending, into d
+    // (this consumer's rows rows0 .. + 63 of the tile).
+    __device__ __forceinline__ static void issue_stage(float (&d)[BN / 2], uint32_t a, uint32_t b, int rows0) {
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps: the contract's chain
+            const uint64_t da = kAKMajor ? wgmma_desc_sw128(a + rows0 * 128 + kk * 32, 16, 1024)
+                                         : wgmma_desc_sw128(a + (rows0 / 64) * kBoxBytes + kk * 2048, kBoxBytes, 1024);
+            const uint64_t db = kBKMajor ? wgmma_desc_sw128(b + kk * 32, 16, 1024)
+                                         : wgmma_desc_sw128(b + kk * 2048, kBoxBytes, 1024);
+            wgmma_k16<TAB, BN, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, da, db);
+        }
+    }
+
+    // FOLD_OVERLAP: a whole chunk's chain (its wgmma groups retired) into the fold, ascending
+    // chunk order (one f32 addition each); the set restarts from +0 for chunk c + 2.
+    __device__ __forceinline__ static void fold_chunk(float (&fold)[BN / 2], float (&dy)[BN / 2]) {
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) wgmma_reg_fence(dy[i]);
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) {
+            fold[i] = __fadd_rn(fold[i], dy[i]);
+            dy[i] = 0.0f;
         }
     }
 

@@ -812,6 +812,9 @@ fn every_candidate_gives_the_routed_bits<A: Element, C: Element>(op: Op) {
         // More tiles than SMs for every candidate (288 of the largest, 256 x 128), m off the
         // tiles: every CTA of a persistent grid walks several tiles.
         (2100, 4096, 1024),
+        // The chunked contract with more tiles than SMs (136 of 128 x 128) and an odd number
+        // of chunks (9, the last partial): the overlapped fold's last chunk in its first set.
+        (2100, 1000, 4600),
     ] {
         let Some(route) = tc_route(&ctx, op, dtype, (m as u64, n as u64, k as u64)) else {
             continue;

@@ -12,6 +12,10 @@ pub struct KernelResources {
     pub stack_bytes: u32,
     pub spill_store_bytes: u32,
     pub spill_load_bytes: u32,
+    /// ptxas serialized the kernel's wgmma instructions (its `C7514`-family note: registers a
+    /// wgmma group accumulates into are read or copied while the group may run), so each group
+    /// waits for the one before: correct, and far slower.
+    pub wgmma_serialized: bool,
 }
 
 impl KernelResources {
@@ -38,6 +42,13 @@ pub fn parse(log: &str) -> BTreeMap<String, KernelResources> {
     let mut current: Option<String> = None;
     for line in log.lines() {
         let line = line.trim();
+        if line.contains("wgmma.mma_async instructions are serialized") {
+            // Printed apart from the kernel's block of lines, naming it in quotes.
+            if let Some(name) = line.split("function ").nth(1).and_then(quoted) {
+                out.entry(name.to_string()).or_default().wgmma_serialized = true;
+            }
+            continue;
+        }
         if line.contains("Compiling entry function") {
             current = quoted(line).map(str::to_string);
         } else if let Some(rest) = line.split("Function properties for ").nth(1) {
@@ -155,6 +166,20 @@ nvcc warning : Support for offline compilation for architectures prior to '<comp
     }
 
     #[test]
+    fn marks_kernels_whose_wgmma_ptxas_serialized() {
+        let log = "ptxas info    : Compiling entry function 'k1' for 'sm_90a'\n\
+ptxas info    : Used 168 registers, used 16 barriers\n\
+ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to non wgmma instructions reading accumulator registers of  a wgmma between start and end of the pipeline stage in the function 'k1'\n\
+ptxas info    : Compiling entry function 'k2' for 'sm_90a'\n\
+ptxas info    : Used 90 registers\n";
+        let r = parse(log);
+        assert!(r["k1"].wgmma_serialized);
+        assert_eq!(r["k1"].registers, 168);
+        assert!(!r["k2"].wgmma_serialized);
+        assert_eq!(r["k2"].registers, 90);
+    }
+
+    #[test]
     fn parses_registers_smem_and_spills() {
         let log = "ptxas info    : 0 bytes gmem\n\
 ptxas info    : Compiling entry function 'k1' for 'sm_90a'\n\
@@ -173,7 +198,8 @@ ptxas info    : Used 10 registers, used 0 barriers\n";
                 static_shared_bytes: 1024,
                 stack_bytes: 16,
                 spill_store_bytes: 8,
-                spill_load_bytes: 12
+                spill_load_bytes: 12,
+                wgmma_serialized: false
             }
         );
         assert_eq!(r["k1"].spill_bytes(), 20);

@@ -257,6 +257,8 @@ fn perturbed_candidates_give_the_routed_bits() {
         // NT (a linear layer's forward, where most tuned routes are), B K-major in one box.
         Case::new(TC, Op::Nt, BF16, (2100, 4096, 1024)).beta(1.0),
         Case::new(TC, Op::Tn, BF16_F32, (2100, 4096, 1024)).beta(1.0),
+        // The chunked contract with more tiles than SMs and an odd number of chunks (9).
+        Case::new(TC, Op::Nt, BF16, (2100, 1000, 4600)).beta(1.0),
     ];
     let seeds: Vec<u32> = perturbation_seeds().into_iter().take(2).collect();
     let mut failures = Vec::new();
