@@ -1594,7 +1594,7 @@ fn tc_base_spec_is_valid() {
 fn a_key_of_another_kind_is_an_error_naming_the_kinds_keys() {
     assert_one(
         tc_errors(false, "consumers = 2\n", "consumers = 2\nthread_m = 4\n"),
-        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, split_k, slots",
+        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots",
     );
     assert_one(
         tc_errors(false, "stages = 8\n", "stages = 8\nwarps_m = 1\n"),
@@ -1627,7 +1627,7 @@ fn tile_values_must_be_whole_numbers_and_a_known_scheduler() {
     // The grid is the template's (persistent, its manifest says): no tile key chooses it.
     assert_one(
         tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nscheduler = \"tiles\"\n"),
-        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, split_k, slots",
+        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots",
     );
 }
 
@@ -1655,6 +1655,9 @@ fn wgmma_tma_gemm_limits() {
     assert_one(tc_errors(false, "n = 256\nk = 64\nstages = 4\n", "n = 256\nk = 128\nstages = 4\n"), format!("sm90a.toml:17: tile wide.w 128x256x128: template wgmma_tma_gemm needs k == 64 (k = 128): a stage is 64 k, one 128-byte swizzled row of 16-bit elements ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"k == 64\"")).as_str());
     assert_one(tc_errors(false, "stages = 4\n", "stages = 1\n"), format!("sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs stages >= 2 && stages <= 8 (stages = 1): the TMA ring needs a stage loading while another is consumed, and the barrier phases support at most 8 ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"stages >= 2 && stages <= 8\"")).as_str());
     assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 4\n"), format!("sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs cluster_m in [1, 2] (cluster_m = 4): B is multicast to clusters of one or two CTAs along M ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"cluster_m in [1, 2]\"")).as_str());
+    // The overlapped fold is the chunked contract's: a tile of tc-k16 (one chain over K) has no
+    // chunks to fold.
+    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nfold_overlap = 1\n"), format!("sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs fold_overlap in [0, 1] && (fold_overlap == 0 || (chunk > 0 && split_k == 1 && pingpong == 0)) (fold_overlap = 1, chunk = 0, split_k = 1, pingpong = 0): the overlapped fold is the chunked contract's second chain set (chunks, no split, one tile at a time) ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"fold_overlap in [0, 1] && (fold_overlap == 0 || (chunk > 0 && split_k == 1 && pingpong == 0))\"")).as_str());
 }
 
 #[test]
@@ -2430,7 +2433,7 @@ fn accumulators_may_use_the_registers_setmaxnreg_grants() {
     assert_eq!(e.len(), 2, "{e:?}");
     assert_eq!(
         e[0],
-        "sm90a.toml:61: tile widechunk.c 128x256x64: each thread keeps 256 f32 accumulators (chunk > 0 && split_k == 1 ? n : n / 2 of template wgmma_tma_gemm), more than the 255 registers a thread has on compute capability 9.0: spread the tile over more threads (warps, thread tile)"
+        "sm90a.toml:61: tile widechunk.c 128x256x64: each thread keeps 256 f32 accumulators (chunk > 0 && split_k == 1 ? (fold_overlap == 1 ? 3 * n / 2 : n) : n / 2 of template wgmma_tma_gemm), more than the 255 registers a thread has on compute capability 9.0: spread the tile over more threads (warps, thread tile)"
     );
     assert_eq!(
         e[1],
