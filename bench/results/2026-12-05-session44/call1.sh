@@ -22,28 +22,30 @@ S=$R/summary.txt
 echo "commit $C" | tee $S
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/card.txt
 t0=$(date +%s)
+END=${END:-470}  # seconds of the call's own time for all of it (the device budget is short)
+cap() { v=$(( END - ($(date +%s) - t0) )); [ $v -gt $1 ] && v=$1; [ $v -lt 5 ] && v=5; echo $v; }
 st() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s $(grep -E '^test result' $3 2>/dev/null | tail -1)" | tee -a $S; }
-(cd runtime && timeout 150 $B/gpu_tensor_core --include-ignored --test-threads=1 --nocapture) > $R/gpu_tensor_core.log 2>&1; rc1=$?; st gpu_tensor_core $rc1 $R/gpu_tensor_core.log
+(cd runtime && timeout $(cap 150) $B/gpu_tensor_core --include-ignored --test-threads=1 --nocapture) > $R/gpu_tensor_core.log 2>&1; rc1=$?; st gpu_tensor_core $rc1 $R/gpu_tensor_core.log
 grep -E "ov_|mid2n144" $R/gpu_tensor_core.log | head -8 | tee -a $S
-timeout 90 $B/gpu_perturbed --ignored --test-threads 1 --nocapture perturbed_candidates_give_the_routed_bits > $R/gpu_perturbed.log 2>&1; rc2=$?; st gpu_perturbed $rc2 $R/gpu_perturbed.log
+timeout $(cap 90) $B/gpu_perturbed --ignored --test-threads 1 --nocapture perturbed_candidates_give_the_routed_bits > $R/gpu_perturbed.log 2>&1; rc2=$?; st gpu_perturbed $rc2 $R/gpu_perturbed.log
 if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; then
   tune() {  # name shapes op from-m limit
-    timeout $(( $5 + 40 )) $B/gemm-aot-tune --tier sm90a --shapes $2 --op $3 --from-m $4 --reps 8 --time-limit $5 \
+    l=$(cap $5); [ $l -lt 20 ] && { echo "tune_$1 not run: no time left" | tee -a $S; return; }
+    timeout $(( l + 60 )) $B/gemm-aot-tune --tier sm90a --shapes $2 --op $3 --from-m $4 --reps 8 --time-limit $l \
       --out specs/sm90a.tuned.toml --json $R/tune_$1.json > $R/tune_$1.log 2>&1
     echo "tune_$1 rc=$? $(( $(date +%s) - t0 )) s, chosen $(grep -c chosen $R/tune_$1.log): $(tail -1 $R/tune_$1.log)" | tee -a $S
   }
-  tune chunked $D/chunked.toml nn,nt 129 140
-  tune nt144 $D/nt144.toml nt 513 45
-  tune tn_rest bench/results/2026-12-05-session43/tn-rest.toml tn 513 70
+  tune chunked $D/chunked.toml nn,nt 129 110
+  tune nt144 $D/nt144.toml nt 513 35
+  tune tn_rest bench/results/2026-12-05-session43/tn-rest.toml tn 513 50
   cp specs/sm90a.tuned.toml $R/
 else
   echo "a candidate's bits differ: no tune" | tee -a $S
 fi
-(cd runtime && timeout 80 compute-sanitizer --tool memcheck --kernel-name kns=ov_ --report-api-errors no --error-exitcode 9 \
+(cd runtime && timeout $(cap 80) compute-sanitizer --tool memcheck --kernel-name kns=ov_ --report-api-errors no --error-exitcode 9 \
   $B/gpu_tensor_core --include-ignored --test-threads=1 --nocapture every_candidate_gives_the_routed_bits_nn) > $R/memcheck_ov.log 2>&1; st memcheck_ov $? $R/memcheck_ov.log
 grep -E "ERROR SUMMARY" $R/memcheck_ov.log | tail -1 | tee -a $S
-left=$(( 560 - ($(date +%s) - t0) )); [ $left -lt 10 ] && left=10
-(cd runtime && timeout $left compute-sanitizer --tool memcheck --kernel-name kns=_sq192c2_ --report-api-errors no --error-exitcode 9 \
+(cd runtime && timeout $(cap 120) compute-sanitizer --tool memcheck --kernel-name kns=_sq192c2_ --report-api-errors no --error-exitcode 9 \
   $B/gpu_tensor_core --include-ignored --test-threads=1 --nocapture every_candidate_gives_the_routed_bits_nn) > $R/memcheck_sq192c2.log 2>&1; st memcheck_sq192c2 $? $R/memcheck_sq192c2.log
 grep -E "ERROR SUMMARY" $R/memcheck_sq192c2.log | tail -1 | tee -a $S
 tar cJf $OUT/call1.tar.xz -C $OUT call1
