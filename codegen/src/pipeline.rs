@@ -343,9 +343,10 @@ pub fn load_specs(dir: &Path) -> Result<gemm_spec::SpecSet, BuildError> {
         .map_err(BuildError::Spec)
 }
 
-/// Checks ptxas's report of every kernel against its tier's budgets. With `allow_spills` (a
-/// timing-perturbation build, whose delays cost a few registers) spills are not violations:
-/// they change timing, never values, and the build prints them as warnings.
+/// Checks ptxas's report of every kernel against its tier's budgets, and that ptxas did not
+/// serialize a kernel's wgmma. With `allow_spills` (a timing-perturbation build, whose delays
+/// cost a few registers and may break the wgmma pipeline) neither is a violation: they change
+/// timing, never values (spills are printed as warnings).
 pub fn check_resources(
     catalog: &KernelCatalog,
     compiled: &[CompiledUnit],
