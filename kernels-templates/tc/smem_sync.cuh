@@ -84,6 +84,17 @@ __device__ __forceinline__ float4 ld_shared_cluster_v4(uint32_t addr, uint32_t r
                  : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr), "r"(rank) : "memory");
     return v;
 }
+// Four f32 into shared offset `addr` (16-byte aligned) of CTA `rank` of this cluster.
+__device__ __forceinline__ void st_shared_cluster_v4(uint32_t addr, uint32_t rank, float x, float y, float z, float w) {
+    asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nst.shared::cluster.v4.f32 [ra], {%2, %3, %4, %5};\n}"
+                 ::"r"(addr), "r"(rank), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
+}
+// The four f32 at shared offset `addr` (16-byte aligned) of this CTA.
+__device__ __forceinline__ float4 ld_shared_v4(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(addr) : "memory");
+    return v;
+}
 // The two halves of cluster_sync_all, for work between them: arrive releases this thread's
 // earlier shared-memory accesses at cluster scope, wait acquires every thread's arrival. Each
 // thread alternates them (warp-aligned).

@@ -25,6 +25,13 @@
 //    them; a rank overwrites its slots for the next tile only after every rank has. The
 //    producer takes no part and keeps loading the next tile.
 //    K is at most kMaxK = SPLIT_K * SLOTS * kChunk (routes are bounded by it; more traps).
+//  * SPLIT_K > 1 with RELAY: the same ranks and chunks, but the fold itself travels around the
+//    cluster instead of the partials waiting for it: rank r, once its chunk ch is whole, takes
+//    the fold of chunks 0 .. ch - 1 from its one slot (written there by rank (ch - 1) % S; +0
+//    before chunk 0), adds chunk ch into it (one f32 addition an element, the contract's order)
+//    and writes the result into rank (ch + 1) % S's slot through distributed shared memory, or,
+//    after the last chunk, stores the tile. A slot is written again only after its owner has
+//    read it (an mbarrier in each direction, cluster-scope release and acquire). No K bound.
 // (docs/tensor-core.md §9.)
 //
 // PINGPONG (two consumers, tc-k16 without a split): a tile is 64 rows, and the consumers take
@@ -164,6 +171,8 @@ struct wgmma_tma_gemm {
     static constexpr int kSplitCols = (BN / 8) / kSplit;              // 8-column groups a rank folds
     // A second chain set (chunked, no split): chunk c - 1 is folded while chunk c's first group runs.
     static constexpr bool kFoldOverlap = Cfg::FOLD_OVERLAP != 0;
+    // A split whose fold travels from rank to rank (one slot a CTA, no K bound).
+    static constexpr bool kRelay = Cfg::RELAY != 0;
     // A batch kernel of its tier: grid z is the entry of a strided batch, the maps 3-D.
     static constexpr bool kBatched = Cfg::kBatch != 0;
 
@@ -183,6 +192,7 @@ struct wgmma_tma_gemm {
                       kChunk % BK == 0 && BM == 64 * kTileConsumers &&
                       (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)) &&
                       (!kFoldOverlap || (kChunk > 0 && kSplit == 1 && !kPingPong)) &&
+                      (!kRelay || (kSplit > 1 && kSlots == 1 && BN % 8 == 0)) &&
                       (!kBatched || (kClusterM == 1 && kSplit == 1)) &&
                       setmaxnreg_fits(kThreads, kConsumers, kProducerRegs, kConsumerRegs),
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
@@ -224,7 +234,10 @@ struct wgmma_tma_gemm {
             if constexpr (kPingPong) {
                 for (int c = 0; c < 2; ++c) mbar_init(obar0 + 8u * c, 4);  // every warp of the consumer
             }
-            if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a tile
+            if constexpr (kRelay) {  // every consumer warp of the one rank that writes / reads the slot
+                mbar_init(ready_bar, 4 * kConsumers);
+                mbar_init(free_bar, 4 * kConsumers);
+            } else if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a tile
                 mbar_init(ready_bar, kSplit * 4 * kConsumers);
                 mbar_init(free_bar, kSplit * 4 * kConsumers);
             }
@@ -243,9 +256,12 @@ struct wgmma_tma_gemm {
         const int per = kChunk > 0 ? kChunkStages : nk;
         const int nchunks = kChunk > 0 ? (p.k + kChunk - 1) / kChunk : (nk > 0 ? 1 : 0);
         const int krank = kSplit > 1 ? (int)blockIdx.z : 0;
-        if constexpr (kSplit > 1) {
+        if constexpr (kSplit > 1 && !kRelay) {
             if (nchunks > kSplit * kSlots) __trap();  // past kMaxK: no route sends such a K here
         }
+        // RELAY: the ranks the fold comes from and goes to, and the one that stores each tile.
+        const uint32_t relay_prev = (uint32_t)((krank + kSplit - 1) % kSplit), relay_next = (uint32_t)((krank + 1) % kSplit);
+        const int relay_last = nchunks > 0 ? (nchunks - 1) % kSplit : 0;
 
         if (wg == 0) {
             if constexpr (kConsumers >= 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
@@ -419,6 +435,8 @@ struct wgmma_tma_gemm {
                                 fold[i] = __fadd_rn(fold[i], d[i]);  // ascending fold
                                 d[i] = 0.0f;
                             }
+                        } else if constexpr (kRelay) {
+                            relay_chunk(d, sP0, ready_bar, free_bar, rph, fph, ch, nchunks, relay_prev, relay_next, cw, lane, tid);
                         } else if constexpr (kSplit > 1) {
                             if (free_pending) {  // every rank has read this CTA's previous partials
                                 mbar_wait_acquire_cluster(free_bar, fph);
@@ -437,7 +455,9 @@ struct wgmma_tma_gemm {
                         for (int i = 0; i < BN / 2; ++i) d[i] = fold[i];
                     }
                 }
-                if constexpr (kSplit > 1) {
+                if constexpr (kRelay) {
+                    if (krank != relay_last) continue;  // another rank folds the last chunk and stores the tile
+                } else if constexpr (kSplit > 1) {
                     // Publish this rank's partials to every rank, wait for every rank's, fold
                     // column groups krank * kSplitCols .. of every fragment in ascending chunk
                     // order from +0 (chunk ch: slot ch / S of rank ch % S, the same fragment
@@ -485,7 +505,7 @@ struct wgmma_tma_gemm {
                 }
             }
             if (tma_c && tid == 0) bulk_wait_group0();  // the last stores have read the staging and are done
-            if constexpr (kSplit > 1) {
+            if constexpr (kSplit > 1 && !kRelay) {
                 if (cid < ntiles) mbar_wait_acquire_cluster(free_bar, fph);  // peers have read the last tile's slots
             }
         }
@@ -564,6 +584,54 @@ struct wgmma_tma_gemm {
                 tc_store_pair<TC>(p, row0 + 8, col0 + 8 * jl, v[4 * jl + 2], v[4 * jl + 3], vec);
             }
         }
+    }
+
+    // RELAY: chunk ch (this rank's, whole in d, its groups retired) into the fold. The fold of
+    // chunks 0 .. ch - 1 is +0 for ch = 0, else what rank `prev` wrote into this CTA's slot
+    // (ready_bar); once read, `prev` is told (its free_bar) it may write the slot again. Then d
+    // is the fold of chunks 0 .. ch (acc + p, one rounding each, ascending). Unless ch is the
+    // last chunk (d is then the tile's result), d goes to rank `next`'s slot once `next` has read
+    // what this rank wrote there before (this CTA's free_bar), and restarts from +0.
+    __device__ __forceinline__ static void relay_chunk(float (&d)[BN / 2], uint32_t sP0, uint32_t ready_bar, uint32_t free_bar,
+                                                       uint32_t& rph, uint32_t& fph, int ch, int nchunks, uint32_t prev,
+                                                       uint32_t next, int cw, int lane, int tid) {
+        if (ch == 0) {
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) d[i] = __fadd_rn(0.0f, d[i]);
+        } else {
+            GEMM_PERTURB(kPerturbEpilogue, ch);
+            mbar_wait_acquire_cluster(ready_bar, rph);
+            rph ^= 1;
+#pragma unroll
+            for (int q = 0; q < BN / 8; ++q) {
+                const float4 f = ld_shared_v4(relay_at(sP0, cw, q, tid));
+                d[4 * q] = __fadd_rn(f.x, d[4 * q]);
+                d[4 * q + 1] = __fadd_rn(f.y, d[4 * q + 1]);
+                d[4 * q + 2] = __fadd_rn(f.z, d[4 * q + 2]);
+                d[4 * q + 3] = __fadd_rn(f.w, d[4 * q + 3]);
+            }
+            fence_acq_rel_cluster();
+            __syncwarp();
+            if (lane == 0) mbar_arrive_release_cluster(free_bar, prev);
+        }
+        if (ch + 1 >= nchunks) return;
+        GEMM_PERTURB(kPerturbEpilogue, ch + 1);
+        mbar_wait_acquire_cluster(free_bar, fph ^ 1);  // the first wait passes: the slot starts free
+        fph ^= 1;
+#pragma unroll
+        for (int q = 0; q < BN / 8; ++q) {
+            st_shared_cluster_v4(relay_at(sP0, cw, q, tid), next, d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]);
+            d[4 * q] = d[4 * q + 1] = d[4 * q + 2] = d[4 * q + 3] = 0.0f;
+        }
+        fence_acq_rel_cluster();
+        __syncwarp();
+        if (lane == 0) mbar_arrive_release_cluster(ready_bar, next);
+    }
+
+    // RELAY: where entries 4q .. 4q + 3 of consumer thread (cw, tid)'s fragment lie in the slot
+    // (16 bytes a thread, consecutive threads consecutive: whole 512-byte rows a warp).
+    __device__ __forceinline__ static uint32_t relay_at(uint32_t sP0, int cw, int q, int tid) {
+        return sP0 + 16u * ((cw * (BN / 8) + q) * 128 + tid);
     }
 
     // Split K: where element i of consumer thread (cw, tid)'s fragment of a chunk's partial

@@ -411,8 +411,13 @@ fn tc_rows_follow_the_batch<A: Element, C: Element>(
                 .kernels()
                 .conversion_for(ctx.tier().id, A::DTYPE, A::DTYPE)
                 .is_some();
+        // A transposing kernel (TF32 TN's `tcwide32tncopy`) has A copied, transposed, at
+        // every ld: its launch always repacks.
+        let transposes_a = kernel(route.kernel).is_some_and(|k| k.prepass == Prepass::TransposeA);
         if route.unaligned.is_some() {
-            let (unaligned, repacked) = if repacks {
+            let (unaligned, repacked) = if transposes_a {
+                (false, true)
+            } else if repacks {
                 (false, !takes_all(route))
             } else {
                 (!takes_all(route), false)
