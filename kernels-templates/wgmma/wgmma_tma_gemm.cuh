@@ -25,13 +25,15 @@
 //    them; a rank overwrites its slots for the next tile only after every rank has. The
 //    producer takes no part and keeps loading the next tile.
 //    K is at most kMaxK = SPLIT_K * SLOTS * kChunk (routes are bounded by it; more traps).
-//  * SPLIT_K > 1 with RELAY: the same ranks and chunks, but the fold itself travels around the
-//    cluster instead of the partials waiting for it: rank r, once its chunk ch is whole, takes
-//    the fold of chunks 0 .. ch - 1 from its one slot (written there by rank (ch - 1) % S; +0
-//    before chunk 0), adds chunk ch into it (one f32 addition an element, the contract's order)
-//    and writes the result into rank (ch + 1) % S's slot through distributed shared memory, or,
-//    after the last chunk, stores the tile. A slot is written again only after its owner has
-//    read it (an mbarrier in each direction, cluster-scope release and acquire). No K bound.
+//  * SPLIT_K > 1 with EXCHANGE: the same ranks and chunks, no K bound. Rank r owns 1/S of the
+//    tile's columns (8-column groups r * kSplitCols ..) and folds them itself, chunk after chunk:
+//    once its chunk ch is whole it writes every other rank's columns of it into that rank's
+//    slot for ch (SLOTS = 2 (S - 1): one a peer and round parity) through distributed shared
+//    memory, keeps its own columns in registers (`hold`), and folds, in ascending chunk order,
+//    every chunk up to its previous own chunk: the peers' from its slots, its own from the
+//    previous `hold`. Folding one round behind keeps the peers' transfers off the critical path.
+//    After its last chunk it folds the rest and stores its columns. A slot is written again
+//    only after its owner has read it (full and free mbarriers, cluster-scope release/acquire).
 // (docs/tensor-core.md §9.)
 //
 // PINGPONG (two consumers, tc-k16 without a split): a tile is 64 rows, and the consumers take
@@ -171,8 +173,9 @@ struct wgmma_tma_gemm {
     static constexpr int kSplitCols = (BN / 8) / kSplit;              // 8-column groups a rank folds
     // A second chain set (chunked, no split): chunk c - 1 is folded while chunk c's first group runs.
     static constexpr bool kFoldOverlap = Cfg::FOLD_OVERLAP != 0;
-    // A split whose fold travels from rank to rank (one slot a CTA, no K bound).
-    static constexpr bool kRelay = Cfg::RELAY != 0;
+    // A split whose ranks each fold their own columns as the peers' partials arrive (no K bound).
+    static constexpr bool kExchange = Cfg::EXCHANGE != 0;
+    static constexpr int kPieceBytes = BM * (BN / kSplit) * 4;  // EXCHANGE: one peer's columns of a chunk
     // A batch kernel of its tier: grid z is the entry of a strided batch, the maps 3-D.
     static constexpr bool kBatched = Cfg::kBatch != 0;
 
@@ -180,7 +183,7 @@ struct wgmma_tma_gemm {
     // (wgmma/wgmma_tma_gemm.toml): the carve of shared memory below, the boxes the loads and
     // stores assume, the C-load mbarriers inside the alignment slack, the tier's cap.
     static_assert(kSharedBytes == kStages * kStageBytes + kCBytes + kPartialBytes + kBarrierBytes + 1024 + kOrderBytes + kCBarExtraBytes &&
-                      kPartialBytes == (kSplit > 1 ? kSlots * BM * BN * 4 + 16 : 0) &&
+                      kPartialBytes == (kSplit > 1 ? (kExchange ? kSlots * kPieceBytes + (kSlots + 2 * kSplit) * 8 : kSlots * BM * BN * 4 + 16) : 0) &&
                       (kSplit == 1 || (kChunk > 0 && kClusterM == 1 && (BN / 8) % kSplit == 0)) &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kThreads == 128 * (1 + kConsumers) &&
                       8 * kConsumers <= 1024 - 1008 + kCBarExtraBytes && (kConsumers < 3 || kOrderBytes == 0) &&
@@ -192,7 +195,7 @@ struct wgmma_tma_gemm {
                       kChunk % BK == 0 && BM == 64 * kTileConsumers &&
                       (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)) &&
                       (!kFoldOverlap || (kChunk > 0 && kSplit == 1 && !kPingPong)) &&
-                      (!kRelay || (kSplit > 1 && kSlots == 1 && BN % 8 == 0)) &&
+                      (!kExchange || (kSplit > 1 && kSlots == 2 * (kSplit - 1))) &&
                       (!kBatched || (kClusterM == 1 && kSplit == 1)) &&
                       setmaxnreg_fits(kThreads, kConsumers, kProducerRegs, kConsumerRegs),
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
@@ -234,9 +237,8 @@ struct wgmma_tma_gemm {
             if constexpr (kPingPong) {
                 for (int c = 0; c < 2; ++c) mbar_init(obar0 + 8u * c, 4);  // every warp of the consumer
             }
-            if constexpr (kRelay) {  // every consumer warp of the one rank that writes / reads the slot
-                mbar_init(ready_bar, 4 * kConsumers);
-                mbar_init(free_bar, 4 * kConsumers);
+            if constexpr (kExchange) {  // every consumer warp of the one rank that writes / reads a slot
+                for (int i = 0; i < kSlots + 2 * kSplit; ++i) mbar_init(sP0 + kSlots * kPieceBytes + 8u * i, 4 * kConsumers);
             } else if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a tile
                 mbar_init(ready_bar, kSplit * 4 * kConsumers);
                 mbar_init(free_bar, kSplit * 4 * kConsumers);
@@ -256,12 +258,9 @@ struct wgmma_tma_gemm {
         const int per = kChunk > 0 ? kChunkStages : nk;
         const int nchunks = kChunk > 0 ? (p.k + kChunk - 1) / kChunk : (nk > 0 ? 1 : 0);
         const int krank = kSplit > 1 ? (int)blockIdx.z : 0;
-        if constexpr (kSplit > 1 && !kRelay) {
+        if constexpr (kSplit > 1 && !kExchange) {
             if (nchunks > kSplit * kSlots) __trap();  // past kMaxK: no route sends such a K here
         }
-        // RELAY: the ranks the fold comes from and goes to, and the one that stores each tile.
-        const uint32_t relay_prev = (uint32_t)((krank + kSplit - 1) % kSplit), relay_next = (uint32_t)((krank + 1) % kSplit);
-        const int relay_last = nchunks > 0 ? (nchunks - 1) % kSplit : 0;
 
         if (wg == 0) {
             if constexpr (kConsumers >= 2) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProducerRegs));
@@ -317,6 +316,11 @@ struct wgmma_tma_gemm {
             float fold[kChunk > 0 && kSplit == 1 ? BN / 2 : 1];  // the chunks folded so far (no split)
             float d2[kFoldOverlap ? BN / 2 : 1];                 // FOLD_OVERLAP: the odd chunks' chain
             uint32_t rph = 0, fph = 0;  // split: phases of ready_bar and free_bar
+            // EXCHANGE: this rank's columns folded so far, its last own chunk's columns, the
+            // phase bits of its slots' full barriers and of its free barriers (peer g, parity b).
+            constexpr int kV = kExchange ? 4 * kSplitCols : 1;
+            float xacc[kV], hold[kV];
+            uint32_t xfull_ph = 0, xfree_ph = 0;
             int s = 0;
             uint32_t ph = 0;
             for (int t = cid, j = 0; t < ntiles; t += ncl, ++j) {
@@ -349,6 +353,11 @@ struct wgmma_tma_gemm {
                     for (int i = 0; i < BN / 2; ++i) d2[i] = 0.0f;
                 }
                 int slot = 0;
+                int xnext = 0, xheld = -1;  // EXCHANGE: the next chunk to fold; the chunk in `hold`
+                if constexpr (kExchange) {
+#pragma unroll
+                    for (int u = 0; u < kV; ++u) xacc[u] = 0.0f;
+                }
                 bool free_pending = t != cid;  // the previous tile's slots may still be read by peers
                 if constexpr (kFoldOverlap) {
                     // Two chain sets: chunk c runs in d when c is even, in d2 when odd. Chunk
@@ -435,8 +444,22 @@ struct wgmma_tma_gemm {
                                 fold[i] = __fadd_rn(fold[i], d[i]);  // ascending fold
                                 d[i] = 0.0f;
                             }
-                        } else if constexpr (kRelay) {
-                            relay_chunk(d, sP0, ready_bar, free_bar, rph, fph, ch, nchunks, relay_prev, relay_next, cw, lane, tid);
+                        } else if constexpr (kExchange) {
+                            exchange_send(d, sP0, xfree_ph, krank, ch, cw, lane, tid);
+                            // Fold through the previous own chunk (its peers' chunks before it
+                            // arrived a round ago), then hold this one's columns.
+                            if (xheld >= 0) exchange_fold(xacc, hold, sP0, xfull_ph, krank, xnext, xheld, true, cw, lane, tid);
+                            // (d indexed by constants only: a run-time index would copy the
+                            // accumulators, and ptxas would serialize every wgmma.)
+#pragma unroll
+                            for (int g = 0; g < kSplit; ++g) {
+                                if (g != krank) continue;
+#pragma unroll
+                                for (int u = 0; u < kV; ++u) hold[u] = d[4 * kSplitCols * g + u];
+                            }
+#pragma unroll
+                            for (int i = 0; i < BN / 2; ++i) d[i] = 0.0f;
+                            xheld = ch;
                         } else if constexpr (kSplit > 1) {
                             if (free_pending) {  // every rank has read this CTA's previous partials
                                 mbar_wait_acquire_cluster(free_bar, fph);
@@ -455,8 +478,13 @@ struct wgmma_tma_gemm {
                         for (int i = 0; i < BN / 2; ++i) d[i] = fold[i];
                     }
                 }
-                if constexpr (kRelay) {
-                    if (krank != relay_last) continue;  // another rank folds the last chunk and stores the tile
+                if constexpr (kExchange) {
+                    // The held chunk, then every later chunk (all the peers'), then this rank's columns.
+                    if (xheld >= 0) exchange_fold(xacc, hold, sP0, xfull_ph, krank, xnext, xheld, true, cw, lane, tid);
+                    exchange_fold(xacc, hold, sP0, xfull_ph, krank, xnext, nchunks, false, cw, lane, tid);
+                    GEMM_PERTURB(kPerturbEpilogue, t);
+                    store_columns(e, xacc, krank, m0, n0, cw, warp, lane, aligned);
+                    continue;
                 } else if constexpr (kSplit > 1) {
                     // Publish this rank's partials to every rank, wait for every rank's, fold
                     // column groups krank * kSplitCols .. of every fragment in ascending chunk
@@ -505,7 +533,7 @@ struct wgmma_tma_gemm {
                 }
             }
             if (tma_c && tid == 0) bulk_wait_group0();  // the last stores have read the staging and are done
-            if constexpr (kSplit > 1 && !kRelay) {
+            if constexpr (kSplit > 1 && !kExchange) {
                 if (cid < ntiles) mbar_wait_acquire_cluster(free_bar, fph);  // peers have read the last tile's slots
             }
         }
@@ -573,7 +601,83 @@ struct wgmma_tma_gemm {
 #pragma unroll
             for (int u = 0; u < V; ++u) v[u] = __fadd_rn(v[u], t[u]);
         }
-        // v[4 jl + 2h + e] is (row0 + 8h, col0 + 8 (krank * kSplitCols + jl) + e).
+        store_columns(p, v, krank, m0, n0, cw, warp, lane, aligned);
+    }
+
+    // EXCHANGE: where this CTA's slot `i` lies (one peer's columns of a chunk: 16 bytes a
+    // thread for each of its kSplitCols 8-column groups, consecutive threads consecutive), its
+    // full barrier, and its free barrier for peer g's slots of round parity b.
+    __device__ __forceinline__ static uint32_t xslot_at(uint32_t sP0, int i, int cw, int jl, int tid) {
+        return sP0 + (uint32_t)(i * kPieceBytes) + 16u * ((cw * kSplitCols + jl) * 128 + tid);
+    }
+    __device__ __forceinline__ static uint32_t xfull(uint32_t sP0, int i) { return sP0 + kSlots * kPieceBytes + 8u * i; }
+    __device__ __forceinline__ static uint32_t xfree(uint32_t sP0, int g, int b) {
+        return sP0 + kSlots * kPieceBytes + 8u * (kSlots + 2 * g + b);
+    }
+    // Owner g's slot for chunk ch (whose rank is ch % S, not g): one a peer, and the round's parity.
+    __device__ __forceinline__ static int xslot_of(int g, int ch) {
+        return ((ch / kSplit) & 1) * (kSplit - 1) + (ch % kSplit - g - 1 + kSplit) % kSplit;
+    }
+
+    // EXCHANGE: chunk ch (this rank's, whole in d) to its owners: peer g's columns into g's
+    // slot for ch, once g has read what this rank wrote there before (this CTA's free barrier
+    // for g and the round's parity; the first wait on each passes: the slots start free).
+    __device__ __forceinline__ static void exchange_send(const float (&d)[BN / 2], uint32_t sP0, uint32_t& free_ph, int krank,
+                                                         int ch, int cw, int lane, int tid) {
+        GEMM_PERTURB(kPerturbEpilogue, ch);
+#pragma unroll
+        for (int g = 0; g < kSplit; ++g) {  // (g a constant: d is indexed by constants only)
+            if (g == krank) continue;
+            const int b = (ch / kSplit) & 1;
+            const uint32_t bit = 1u << (2 * g + b);
+            mbar_wait_acquire_cluster(xfree(sP0, g, b), ((free_ph & bit) ? 1u : 0u) ^ 1u);
+            free_ph ^= bit;
+            const int i = xslot_of(g, ch);
+#pragma unroll
+            for (int jl = 0; jl < kSplitCols; ++jl) {
+                const int q = 4 * (g * kSplitCols + jl);
+                st_shared_cluster_v4(xslot_at(sP0, i, cw, jl, tid), (uint32_t)g, d[q], d[q + 1], d[q + 2], d[q + 3]);
+            }
+            fence_acq_rel_cluster();
+            __syncwarp();
+            if (lane == 0) mbar_arrive_release_cluster(xfull(sP0, i), (uint32_t)g);
+        }
+    }
+
+    // EXCHANGE: this rank's columns of chunks xnext .. upto - 1 into the fold, ascending: the
+    // peers' from their slots (the writer told that the slot is read); then, with `held`, chunk
+    // `upto` itself (this rank's) from `hold`. One f32 addition an element a chunk.
+    __device__ __forceinline__ static void exchange_fold(float (&acc)[4 * kSplitCols], const float (&hold)[4 * kSplitCols],
+                                                         uint32_t sP0, uint32_t& full_ph, int krank, int& xnext, int upto,
+                                                         bool held, int cw, int lane, int tid) {
+        for (; xnext < upto; ++xnext) {
+            const int i = xslot_of(krank, xnext);
+            mbar_wait_acquire_cluster(xfull(sP0, i), (full_ph >> i) & 1u);
+            full_ph ^= 1u << i;
+#pragma unroll
+            for (int jl = 0; jl < kSplitCols; ++jl) {
+                const float4 f = ld_shared_v4(xslot_at(sP0, i, cw, jl, tid));
+                acc[4 * jl] = __fadd_rn(acc[4 * jl], f.x);
+                acc[4 * jl + 1] = __fadd_rn(acc[4 * jl + 1], f.y);
+                acc[4 * jl + 2] = __fadd_rn(acc[4 * jl + 2], f.z);
+                acc[4 * jl + 3] = __fadd_rn(acc[4 * jl + 3], f.w);
+            }
+            fence_acq_rel_cluster();
+            __syncwarp();
+            if (lane == 0) mbar_arrive_release_cluster(xfree(sP0, krank, (xnext / kSplit) & 1), (uint32_t)(xnext % kSplit));
+        }
+        if (held) {
+#pragma unroll
+            for (int u = 0; u < 4 * kSplitCols; ++u) acc[u] = __fadd_rn(acc[u], hold[u]);
+            xnext = upto + 1;
+        }
+    }
+
+    // A rank's columns of the tile (8-column groups krank * kSplitCols ..), v[4 jl + 2h + e]
+    // at (row0 + 8h, col0 + 8 (krank * kSplitCols + jl) + e), through the direct epilogue.
+    template <class Args>
+    __device__ __forceinline__ static void store_columns(const Args& p, const float (&v)[4 * kSplitCols], int krank, int m0,
+                                                         int n0, int cw, int warp, int lane, bool aligned) {
         const int row0 = m0 + cw * 64 + warp * 16 + lane / 4;
         const int col0 = n0 + 2 * (lane % 4) + 8 * kSplitCols * krank;
         const bool vec = aligned && n0 + BN <= p.n;
@@ -584,54 +688,6 @@ struct wgmma_tma_gemm {
                 tc_store_pair<TC>(p, row0 + 8, col0 + 8 * jl, v[4 * jl + 2], v[4 * jl + 3], vec);
             }
         }
-    }
-
-    // RELAY: chunk ch (this rank's, whole in d, its groups retired) into the fold. The fold of
-    // chunks 0 .. ch - 1 is +0 for ch = 0, else what rank `prev` wrote into this CTA's slot
-    // (ready_bar); once read, `prev` is told (its free_bar) it may write the slot again. Then d
-    // is the fold of chunks 0 .. ch (acc + p, one rounding each, ascending). Unless ch is the
-    // last chunk (d is then the tile's result), d goes to rank `next`'s slot once `next` has read
-    // what this rank wrote there before (this CTA's free_bar), and restarts from +0.
-    __device__ __forceinline__ static void relay_chunk(float (&d)[BN / 2], uint32_t sP0, uint32_t ready_bar, uint32_t free_bar,
-                                                       uint32_t& rph, uint32_t& fph, int ch, int nchunks, uint32_t prev,
-                                                       uint32_t next, int cw, int lane, int tid) {
-        if (ch == 0) {
-#pragma unroll
-            for (int i = 0; i < BN / 2; ++i) d[i] = __fadd_rn(0.0f, d[i]);
-        } else {
-            GEMM_PERTURB(kPerturbEpilogue, ch);
-            mbar_wait_acquire_cluster(ready_bar, rph);
-            rph ^= 1;
-#pragma unroll
-            for (int q = 0; q < BN / 8; ++q) {
-                const float4 f = ld_shared_v4(relay_at(sP0, cw, q, tid));
-                d[4 * q] = __fadd_rn(f.x, d[4 * q]);
-                d[4 * q + 1] = __fadd_rn(f.y, d[4 * q + 1]);
-                d[4 * q + 2] = __fadd_rn(f.z, d[4 * q + 2]);
-                d[4 * q + 3] = __fadd_rn(f.w, d[4 * q + 3]);
-            }
-            fence_acq_rel_cluster();
-            __syncwarp();
-            if (lane == 0) mbar_arrive_release_cluster(free_bar, prev);
-        }
-        if (ch + 1 >= nchunks) return;
-        GEMM_PERTURB(kPerturbEpilogue, ch + 1);
-        mbar_wait_acquire_cluster(free_bar, fph ^ 1);  // the first wait passes: the slot starts free
-        fph ^= 1;
-#pragma unroll
-        for (int q = 0; q < BN / 8; ++q) {
-            st_shared_cluster_v4(relay_at(sP0, cw, q, tid), next, d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]);
-            d[4 * q] = d[4 * q + 1] = d[4 * q + 2] = d[4 * q + 3] = 0.0f;
-        }
-        fence_acq_rel_cluster();
-        __syncwarp();
-        if (lane == 0) mbar_arrive_release_cluster(ready_bar, next);
-    }
-
-    // RELAY: where entries 4q .. 4q + 3 of consumer thread (cw, tid)'s fragment lie in the slot
-    // (16 bytes a thread, consecutive threads consecutive: whole 512-byte rows a warp).
-    __device__ __forceinline__ static uint32_t relay_at(uint32_t sP0, int cw, int q, int tid) {
-        return sP0 + 16u * ((cw * (BN / 8) + q) * 128 + tid);
     }
 
     // Split K: where element i of consumer thread (cw, tid)'s fragment of a chunk's partial

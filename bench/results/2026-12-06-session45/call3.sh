@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Device call 3 (session 45). The relay splits (tcwidechunk.mid2r2, mid2r4, midr2, midr4: a K
-# split whose fold travels from rank to rank through distributed shared memory) on the GPU:
+# Device call 3 (session 45). The K splits new for m >= 1024 at narrow n on the GPU (run 1, at
+# 1b1c6e6: the relays mid2r2, mid2r4, midr2, midr4, whose fold travels from rank to rank; run 2:
+# the exchanges mid2x2, mid2x4, midx2, midx4, whose ranks each fold their own columns):
 # first their bits, plainly (gpu_tensor_core's every-candidate tests: every kernel of the
 # routed one's contract at shapes with more tiles than SMs, 9, 16 and 98 chunks) and under
 # timing perturbation (gpu_perturbed), and gpu_split_k (the chunked contract's kernels, every
 # routed m against the full batch). Only if those pass, the tunes that may route them, each
 # rewriting specs/sm90a.tuned.toml in place: NN, NT and TN over the chunked (n, k) at m >= 513;
 # TN over 256000 x 3584 (the LM head no TN tune reached). Then compute-sanitizer memcheck of
-# the every-candidate tests with only the relays instrumented, and NT with only mid2n144.
+# the every-candidate tests with only the new splits instrumented, and NT with only mid2n144.
 # Everything in one archive, $OUT/call3.tar.xz.
 # Pack: bash bench/pack-subset.sh gemm-aot-tune gpu_tensor_core gpu_perturbed [gpu_split_k];
 # COMMIT=<packed>; run with carry [".devx"].
@@ -45,7 +46,7 @@ if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ]; then
 else
   echo "a candidate's bits differ or a split test failed: no tune" | tee -a $S
 fi
-for f in r2_m r4_m; do
+for f in ${KNS:-x2_m x4_m}; do
   (cd runtime && timeout $(cap 60) compute-sanitizer --tool memcheck --kernel-name kns=$f --report-api-errors no --error-exitcode 9 \
     $B/gpu_tensor_core --include-ignored --test-threads=1 --nocapture every_candidate_gives_the_routed_bits_nn_bf16) > $R/memcheck_$f.log 2>&1; st memcheck_$f $? $R/memcheck_$f.log
   grep -E "ERROR SUMMARY" $R/memcheck_$f.log | tail -1 | tee -a $S
