@@ -92,7 +92,8 @@
 //                               kCRoundBoxes boxes of 64 rows x 128 bytes; kCRoundBoxes = 2 when
 //                               N / kCBoxInner is even, else 1; none with a split, which
 //                               stores directly)
-//                             + kPartialBytes                         (split: SLOTS * M * N * 4 + 2 mbarriers)
+//                             + kPartialBytes                         (split: SLOTS * M * N * 4 + 2 mbarriers;
+//                               exchange: SLOTS * M * N / SPLIT_K * 4 + (SLOTS + 2 SPLIT_K) mbarriers)
 //                             + 2 * STAGES * 8                        (full + empty mbarriers)
 //                             + 1024                                  (alignment slack: 128B
 //                               swizzle atoms must start at 1024-byte boundaries)
@@ -209,7 +210,8 @@ struct wgmma_tma_gemm {
         const uint32_t sP0 = sC0 + kCBytes;                  // split: kSlots chunk partials
         const uint32_t bar0 = sP0 + kPartialBytes;           // full[s], then empty[s]
         // Split: "every rank's partials of the tile are in its slots" and "every rank has read
-        // them", each an mbarrier at the end of the partials (kPartialBytes includes them).
+        // them", each an mbarrier at the end of the partials (kPartialBytes includes them). An
+        // exchange never uses them: its own barriers follow its slots (xfull, xfree).
         const uint32_t ready_bar = bar0 - 16, free_bar = bar0 - 8;
         auto full = [&](int s) { return bar0 + 8u * s; };
         auto empty = [&](int s) { return bar0 + 8u * (kStages + s); };
