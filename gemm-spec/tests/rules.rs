@@ -1594,7 +1594,7 @@ fn tc_base_spec_is_valid() {
 fn a_key_of_another_kind_is_an_error_naming_the_kinds_keys() {
     assert_one(
         tc_errors(false, "consumers = 2\n", "consumers = 2\nthread_m = 4\n"),
-        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots, exchange, group_rows",
+        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots, exchange",
     );
     assert_one(
         tc_errors(false, "stages = 8\n", "stages = 8\nwarps_m = 1\n"),
@@ -1627,7 +1627,7 @@ fn tile_values_must_be_whole_numbers_and_a_known_scheduler() {
     // The grid is the template's (persistent, its manifest says): no tile key chooses it.
     assert_one(
         tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nscheduler = \"tiles\"\n"),
-        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots, exchange, group_rows",
+        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots, exchange",
     );
 }
 

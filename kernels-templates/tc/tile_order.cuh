@@ -1,13 +1,11 @@
 // The fixed tile order of persistent tensor-core kernels (docs/tensor-core.md §5): tiles are
 // numbered in groups of kGroupRows tile rows, column-major inside a group (so that a wave of CTAs
 // shares B columns and A rows in L2). A CTA (or cluster) walks t = its id, + count, ...; the grid
-// size and the group change who computes a tile, never how. A larger group keeps more of A in
-// L2 across waves and reads each B column fewer times from memory (once a group).
+// size changes who computes a tile, never how.
 #pragma once
 
-template <int kGroupRows>
-struct TcTileOrderOf {
-    static_assert(kGroupRows >= 1, "a group is at least one tile row");
+struct TcTileOrder {
+    static constexpr int kGroupRows = 8;
     int tiles_m, tiles_n;  // tile rows (of a cluster) and tile columns
     __device__ __forceinline__ int count() const { return tiles_m * tiles_n; }
     __device__ __forceinline__ void tile(int t, int& tm, int& tn) const {
@@ -19,6 +17,3 @@ struct TcTileOrderOf {
         tn = r / rows;
     }
 };
-
-// The order of kernels without a `group_rows` parameter.
-using TcTileOrder = TcTileOrderOf<8>;

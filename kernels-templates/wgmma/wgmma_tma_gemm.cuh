@@ -251,7 +251,7 @@ struct wgmma_tma_gemm {
         // are initialised before any CTA of the cluster goes on.
         if constexpr (kClusterM > 1 || kSplit > 1) cluster_sync_all(); else __syncthreads();
 
-        const TcTileOrderOf<Cfg::GROUP_ROWS> order{(p.m + BM * kClusterM - 1) / (BM * kClusterM), (p.n + BN - 1) / BN};
+        const TcTileOrder order{(p.m + BM * kClusterM - 1) / (BM * kClusterM), (p.n + BN - 1) / BN};
         const int ntiles = order.count();
         const int nk = (p.k + BK - 1) / BK;
 
