@@ -69,10 +69,15 @@ struct Cli {
     /// their routes from the earlier file untimed.
     #[arg(long)]
     from_m: Option<u64>,
+    /// Rounds of timing a winner again against the routed kernel, in turns, before it replaces
+    /// it (0: none): the median of the rounds must still beat the threshold. Not with
+    /// --recorded, whose times cannot be measured again.
+    #[arg(long, default_value_t = 3)]
+    confirm: u32,
     /// Time nothing: read the times from this earlier run's --json report and choose again
     /// (after the tier's own routes or the buckets changed; no GPU needed). A kernel that run
     /// did not time is skipped.
-    #[arg(long, conflicts_with_all = ["time_limit", "device", "reps"])]
+    #[arg(long, conflicts_with_all = ["time_limit", "device", "reps", "confirm"])]
     recorded: Option<PathBuf>,
 }
 
@@ -100,6 +105,7 @@ fn options(cli: &Cli, rewritten: Option<String>) -> Result<Options, String> {
             s => s.map(std::time::Duration::from_secs_f64),
         },
         from_m: cli.from_m,
+        confirm: cli.confirm,
     })
 }
 

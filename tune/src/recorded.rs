@@ -163,4 +163,8 @@ impl Timer for RecordedTimer {
             ))),
         }
     }
+
+    fn retimes(&self) -> bool {
+        false
+    }
 }

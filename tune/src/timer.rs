@@ -31,4 +31,10 @@ pub trait Timer {
         op: Op,
         dtype: DtypeTriple,
     ) -> Result<f64, TimerError>;
+
+    /// Whether asking again measures again (a GPU's clock does; a recorded run's times give
+    /// the same number each time, so the tuner's confirming re-timings are skipped with it).
+    fn retimes(&self) -> bool {
+        true
+    }
 }

@@ -57,6 +57,12 @@ pub struct Options {
     /// one whose earlier routes change kernel inside it is an error
     /// ([`TuneError::FromMSplitBucket`]).
     pub from_m: Option<u64>,
+    /// Rounds of re-timing a winner against the routed kernel, alternating which goes first,
+    /// before it replaces it (0: none). The median of the rounds' ratios must still beat the
+    /// threshold: one timing of a long kernel can be off by more than the threshold (an
+    /// H100's LM-head times moved 6-11% between two runs). Skipped where the timer cannot
+    /// measure again (`--recorded`).
+    pub confirm: u32,
 }
 
 impl Options {
@@ -73,6 +79,7 @@ impl Options {
             progress: false,
             time_limit: None,
             from_m: None,
+            confirm: 0,
         }
     }
 }
@@ -138,8 +145,24 @@ pub struct Region {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gain: Option<f64>,
     pub decision: String,
+    /// The re-timings of the first timing's winner against the routed kernel, where asked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<Confirmation>,
     /// Whether the routes file names the region (its kernel differs from the baseline).
     pub in_routes_file: bool,
+}
+
+/// Rounds of timing the first timing's winner and the routed kernel again, alternating which
+/// goes first (summed over the bucket's measured m, as the first timing).
+#[derive(Clone, Debug, Serialize)]
+pub struct Confirmation {
+    pub kernel: String,
+    pub routed_ms: Vec<f64>,
+    pub chosen_ms: Vec<f64>,
+    /// 1 - the median over the rounds of the winner's time / the routed time.
+    pub gain: f64,
+    /// Whether that gain still beats the threshold (else the routed kernel is kept).
+    pub confirmed: bool,
 }
 
 /// A route the routes file holds: one op, one (n, k), one m range (adjacent buckets with the
@@ -261,6 +284,101 @@ impl Clock<'_> {
         self.cache.insert(key, t.clone());
         Ok(t)
     }
+}
+
+impl Clock<'_> {
+    /// `picks[i]`'s time at `ms[i]`, summed, measured again (not the cache's, not logged as a
+    /// measurement); `None` when the timer refuses one now.
+    fn retime(
+        &mut self,
+        view: &TierView<'_>,
+        (op, dtype): (Op, DtypeTriple),
+        picks: &[&Pick],
+        (n, k): (u64, u64),
+        ms: &[u64],
+    ) -> Result<Option<f64>, TuneError> {
+        let mut total = 0.0;
+        for (&m, pick) in ms.iter().zip(picks) {
+            let kernel = view.runs(pick, op, dtype, m, n, k);
+            match self.timer.time(kernel, m, n, k, op, dtype) {
+                Ok(t) if t.is_finite() && t >= 0.0 => total += t,
+                Ok(t) => {
+                    return Err(TuneError::Timer {
+                        kernel: kernel.to_string(),
+                        op,
+                        dtype,
+                        m,
+                        n,
+                        k,
+                        source: TimerError::Failed(format!("the timer gave {t} ms, not a time")),
+                    })
+                }
+                Err(TimerError::Refused(_)) => return Ok(None),
+                Err(source) => {
+                    return Err(TuneError::Timer {
+                        kernel: kernel.to_string(),
+                        op,
+                        dtype,
+                        m,
+                        n,
+                        k,
+                        source,
+                    })
+                }
+            }
+        }
+        Ok(Some(total))
+    }
+}
+
+/// The routed kernels' and the winner's times in each round of a confirmation, and 1 - the
+/// median of the rounds' ratios (winner / routed).
+struct Rounds {
+    routed_ms: Vec<f64>,
+    chosen_ms: Vec<f64>,
+    gain: f64,
+}
+
+/// `rounds` rounds of the routed kernels (`routed[i]` at `ms[i]`) and `chosen` timed again,
+/// the routed first in even rounds and last in odd ones; `None` when one is refused.
+fn confirm(
+    view: &TierView<'_>,
+    clock: &mut Clock<'_>,
+    od: (Op, DtypeTriple),
+    (routed, chosen): (&[Pick], &Pick),
+    (nk, ms): ((u64, u64), &[u64]),
+    rounds: u32,
+) -> Result<Option<Rounds>, TuneError> {
+    let routed: Vec<&Pick> = routed.iter().collect();
+    let chosen: Vec<&Pick> = ms.iter().map(|_| chosen).collect();
+    let (mut a, mut b, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (r, c) = if round % 2 == 0 {
+            let r = clock.retime(view, od, &routed, nk, ms)?;
+            (r, clock.retime(view, od, &chosen, nk, ms)?)
+        } else {
+            let c = clock.retime(view, od, &chosen, nk, ms)?;
+            (clock.retime(view, od, &routed, nk, ms)?, c)
+        };
+        let (Some(r), Some(c)) = (r, c) else {
+            return Ok(None);
+        };
+        a.push(r);
+        b.push(c);
+        ratios.push(if r > 0.0 { c / r } else { 1.0 });
+    }
+    ratios.sort_by(f64::total_cmp);
+    let mid = ratios.len() / 2;
+    let median = if ratios.len() % 2 == 1 {
+        ratios[mid]
+    } else {
+        (ratios[mid - 1] + ratios[mid]) / 2.0
+    };
+    Ok(Some(Rounds {
+        routed_ms: a,
+        chosen_ms: b,
+        gain: 1.0 - median,
+    }))
 }
 
 /// Tunes `opts.tier` of `specs` for `shapes` with `timer`.
@@ -662,6 +780,63 @@ fn tune_region(
             }
         }
     };
+    // The first timing's winner timed again against the routed kernels, in turns: it
+    // replaces them only if the rounds' median still beats the threshold.
+    let mut confirmation = None;
+    let (chosen, gain, decision) = match (&chosen, gain) {
+        (Some(pick), Some(first)) if opts.confirm > 0 && clock.timer.retimes() => {
+            match confirm(
+                view,
+                clock,
+                (op, dtype),
+                (&routed, pick),
+                ((n, k), ms),
+                opts.confirm,
+            )? {
+                Some(Rounds {
+                    routed_ms,
+                    chosen_ms,
+                    gain: again,
+                }) => {
+                    let ok = again > opts.threshold;
+                    let rounds = routed_ms.len();
+                    confirmation = Some(Confirmation {
+                        kernel: pick.kernel.clone(),
+                        routed_ms,
+                        chosen_ms,
+                        gain: again,
+                        confirmed: ok,
+                    });
+                    if ok {
+                        let d = format!(
+                            "{decision} (confirmed: {} in the median of {rounds} re-timings in turns)",
+                            pct(again)
+                        );
+                        (chosen.clone(), Some(first), d)
+                    } else {
+                        let d = format!(
+                            "kept: {} was {} faster than the routed {} in the first timing, {} in the median of {rounds} re-timings in turns, not more than the threshold {}",
+                            pick.kernel,
+                            pct(first),
+                            current.pick.kernel,
+                            pct(again),
+                            pct(opts.threshold)
+                        );
+                        (None, None, d)
+                    }
+                }
+                None => (
+                    None,
+                    None,
+                    format!(
+                        "kept: {} or the routed kernel was refused when timed again",
+                        pick.kernel
+                    ),
+                ),
+            }
+        }
+        _ => (chosen, gain, decision),
+    };
     // A routing of the rewritten file that changes kernel inside the bucket (an earlier file
     // tuned over other buckets) cannot be written back as one route: the fastest single
     // kernel replaces it, rather than the region falling back to the routing without the
@@ -779,6 +954,7 @@ fn tune_region(
         chosen,
         gain,
         decision,
+        confirmation,
         in_routes_file: matches!(in_file, InFile::Route(_)),
     };
     Ok(Some((region, in_file)))

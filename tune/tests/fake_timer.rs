@@ -33,6 +33,9 @@ struct FakeTimer {
     /// Wall time each measurement takes (for the time limit).
     delay: std::time::Duration,
     calls: Vec<(String, u64, u64, u64, Op, DtypeTriple)>,
+    /// Times for a (kernel, shape) asked again (a re-timing): the first matching rule, else
+    /// the first time's.
+    again: Vec<Rule>,
 }
 
 impl FakeTimer {
@@ -40,6 +43,18 @@ impl FakeTimer {
         self.rules.push((kernel, nk, m, ms));
         self
     }
+
+    fn again(mut self, kernel: &'static str, nk: (u64, u64), m: (u64, u64), ms: f64) -> Self {
+        self.again.push((kernel, nk, m, ms));
+        self
+    }
+}
+
+fn matching(rules: &[Rule], kernel: &str, m: u64, n: u64, k: u64) -> Option<f64> {
+    rules
+        .iter()
+        .find(|(kk, nk, (lo, hi), _)| *kk == kernel && *nk == (n, k) && (*lo..=*hi).contains(&m))
+        .map(|r| r.3)
 }
 
 impl Timer for FakeTimer {
@@ -52,6 +67,10 @@ impl Timer for FakeTimer {
         op: Op,
         dtype: DtypeTriple,
     ) -> Result<f64, TimerError> {
+        let asked_before = self
+            .calls
+            .iter()
+            .any(|c| (c.0.as_str(), c.1, c.2, c.3, c.4, c.5) == (kernel, m, n, k, op, dtype));
         self.calls.push((kernel.to_string(), m, n, k, op, dtype));
         std::thread::sleep(self.delay);
         if self.fail {
@@ -60,13 +79,12 @@ impl Timer for FakeTimer {
         if let Some((_, why)) = self.refused.iter().find(|(kk, _)| *kk == kernel) {
             return Err(TimerError::Refused(why.to_string()));
         }
-        Ok(self
-            .rules
-            .iter()
-            .find(|(kk, nk, (lo, hi), _)| {
-                *kk == kernel && *nk == (n, k) && (*lo..=*hi).contains(&m)
-            })
-            .map_or(1.0, |r| r.3))
+        let again = asked_before
+            .then(|| matching(&self.again, kernel, m, n, k))
+            .flatten();
+        Ok(again
+            .or_else(|| matching(&self.rules, kernel, m, n, k))
+            .unwrap_or(1.0))
     }
 }
 
@@ -188,6 +206,131 @@ fn picks_the_fastest_and_writes_specs_that_validate() {
     assert_eq!(kernel_at(&v.specs, 64, 4096, 4096), "tcwide.mid");
     assert_eq!(kernel_at(&v.specs, 64, 4096, 4104), "tcwide.mid64");
     assert_eq!(kernel_at(&v.specs, 16, 4096, 4096), "tcdec.dec32");
+}
+
+fn confirming(rounds: u32) -> Options {
+    let mut o = Options::new("sm90a");
+    o.confirm = rounds;
+    o
+}
+
+#[test]
+fn a_winner_timed_again_in_turns_replaces_the_routed_kernel_only_if_it_still_wins() {
+    let region = |t: &Tuning| {
+        t.regions
+            .iter()
+            .find(|r| (r.n, r.k) == (4096, 4096) && r.m.contains(64))
+            .cloned()
+            .unwrap()
+    };
+    // Still 20% faster when timed again: chosen, and the rounds are in the report.
+    let mut timer = faster_mid();
+    let t = run(&shipped(), &mut timer, &confirming(3));
+    let r = region(&t);
+    assert_eq!(
+        r.chosen.as_ref().map(|p| p.kernel.as_str()),
+        Some("tcwide.mid")
+    );
+    let c = r.confirmation.as_ref().unwrap();
+    assert_eq!((c.routed_ms.len(), c.chosen_ms.len()), (3, 3));
+    assert!(c.confirmed && (c.gain - 0.2).abs() < 1e-9, "{c:?}");
+    assert!(
+        r.decision
+            .contains("(confirmed: 20.0% in the median of 3 re-timings in turns)"),
+        "{}",
+        r.decision
+    );
+    let doc = report(&t, &provenance(), None);
+    let in_report = doc["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["n"] == 4096 && r["k"] == 4096 && r["measured_m"] == serde_json::json!([64]))
+        .unwrap();
+    assert_eq!(in_report["confirmation"]["kernel"], "tcwide.mid");
+    assert_eq!(in_report["confirmation"]["confirmed"], true);
+    // In turns: the routed kernel first, then the winner, then the winner first.
+    let again: Vec<&str> = timer
+        .calls
+        .iter()
+        .filter(|c| (c.1, c.2, c.3) == (64, 4096, 4096))
+        .map(|c| c.0.as_str())
+        .collect();
+    let tail = &again[again.len() - 6..];
+    assert_eq!(
+        tail,
+        [
+            "tcwide.mid64",
+            "tcwide.mid",
+            "tcwide.mid",
+            "tcwide.mid64",
+            "tcwide.mid64",
+            "tcwide.mid"
+        ]
+    );
+    // A first timing's win that is gone when timed again: the routed kernel stays, and says why.
+    let mut noisy = faster_mid().again("tcwide.mid", (4096, 4096), (33, 64), 0.99);
+    let t = run(&shipped(), &mut noisy, &confirming(3));
+    assert!(!t.changed());
+    let r = region(&t);
+    assert!(r.chosen.is_none());
+    let c = r.confirmation.as_ref().unwrap();
+    assert!(!c.confirmed && (c.gain - 0.01).abs() < 1e-9, "{c:?}");
+    assert_eq!(
+        r.decision,
+        "kept: tcwide.mid was 20.0% faster than the routed tcwide.mid64 in the first timing, 1.0% in the median of 3 re-timings in turns, not more than the threshold 3.0%"
+    );
+    assert!(routes_file(&t, &provenance()).is_none());
+    // Without rounds, that first timing decides.
+    let mut noisy = faster_mid().again("tcwide.mid", (4096, 4096), (33, 64), 0.99);
+    let t = run(&shipped(), &mut noisy, &Options::new("sm90a"));
+    assert!(t.changed() && region(&t).confirmation.is_none());
+}
+
+#[test]
+fn the_median_of_the_rounds_decides_not_one_round() {
+    // One slow re-timing of three: the median (0.8 / 1.0) still wins.
+    struct OneSlow {
+        inner: FakeTimer,
+        seen: u32,
+    }
+    impl Timer for OneSlow {
+        fn time(
+            &mut self,
+            kernel: &str,
+            m: u64,
+            n: u64,
+            k: u64,
+            op: Op,
+            dtype: DtypeTriple,
+        ) -> Result<f64, TimerError> {
+            let t = self.inner.time(kernel, m, n, k, op, dtype)?;
+            if kernel == "tcwide.mid" && (m, n, k) == (64, 4096, 4096) {
+                self.seen += 1;
+                if self.seen == 3 {
+                    return Ok(1.5);
+                }
+            }
+            Ok(t)
+        }
+    }
+    let mut timer = OneSlow {
+        inner: faster_mid(),
+        seen: 0,
+    };
+    let t = tune(&shipped(), &shapes(), &confirming(3), &mut timer).unwrap();
+    let r = t
+        .regions
+        .iter()
+        .find(|r| (r.n, r.k) == (4096, 4096) && r.m.contains(64))
+        .unwrap();
+    let c = r.confirmation.as_ref().unwrap();
+    assert_eq!(
+        c.chosen_ms.iter().filter(|&&x| x == 1.5).count(),
+        1,
+        "{c:?}"
+    );
+    assert!(c.confirmed && r.chosen.is_some(), "{c:?}");
 }
 
 #[test]
@@ -506,6 +649,10 @@ fn recorded_times_choose_again_without_a_gpu() {
     assert_eq!(recorded.len(), t.measurements.len());
     let again = tune(&shipped(), &shapes(), &Options::new("sm90a"), &mut recorded).unwrap();
     assert_eq!(routes_file(&again, &provenance()).unwrap(), text);
+    // Recorded times cannot be measured again: rounds asked for are not run.
+    let again = tune(&shipped(), &shapes(), &confirming(3), &mut recorded).unwrap();
+    assert_eq!(routes_file(&again, &provenance()).unwrap(), text);
+    assert!(again.regions.iter().all(|r| r.confirmation.is_none()));
     // Its provenance is the recorded run's, and says where the times were read.
     let p = recorded.provenance("test-shapes.toml".into(), "sm90a.tuned.toml".into());
     assert_eq!(
