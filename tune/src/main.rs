@@ -70,14 +70,14 @@ struct Cli {
     #[arg(long)]
     from_m: Option<u64>,
     /// Rounds of timing a winner again against the routed kernel, in turns, before it replaces
-    /// it (0: none): the median of the rounds must still beat the threshold. Not with
+    /// it (0: none): the median of the rounds must still beat the threshold. Ignored with
     /// --recorded, whose times cannot be measured again.
     #[arg(long, default_value_t = 3)]
     confirm: u32,
     /// Time nothing: read the times from this earlier run's --json report and choose again
     /// (after the tier's own routes or the buckets changed; no GPU needed). A kernel that run
     /// did not time is skipped.
-    #[arg(long, conflicts_with_all = ["time_limit", "device", "reps", "confirm"])]
+    #[arg(long, conflicts_with_all = ["time_limit", "device", "reps"])]
     recorded: Option<PathBuf>,
 }
 

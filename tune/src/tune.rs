@@ -781,10 +781,13 @@ fn tune_region(
         }
     };
     // The first timing's winner timed again against the routed kernels, in turns: it
-    // replaces them only if the rounds' median still beats the threshold.
-    let mut confirmation = None;
+    // replaces them only if the rounds' median still beats the threshold. Not where the
+    // rewritten file's routing changes kernel inside the bucket: one kernel replaces that
+    // routing whatever the rounds say (below).
+    let mut confirmation: Option<Confirmation> = None;
+    let must_replace = constant.is_none() && from_file;
     let (chosen, gain, decision) = match (&chosen, gain) {
-        (Some(pick), Some(first)) if opts.confirm > 0 && clock.timer.retimes() => {
+        (Some(pick), Some(first)) if opts.confirm > 0 && clock.timer.retimes() && !must_replace => {
             match confirm(
                 view,
                 clock,
@@ -872,9 +875,16 @@ fn tune_region(
     let current_ms = current.ms.map_or("-".into(), |t| format!("{t:.4} ms"));
     let route = match (&end, differs) {
         (Some(pick), true) => {
+            let again = confirmation.as_ref().map_or(String::new(), |c| {
+                format!(
+                    "; {} in the median of {} re-timings in turns",
+                    pct(c.gain),
+                    c.routed_ms.len()
+                )
+            });
             let note = match (&chosen, gain) {
                 (Some(_), Some(g)) => format!(
-                    "m {} (timed at m = {}): {} {} against {} for the routed {} ({} faster)",
+                    "m {} (timed at m = {}): {} {} against {} for the routed {} ({} faster{again})",
                     bucket.label(),
                     join(ms),
                     pick.kernel,

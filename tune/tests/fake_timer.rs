@@ -249,6 +249,11 @@ fn a_winner_timed_again_in_turns_replaces_the_routed_kernel_only_if_it_still_win
         .unwrap();
     assert_eq!(in_report["confirmation"]["kernel"], "tcwide.mid");
     assert_eq!(in_report["confirmation"]["confirmed"], true);
+    assert!(
+        routes_file(&t, &provenance()).unwrap().contains(
+            "tcwide.mid 0.8000 ms against 1.0000 ms for the routed tcwide.mid64 (20.0% faster; 20.0% in the median of 3 re-timings in turns)"
+        )
+    );
     // In turns: the routed kernel first, then the winner, then the winner first.
     let again: Vec<&str> = timer
         .calls
@@ -331,6 +336,52 @@ fn the_median_of_the_rounds_decides_not_one_round() {
         "{c:?}"
     );
     assert!(c.confirmed && r.chosen.is_some(), "{c:?}");
+    // Two slow rounds of three: the median (1.5 / 1.0) loses, whatever the best round says.
+    let mut timer = TwoSlow {
+        inner: faster_mid(),
+        seen: 0,
+    };
+    let t = tune(&shipped(), &shapes(), &confirming(3), &mut timer).unwrap();
+    let r = t
+        .regions
+        .iter()
+        .find(|r| (r.n, r.k) == (4096, 4096) && r.m.contains(64))
+        .unwrap();
+    let c = r.confirmation.as_ref().unwrap();
+    assert_eq!(
+        c.chosen_ms.iter().filter(|&&x| x == 1.5).count(),
+        2,
+        "{c:?}"
+    );
+    assert!(!c.confirmed && r.chosen.is_none(), "{c:?}");
+    assert!(!t.changed());
+}
+
+/// The winner of `faster_mid` timed at 1.5 ms in its second and third re-timings.
+struct TwoSlow {
+    inner: FakeTimer,
+    seen: u32,
+}
+
+impl Timer for TwoSlow {
+    fn time(
+        &mut self,
+        kernel: &str,
+        m: u64,
+        n: u64,
+        k: u64,
+        op: Op,
+        dtype: DtypeTriple,
+    ) -> Result<f64, TimerError> {
+        let t = self.inner.time(kernel, m, n, k, op, dtype)?;
+        if kernel == "tcwide.mid" && (m, n, k) == (64, 4096, 4096) {
+            self.seen += 1;
+            if self.seen >= 3 {
+                return Ok(1.5);
+            }
+        }
+        Ok(t)
+    }
 }
 
 #[test]
