@@ -89,6 +89,20 @@ __device__ __forceinline__ void st_shared_cluster_v4(uint32_t addr, uint32_t ran
     asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nst.shared::cluster.v4.f32 [ra], {%2, %3, %4, %5};\n}"
                  ::"r"(addr), "r"(rank), "f"(x), "f"(y), "f"(z), "f"(w) : "memory");
 }
+// The shared::cluster address of shared offset `addr` in CTA `rank` of this cluster.
+__device__ __forceinline__ uint32_t cluster_addr(uint32_t addr, uint32_t rank) {
+    uint32_t ra;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(ra) : "r"(addr), "r"(rank));
+    return ra;
+}
+// Four f32 into the shared::cluster address `ra` (16-byte aligned; cluster_addr) without waiting:
+// the store completes 16 bytes of the transaction count of the mbarrier at shared::cluster
+// address `rbar`, which lies in the same CTA as `ra`. A thread that waits on that barrier's phase
+// sees the bytes; the writer needs no fence and no arrive (st.async, sm_90).
+__device__ __forceinline__ void st_async_v4(uint32_t ra, float x, float y, float z, float w, uint32_t rbar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];"
+                 ::"r"(ra), "f"(x), "f"(y), "f"(z), "f"(w), "r"(rbar) : "memory");
+}
 // The four f32 at shared offset `addr` (16-byte aligned) of this CTA.
 __device__ __forceinline__ float4 ld_shared_v4(uint32_t addr) {
     float4 v;

@@ -34,6 +34,11 @@
 //    previous `hold`. Folding one round behind keeps the peers' transfers off the critical path.
 //    After its last chunk it folds the rest and stores its columns. A slot is written again
 //    only after its owner has read it (full and free mbarriers, cluster-scope release/acquire).
+//    EXCHANGE == 2 sends the same values to the same slots with asynchronous stores (st.async):
+//    each completes its 16 bytes on the slot's full barrier, which its owner arms with the
+//    piece's byte count (once at the start, again each time it has read the slot), so the sender
+//    neither fences nor arrives and goes on to its next chunk while the bytes travel. The slots,
+//    the free barriers, the fold and its order are EXCHANGE == 1's.
 // (docs/tensor-core.md §9.)
 //
 // PINGPONG (two consumers, tc-k16 without a split): a tile is 64 rows, and the consumers take
@@ -176,6 +181,7 @@ struct wgmma_tma_gemm {
     static constexpr bool kFoldOverlap = Cfg::FOLD_OVERLAP != 0;
     // A split whose ranks each fold their own columns as the peers' partials arrive (no K bound).
     static constexpr bool kExchange = Cfg::EXCHANGE != 0;
+    static constexpr bool kAsyncExchange = Cfg::EXCHANGE == 2;  // the peers' columns by st.async
     static constexpr int kPieceBytes = BM * (BN / kSplit) * 4;  // EXCHANGE: one peer's columns of a chunk
     // A batch kernel of its tier: grid z is the entry of a strided batch, the maps 3-D.
     static constexpr bool kBatched = Cfg::kBatch != 0;
@@ -239,13 +245,18 @@ struct wgmma_tma_gemm {
             if constexpr (kPingPong) {
                 for (int c = 0; c < 2; ++c) mbar_init(obar0 + 8u * c, 4);  // every warp of the consumer
             }
-            if constexpr (kExchange) {  // every consumer warp of the one rank that writes / reads a slot
+            if constexpr (kAsyncExchange) {  // a slot: its owner's arming (the bytes complete it); free: as below
+                for (int i = 0; i < kSlots + 2 * kSplit; ++i) mbar_init(sP0 + kSlots * kPieceBytes + 8u * i, i < kSlots ? 1 : 4 * kConsumers);
+            } else if constexpr (kExchange) {  // every consumer warp of the one rank that writes / reads a slot
                 for (int i = 0; i < kSlots + 2 * kSplit; ++i) mbar_init(sP0 + kSlots * kPieceBytes + 8u * i, 4 * kConsumers);
             } else if constexpr (kSplit > 1) {  // every consumer warp of every rank, once a tile
                 mbar_init(ready_bar, kSplit * 4 * kConsumers);
                 mbar_init(free_bar, kSplit * 4 * kConsumers);
             }
             mbar_init_fence();
+            if constexpr (kAsyncExchange) {  // every slot armed for its first piece
+                for (int i = 0; i < kSlots; ++i) mbar_arrive_expect_tx(xfull(sP0, i), kPieceBytes);
+            }
         }
         // Peers arrive on each other's barriers (multicast releases, the split's signals): all
         // are initialised before any CTA of the cluster goes on.
@@ -635,14 +646,23 @@ struct wgmma_tma_gemm {
             mbar_wait_acquire_cluster(xfree(sP0, g, b), ((free_ph & bit) ? 1u : 0u) ^ 1u);
             free_ph ^= bit;
             const int i = xslot_of(g, ch);
+            if constexpr (kAsyncExchange) {  // each store completes its bytes on g's full barrier
+                const uint32_t rbar = cluster_addr(xfull(sP0, i), (uint32_t)g);
 #pragma unroll
-            for (int jl = 0; jl < kSplitCols; ++jl) {
-                const int q = 4 * (g * kSplitCols + jl);
-                st_shared_cluster_v4(xslot_at(sP0, i, cw, jl, tid), (uint32_t)g, d[q], d[q + 1], d[q + 2], d[q + 3]);
+                for (int jl = 0; jl < kSplitCols; ++jl) {
+                    const int q = 4 * (g * kSplitCols + jl);
+                    st_async_v4(cluster_addr(xslot_at(sP0, i, cw, jl, tid), (uint32_t)g), d[q], d[q + 1], d[q + 2], d[q + 3], rbar);
+                }
+            } else {
+#pragma unroll
+                for (int jl = 0; jl < kSplitCols; ++jl) {
+                    const int q = 4 * (g * kSplitCols + jl);
+                    st_shared_cluster_v4(xslot_at(sP0, i, cw, jl, tid), (uint32_t)g, d[q], d[q + 1], d[q + 2], d[q + 3]);
+                }
+                fence_acq_rel_cluster();
+                __syncwarp();
+                if (lane == 0) mbar_arrive_release_cluster(xfull(sP0, i), (uint32_t)g);
             }
-            fence_acq_rel_cluster();
-            __syncwarp();
-            if (lane == 0) mbar_arrive_release_cluster(xfull(sP0, i), (uint32_t)g);
         }
     }
 
@@ -663,6 +683,12 @@ struct wgmma_tma_gemm {
                 acc[4 * jl + 1] = __fadd_rn(acc[4 * jl + 1], f.y);
                 acc[4 * jl + 2] = __fadd_rn(acc[4 * jl + 2], f.z);
                 acc[4 * jl + 3] = __fadd_rn(acc[4 * jl + 3], f.w);
+            }
+            if constexpr (kAsyncExchange) {
+                // Armed for the slot's next piece: this phase has completed (waited above), and
+                // the sender writes the slot again only after every consumer warp here has
+                // signalled it free below (this thread's warp after this arming).
+                if (cw == 0 && tid == 0) mbar_arrive_expect_tx(xfull(sP0, i), kPieceBytes);
             }
             fence_acq_rel_cluster();
             __syncwarp();
