@@ -458,10 +458,17 @@ struct wgmma_tma_gemm {
                                 d[i] = 0.0f;
                             }
                         } else if constexpr (kExchange) {
-                            exchange_send(d, sP0, xfree_ph, krank, ch, cw, lane, tid);
                             // Fold through the previous own chunk (its peers' chunks before it
-                            // arrived a round ago), then hold this one's columns.
-                            if (xheld >= 0) exchange_fold(xacc, hold, sP0, xfull_ph, krank, xnext, xheld, true, cw, lane, tid);
+                            // arrived a round ago), then hold this one's columns. EXCHANGE == 2
+                            // folds before it sends: the fold's fence then finds none of this
+                            // thread's asynchronous stores outstanding but the previous round's.
+                            if constexpr (kAsyncExchange) {
+                                if (xheld >= 0) exchange_fold(xacc, hold, sP0, xfull_ph, krank, xnext, xheld, true, cw, lane, tid);
+                            }
+                            exchange_send(d, sP0, xfree_ph, krank, ch, cw, lane, tid);
+                            if constexpr (!kAsyncExchange) {
+                                if (xheld >= 0) exchange_fold(xacc, hold, sP0, xfull_ph, krank, xnext, xheld, true, cw, lane, tid);
+                            }
                             // (d indexed by constants only: a run-time index would copy the
                             // accumulators, and ptxas would serialize every wgmma.)
 #pragma unroll
