@@ -18,6 +18,8 @@ pub enum TuneError {
     Threshold(f64),
     #[error("no op to tune: name at least one (--op nn)")]
     NoOps,
+    #[error("--only {name}: tier {tier} has no tile of that name (give a tile name such as mid2, or family.tile, as `gemm-aot list --tier {tier}` shows them)")]
+    UnknownCandidate { name: String, tier: String },
     #[error("--from-m keeps whole m ranges untimed, but the routes of {op} n = {n}, k = {k} change kernel inside m {bucket} ({first}, then {other} at m = {m}): pass --buckets with that edge, or tune without --from-m")]
     FromMSplitBucket {
         op: Op,

@@ -74,6 +74,11 @@ struct Cli {
     /// --recorded, whose times cannot be measured again.
     #[arg(long, default_value_t = 3)]
     confirm: u32,
+    /// Time only these candidates (tile names such as mid2, or family.tile; default: every
+    /// candidate of a region's contract). The routed kernels are timed and stay candidates
+    /// whatever this says: new tiles against the routing in a short session.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// Time nothing: read the times from this earlier run's --json report and choose again
     /// (after the tier's own routes or the buckets changed; no GPU needed). A kernel that run
     /// did not time is skipped.
@@ -106,6 +111,7 @@ fn options(cli: &Cli, rewritten: Option<String>) -> Result<Options, String> {
         },
         from_m: cli.from_m,
         confirm: cli.confirm,
+        only: cli.only.clone(),
     })
 }
 

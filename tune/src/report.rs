@@ -26,6 +26,7 @@ pub fn report(t: &Tuning, p: &Provenance, written: Option<&str>) -> Value {
         "threshold": t.threshold,
         "m_buckets": t.buckets.labels(),
         "from_m": t.from_m,
+        "only": t.only,
         "changed": t.changed(),
         "routes": t.routes.len(),
         "dropped": t

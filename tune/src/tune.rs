@@ -63,6 +63,12 @@ pub struct Options {
     /// H100's LM-head times moved 6-11% between two runs). Skipped where the timer cannot
     /// measure again (`--recorded`).
     pub confirm: u32,
+    /// Time only these candidates (tile names such as `mid2`, or `family.tile`; empty: every
+    /// candidate of the region's contract): a short GPU session's comparison of new tiles
+    /// against the routing. The routed kernels are timed and stay candidates whatever this
+    /// says, so only a listed kernel or a routed one can be chosen. A name no tile of the tier
+    /// has is an error.
+    pub only: Vec<String>,
 }
 
 impl Options {
@@ -80,6 +86,7 @@ impl Options {
             time_limit: None,
             from_m: None,
             confirm: 0,
+            only: Vec::new(),
         }
     }
 }
@@ -210,6 +217,8 @@ pub struct Tuning {
     pub unreached: Vec<(Op, u64, u64)>,
     /// The `from_m` of the run: the buckets below it were not timed.
     pub from_m: Option<u64>,
+    /// The candidates the run was limited to (empty: all).
+    pub only: Vec<String>,
 }
 
 impl Tuning {
@@ -395,6 +404,18 @@ pub fn tune(
         return Err(TuneError::NoOps);
     }
     let view = TierView::new(specs, &opts.tier, opts.policy, opts.rewritten.as_deref())?;
+    if let Some(name) = opts.only.iter().find(|o| {
+        !view
+            .tier
+            .tiles
+            .iter()
+            .any(|t| listed_in(&[(*o).clone()], &format!("{}.{}", t.family, t.name)))
+    }) {
+        return Err(TuneError::UnknownCandidate {
+            name: name.clone(),
+            tier: opts.tier.clone(),
+        });
+    }
     let mut clock = Clock {
         timer,
         cache: HashMap::new(),
@@ -480,7 +501,20 @@ pub fn tune(
         dropped,
         unreached,
         from_m: opts.from_m,
+        only: opts.only.clone(),
     })
+}
+
+/// Whether the tile `kernel` (`family.tile`) is one `only` names (by `family.tile` or by
+/// tile name); every kernel when `only` is empty.
+fn listed_in(only: &[String], kernel: &str) -> bool {
+    only.is_empty()
+        || only.iter().any(|o| {
+            o == kernel
+                || kernel
+                    .split_once('.')
+                    .is_some_and(|(_, tile)| tile == o.as_str())
+        })
 }
 
 /// What one tuned region puts in the routes file.
@@ -704,7 +738,12 @@ fn tune_region(
             (Err(e), _) | (_, Err(e)) => Err(e),
         };
     }
-    let listed = view.candidates(op, dtype, &contract, first, k);
+    let mut listed = view.candidates(op, dtype, &contract, first, k);
+    // With --only, the listed kernels and the routed ones (so that where the routing must
+    // become one kernel, below, the fastest of both is it).
+    listed.retain(|c| {
+        listed_in(&opts.only, &c.pick.kernel) || routed.iter().any(|r| r.kernel == c.pick.kernel)
+    });
     // Every kernel one m needs, timed together: the GPU timer keeps one shape's buffers
     // while it times every kernel on them. The sums below read the clock's cache.
     for (&m, pick) in ms.iter().zip(&routed) {

@@ -506,6 +506,62 @@ fn kernels_of_another_contract_are_never_timed_or_chosen() {
 }
 
 #[test]
+fn only_the_listed_candidates_are_timed_and_only_they_can_replace_the_routing() {
+    // At (4096, 4096), m 33-64: tcwide.mid 20% faster than the routed tcwide.mid64, and
+    // tcwide.wide faster still.
+    let timer = || faster_mid().rule("tcwide.wide", (4096, 4096), (33, 64), 0.5);
+    let all = run(&shipped(), &mut timer(), &Options::new("sm90a"));
+    assert!(
+        all.routes.iter().any(|r| r.pick.kernel == "tcwide.wide"),
+        "{:?}",
+        all.routes
+    );
+    let mut opts = Options::new("sm90a");
+    opts.only = vec!["mid".into(), "tcwidechunk.mid2xa2".into()];
+    let mut only = timer();
+    let t = run(&shipped(), &mut only, &opts);
+    let kernels: Vec<&str> = t.routes.iter().map(|r| r.pick.kernel.as_str()).collect();
+    assert_eq!(kernels, ["tcwide.mid"], "{:?}", t.routes);
+    // At each shape, the routed kernel and the listed ones, nothing else.
+    let specs = shipped();
+    for c in &only.calls {
+        assert!(
+            c.0 == "tcwide.mid" || c.0 == kernel_at(&specs, c.1, c.2, c.3),
+            "{c:?}"
+        );
+    }
+    assert!(
+        only.calls.len() < timer_calls(&all),
+        "{} calls",
+        only.calls.len()
+    );
+    let doc = report(&t, &provenance(), None);
+    assert_eq!(
+        doc["only"],
+        serde_json::json!(["mid", "tcwidechunk.mid2xa2"])
+    );
+    // A name the tier has no tile of is refused before anything is timed.
+    opts.only = vec!["mid2xb9".into()];
+    let mut none = timer();
+    match tune(&shipped(), &shapes(), &opts, &mut none) {
+        Err(e @ TuneError::UnknownCandidate { .. }) => {
+            assert!(
+                e.to_string()
+                    .starts_with("--only mid2xb9: tier sm90a has no tile of that name"),
+                "{e}"
+            )
+        }
+        other => panic!("{:?}", other.map(|t| t.routes.len())),
+    }
+    assert!(none.calls.is_empty());
+}
+
+/// How many times a run asked of its timer (its report's measurements).
+fn timer_calls(t: &Tuning) -> usize {
+    t.measurements.len()
+}
+
+#[test]
 fn refused_kernels_are_skipped_with_the_reason() {
     let mut timer = FakeTimer::default().rule("tcwide.mid2", (4096, 4096), (17, 64), 0.7);
     timer.refused.push(("tcwide.mid", "grid too large"));

@@ -29,7 +29,10 @@ timeout $(cap 90) $B/gpu_perturbed --ignored --test-threads 1 --nocapture pertur
 (cd runtime && timeout $(cap 60) $B/gpu_split_k --include-ignored --test-threads=1 --nocapture) > $R/gpu_split_k.log 2>&1; rc3=$?; st gpu_split_k $rc3 $R/gpu_split_k.log
 if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ]; then
   l=$(cap 130)
+  # Only the exchanges and the unsplit tiles splits_vs_best.py compares them with, besides the
+  # routed kernels (--only): a fraction of a full run's timings.
   timeout $(( l + 60 )) $B/gemm-aot-tune --tier sm90a --shapes $D/chunked.toml --op nn,nt,tn --from-m 513 --reps 8 \
+    --only mid2xa2,mid2x2,mid64,mid,mid2,mid2n192,mid2ov \
     --time-limit $l --out specs/sm90a.tuned.toml --json $R/tune_chunked.json > $R/tune_chunked.log 2>&1
   echo "tune_chunked rc=$? $(( $(date +%s) - t0 )) s, chosen $(grep -c chosen $R/tune_chunked.log)" | tee -a $S
   python3 $D/splits_vs_best.py $R/tune_chunked.json mid2xa2,mid2x2 2>&1 | tee -a $S
