@@ -36,4 +36,4 @@ pub use routes_text::{routes_file, Provenance};
 pub use shapes::{ShapeList, ShapesError};
 pub use tier_view::Pick;
 pub use timer::{Timer, TimerError};
-pub use tune::{tune, Confirmation, DroppedRoute, Options, Region, TunedRoute, Tuning};
+pub use tune::{check_only, tune, Confirmation, DroppedRoute, Options, Region, TunedRoute, Tuning};

@@ -6,8 +6,8 @@ mod gpu_timer;
 
 use clap::Parser;
 use gemm_aot_tune::{
-    date, report, rewritten_name, routes_file, tune, Buckets, Options, Provenance, RecordedTimer,
-    ShapeList,
+    check_only, date, report, rewritten_name, routes_file, tune, Buckets, Options, Provenance,
+    RecordedTimer, ShapeList,
 };
 use gemm_spec::{Dtype, Op, Policy};
 use std::path::{Path, PathBuf};
@@ -227,6 +227,7 @@ fn run(cli: Cli) -> Result<(), String> {
             out.display()
         ));
     }
+    check_only(&specs, &opts).map_err(|e| e.to_string())?;
     let mut clock = Clock::open(&cli, &specs)?;
     if let Clock::Recorded(r) = &clock {
         match (opts.from_m, r.from_m()) {
@@ -242,6 +243,13 @@ fn run(cli: Cli) -> Result<(), String> {
             ))
             }
             _ => {}
+        }
+        if opts.only.is_empty() && !r.only().is_empty() {
+            eprintln!(
+                "note: the recorded run timed only {} besides the routed kernels (--only): so does this one",
+                r.only().join(",")
+            );
+            opts.only = r.only().to_vec();
         }
     }
     let device = clock.device_name();

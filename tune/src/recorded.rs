@@ -27,6 +27,9 @@ struct Report {
     /// The run's --from-m (reports before it have none).
     #[serde(default)]
     from_m: Option<u64>,
+    /// The run's --only (reports before it have none).
+    #[serde(default)]
+    only: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -59,6 +62,7 @@ pub struct RecordedTimer {
     device: String,
     method: String,
     from_m: Option<u64>,
+    only: Vec<String>,
 }
 
 impl RecordedTimer {
@@ -93,6 +97,7 @@ impl RecordedTimer {
             .collect();
         Ok(RecordedTimer {
             from_m: report.from_m,
+            only: report.only,
             times,
             source_name: source_name.to_string(),
             date: report.provenance.date,
@@ -104,6 +109,12 @@ impl RecordedTimer {
     /// The recorded run's `--from-m`: the buckets below it were not timed there.
     pub fn from_m(&self) -> Option<u64> {
         self.from_m
+    }
+
+    /// The recorded run's `--only`: the candidates it timed besides the routed kernels
+    /// (empty: all).
+    pub fn only(&self) -> &[String] {
+        &self.only
     }
 
     /// How many times the run recorded.

@@ -404,18 +404,7 @@ pub fn tune(
         return Err(TuneError::NoOps);
     }
     let view = TierView::new(specs, &opts.tier, opts.policy, opts.rewritten.as_deref())?;
-    if let Some(name) = opts.only.iter().find(|o| {
-        !view
-            .tier
-            .tiles
-            .iter()
-            .any(|t| listed_in(&[(*o).clone()], &format!("{}.{}", t.family, t.name)))
-    }) {
-        return Err(TuneError::UnknownCandidate {
-            name: name.clone(),
-            tier: opts.tier.clone(),
-        });
-    }
+    check_only(specs, opts)?;
     let mut clock = Clock {
         timer,
         cache: HashMap::new(),
@@ -503,6 +492,26 @@ pub fn tune(
         from_m: opts.from_m,
         only: opts.only.clone(),
     })
+}
+
+/// Refuses an `only` name no tile of the tier has (before a device is opened, by the
+/// command-line tool; [`tune`] checks again).
+pub fn check_only(specs: &SpecSet, opts: &Options) -> Result<(), TuneError> {
+    let view = TierView::new(specs, &opts.tier, opts.policy, opts.rewritten.as_deref())?;
+    match opts.only.iter().find(|o| {
+        !view.tier.tiles.iter().any(|t| {
+            listed_in(
+                std::slice::from_ref(*o),
+                &format!("{}.{}", t.family, t.name),
+            )
+        })
+    }) {
+        Some(name) => Err(TuneError::UnknownCandidate {
+            name: name.clone(),
+            tier: opts.tier.clone(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Whether the tile `kernel` (`family.tile`) is one `only` names (by `family.tile` or by

@@ -69,6 +69,20 @@ fn errors_name_what_to_fix() {
         err.contains("--from-m keeps the routes below it") && err.contains("does not include"),
         "{err}"
     );
+    // A tile --only names must exist (refused before any device is opened).
+    let (ok, err) = tune(&[
+        "--tier",
+        "sm90a",
+        "--shapes",
+        shapes,
+        "--only",
+        "mid2,mid2xb9",
+    ]);
+    assert!(!ok);
+    assert!(
+        err.contains("--only mid2xb9: tier sm90a has no tile of that name"),
+        "{err}"
+    );
     let (ok, err) = tune(&["--tier", "sm90a", "--shapes", shapes, "--op", "xx"]);
     assert!(!ok);
     assert!(err.starts_with("gemm-aot tune: error: "), "{err}");

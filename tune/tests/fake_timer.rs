@@ -540,6 +540,9 @@ fn only_the_listed_candidates_are_timed_and_only_they_can_replace_the_routing() 
         doc["only"],
         serde_json::json!(["mid", "tcwidechunk.mid2xa2"])
     );
+    // --recorded over this report takes its --only.
+    let recorded = RecordedTimer::from_report(&doc.to_string(), "only.json").unwrap();
+    assert_eq!(recorded.only(), ["mid", "tcwidechunk.mid2xa2"]);
     // A name the tier has no tile of is refused before anything is timed.
     opts.only = vec!["mid2xb9".into()];
     let mut none = timer();
@@ -944,6 +947,38 @@ fn a_bucket_whose_routing_changes_inside_it_is_written_as_one_kernel_and_said() 
         kernel_at(&specs, 40, 4096, 4096),
         kernel_at(&specs, 64, 4096, 4096)
     );
+}
+
+#[test]
+fn with_only_a_routing_that_must_become_one_kernel_gets_the_fastest_listed_or_routed() {
+    // The earlier file routes tcwide.mid at m 33-48, the tier tcwide.mid64 at 49-64: one
+    // kernel must replace both. tcwide.mid64 is the fastest of the routed and the listed
+    // (pp128); tcwide.wide, faster still, is neither.
+    let dir = specs_with(&earlier_with_an_edge_at_48());
+    let specs = load(dir.path());
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    opts.only = vec!["pp128".into()];
+    let mut timer = FakeTimer::default()
+        .rule("tcwide.mid64", (4096, 4096), (33, 64), 0.7)
+        .rule("tcwide.wide", (4096, 4096), (33, 64), 0.3);
+    let t = run(&specs, &mut timer, &opts);
+    let region = t
+        .regions
+        .iter()
+        .find(|r| (r.n, r.k, r.m.min) == (4096, 4096, 33))
+        .unwrap();
+    assert!(
+        region.decision.starts_with(
+            "chosen: the routing changes kernel inside the bucket, which one route cannot keep; tcwide.mid64 is the fastest single kernel"
+        ),
+        "{}",
+        region.decision
+    );
+    assert!(!timer
+        .calls
+        .iter()
+        .any(|c| c.0 == "tcwide.wide" && (c.2, c.3) == (4096, 4096) && c.1 <= 64));
 }
 
 #[test]
