@@ -922,24 +922,31 @@ fn from_m_refuses_a_bucket_whose_earlier_routes_change_inside_it() {
     assert!(e.to_string().contains("inside m 33-64"), "{e}");
 }
 
-#[test]
-fn a_bucket_whose_routing_changes_inside_it_is_written_as_one_kernel_and_said() {
+/// A run rewriting [`earlier_with_an_edge_at_48`] (whose routing of 4096 x 4096 changes kernel
+/// inside m 33-64) with `only`, and the decision of that bucket.
+fn over_an_edge_at_48(timer: &mut FakeTimer, only: &[&str]) -> (Tuning, String) {
     let dir = specs_with(&earlier_with_an_edge_at_48());
     let specs = load(dir.path());
     let mut opts = Options::new("sm90a");
     opts.rewritten = Some("sm90a.tuned.toml".into());
-    let t = run(&specs, &mut FakeTimer::default(), &opts);
-    let region = t
+    opts.only = only.iter().map(|o| o.to_string()).collect();
+    let t = run(&specs, timer, &opts);
+    let decision = t
         .regions
         .iter()
         .find(|r| (r.n, r.k, r.m.min) == (4096, 4096, 33))
-        .unwrap();
+        .unwrap()
+        .decision
+        .clone();
+    (t, decision)
+}
+
+#[test]
+fn a_bucket_whose_routing_changes_inside_it_is_written_as_one_kernel_and_said() {
+    let (t, decision) = over_an_edge_at_48(&mut FakeTimer::default(), &[]);
     assert!(
-        region
-            .decision
-            .starts_with("chosen: the routing changes kernel inside the bucket"),
-        "{}",
-        region.decision
+        decision.starts_with("chosen: the routing changes kernel inside the bucket"),
+        "{decision}"
     );
     let dir = specs_with(&routes_file(&t, &provenance()).unwrap());
     let specs = load(dir.path());
@@ -954,26 +961,15 @@ fn with_only_a_routing_that_must_become_one_kernel_gets_the_fastest_listed_or_ro
     // The earlier file routes tcwide.mid at m 33-48, the tier tcwide.mid64 at 49-64: one
     // kernel must replace both. tcwide.mid64 is the fastest of the routed and the listed
     // (pp128); tcwide.wide, faster still, is neither.
-    let dir = specs_with(&earlier_with_an_edge_at_48());
-    let specs = load(dir.path());
-    let mut opts = Options::new("sm90a");
-    opts.rewritten = Some("sm90a.tuned.toml".into());
-    opts.only = vec!["pp128".into()];
     let mut timer = FakeTimer::default()
         .rule("tcwide.mid64", (4096, 4096), (33, 64), 0.7)
         .rule("tcwide.wide", (4096, 4096), (33, 64), 0.3);
-    let t = run(&specs, &mut timer, &opts);
-    let region = t
-        .regions
-        .iter()
-        .find(|r| (r.n, r.k, r.m.min) == (4096, 4096, 33))
-        .unwrap();
+    let (_, decision) = over_an_edge_at_48(&mut timer, &["pp128"]);
     assert!(
-        region.decision.starts_with(
+        decision.starts_with(
             "chosen: the routing changes kernel inside the bucket, which one route cannot keep; tcwide.mid64 is the fastest single kernel"
         ),
-        "{}",
-        region.decision
+        "{decision}"
     );
     assert!(!timer
         .calls
