@@ -261,25 +261,7 @@ impl Clock<'_> {
         if let Some(t) = self.cache.get(&key) {
             return Ok(t.clone());
         }
-        let fail = |source| TuneError::Timer {
-            kernel: kernel.to_string(),
-            op,
-            dtype,
-            m,
-            n,
-            k,
-            source,
-        };
-        let t = match self.timer.time(kernel, m, n, k, op, dtype) {
-            Ok(ms) if ms.is_finite() && ms >= 0.0 => Ok(ms),
-            Ok(ms) => {
-                return Err(fail(TimerError::Failed(format!(
-                    "the timer gave {ms} ms, not a time"
-                ))))
-            }
-            Err(TimerError::Refused(why)) => Err(why),
-            Err(e @ TimerError::Failed(_)) => return Err(fail(e)),
-        };
+        let t = self.measure(kernel, op, dtype, (m, n, k))?;
         self.log.push(Measurement {
             op: op.to_string(),
             dtype: dtype.to_string(),
@@ -296,6 +278,34 @@ impl Clock<'_> {
 }
 
 impl Clock<'_> {
+    /// One time from the timer, uncached and unlogged: `Ok(Err(why))` when it refuses the
+    /// kernel; a failure, or a value that is no time, stops the run.
+    fn measure(
+        &mut self,
+        kernel: &str,
+        op: Op,
+        dtype: DtypeTriple,
+        (m, n, k): (u64, u64, u64),
+    ) -> Result<Result<f64, String>, TuneError> {
+        let fail = |source| TuneError::Timer {
+            kernel: kernel.to_string(),
+            op,
+            dtype,
+            m,
+            n,
+            k,
+            source,
+        };
+        match self.timer.time(kernel, m, n, k, op, dtype) {
+            Ok(ms) if ms.is_finite() && ms >= 0.0 => Ok(Ok(ms)),
+            Ok(ms) => Err(fail(TimerError::Failed(format!(
+                "the timer gave {ms} ms, not a time"
+            )))),
+            Err(TimerError::Refused(why)) => Ok(Err(why)),
+            Err(e @ TimerError::Failed(_)) => Err(fail(e)),
+        }
+    }
+
     /// `picks[i]`'s time at `ms[i]`, summed, measured again (not the cache's, not logged as a
     /// measurement); `None` when the timer refuses one now.
     fn retime(
@@ -309,31 +319,9 @@ impl Clock<'_> {
         let mut total = 0.0;
         for (&m, pick) in ms.iter().zip(picks) {
             let kernel = view.runs(pick, op, dtype, m, n, k);
-            match self.timer.time(kernel, m, n, k, op, dtype) {
-                Ok(t) if t.is_finite() && t >= 0.0 => total += t,
-                Ok(t) => {
-                    return Err(TuneError::Timer {
-                        kernel: kernel.to_string(),
-                        op,
-                        dtype,
-                        m,
-                        n,
-                        k,
-                        source: TimerError::Failed(format!("the timer gave {t} ms, not a time")),
-                    })
-                }
-                Err(TimerError::Refused(_)) => return Ok(None),
-                Err(source) => {
-                    return Err(TuneError::Timer {
-                        kernel: kernel.to_string(),
-                        op,
-                        dtype,
-                        m,
-                        n,
-                        k,
-                        source,
-                    })
-                }
+            match self.measure(kernel, op, dtype, (m, n, k))? {
+                Ok(t) => total += t,
+                Err(_) => return Ok(None),
             }
         }
         Ok(Some(total))

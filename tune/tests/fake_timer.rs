@@ -216,13 +216,6 @@ fn confirming(rounds: u32) -> Options {
 
 #[test]
 fn a_winner_timed_again_in_turns_replaces_the_routed_kernel_only_if_it_still_wins() {
-    let region = |t: &Tuning| {
-        t.regions
-            .iter()
-            .find(|r| (r.n, r.k) == (4096, 4096) && r.m.contains(64))
-            .cloned()
-            .unwrap()
-    };
     // Still 20% faster when timed again: chosen, and the rounds are in the report.
     let mut timer = faster_mid();
     let t = run(&shipped(), &mut timer, &confirming(3));
@@ -295,11 +288,46 @@ fn a_winner_timed_again_in_turns_replaces_the_routed_kernel_only_if_it_still_win
 #[test]
 fn the_median_of_the_rounds_decides_not_one_round() {
     // One slow re-timing of three: the median (0.8 / 1.0) still wins.
-    struct OneSlow {
+    let t = with_slow_retimings(&[3]);
+    let r = region(&t);
+    let c = r.confirmation.as_ref().unwrap();
+    assert_eq!(
+        c.chosen_ms.iter().filter(|&&x| x == 1.5).count(),
+        1,
+        "{c:?}"
+    );
+    assert!(c.confirmed && r.chosen.is_some(), "{c:?}");
+    // Two slow rounds of three: the median (1.5 / 1.0) loses, whatever the best round says.
+    let t = with_slow_retimings(&[3, 4]);
+    let r = region(&t);
+    let c = r.confirmation.as_ref().unwrap();
+    assert_eq!(
+        c.chosen_ms.iter().filter(|&&x| x == 1.5).count(),
+        2,
+        "{c:?}"
+    );
+    assert!(!c.confirmed && r.chosen.is_none(), "{c:?}");
+    assert!(!t.changed());
+}
+
+/// The region of `faster_mid`'s winner (4096 x 4096, the bucket holding m = 64).
+fn region(t: &Tuning) -> gemm_aot_tune::Region {
+    t.regions
+        .iter()
+        .find(|r| (r.n, r.k) == (4096, 4096) && r.m.contains(64))
+        .cloned()
+        .unwrap()
+}
+
+/// `faster_mid`'s winner timed at 1.5 ms at the given timings of it (1: the first timing, 2
+/// to 4: the three re-timings), a run with three rounds of confirmation over it.
+fn with_slow_retimings(slow: &'static [u32]) -> Tuning {
+    struct SlowRounds {
         inner: FakeTimer,
         seen: u32,
+        slow: &'static [u32],
     }
-    impl Timer for OneSlow {
+    impl Timer for SlowRounds {
         fn time(
             &mut self,
             kernel: &str,
@@ -312,76 +340,19 @@ fn the_median_of_the_rounds_decides_not_one_round() {
             let t = self.inner.time(kernel, m, n, k, op, dtype)?;
             if kernel == "tcwide.mid" && (m, n, k) == (64, 4096, 4096) {
                 self.seen += 1;
-                if self.seen == 3 {
+                if self.slow.contains(&self.seen) {
                     return Ok(1.5);
                 }
             }
             Ok(t)
         }
     }
-    let mut timer = OneSlow {
+    let mut timer = SlowRounds {
         inner: faster_mid(),
         seen: 0,
+        slow,
     };
-    let t = tune(&shipped(), &shapes(), &confirming(3), &mut timer).unwrap();
-    let r = t
-        .regions
-        .iter()
-        .find(|r| (r.n, r.k) == (4096, 4096) && r.m.contains(64))
-        .unwrap();
-    let c = r.confirmation.as_ref().unwrap();
-    assert_eq!(
-        c.chosen_ms.iter().filter(|&&x| x == 1.5).count(),
-        1,
-        "{c:?}"
-    );
-    assert!(c.confirmed && r.chosen.is_some(), "{c:?}");
-    // Two slow rounds of three: the median (1.5 / 1.0) loses, whatever the best round says.
-    let mut timer = TwoSlow {
-        inner: faster_mid(),
-        seen: 0,
-    };
-    let t = tune(&shipped(), &shapes(), &confirming(3), &mut timer).unwrap();
-    let r = t
-        .regions
-        .iter()
-        .find(|r| (r.n, r.k) == (4096, 4096) && r.m.contains(64))
-        .unwrap();
-    let c = r.confirmation.as_ref().unwrap();
-    assert_eq!(
-        c.chosen_ms.iter().filter(|&&x| x == 1.5).count(),
-        2,
-        "{c:?}"
-    );
-    assert!(!c.confirmed && r.chosen.is_none(), "{c:?}");
-    assert!(!t.changed());
-}
-
-/// The winner of `faster_mid` timed at 1.5 ms in its second and third re-timings.
-struct TwoSlow {
-    inner: FakeTimer,
-    seen: u32,
-}
-
-impl Timer for TwoSlow {
-    fn time(
-        &mut self,
-        kernel: &str,
-        m: u64,
-        n: u64,
-        k: u64,
-        op: Op,
-        dtype: DtypeTriple,
-    ) -> Result<f64, TimerError> {
-        let t = self.inner.time(kernel, m, n, k, op, dtype)?;
-        if kernel == "tcwide.mid" && (m, n, k) == (64, 4096, 4096) {
-            self.seen += 1;
-            if self.seen >= 3 {
-                return Ok(1.5);
-            }
-        }
-        Ok(t)
-    }
+    tune(&shipped(), &shapes(), &confirming(3), &mut timer).unwrap()
 }
 
 #[test]
