@@ -1594,7 +1594,7 @@ fn tc_base_spec_is_valid() {
 fn a_key_of_another_kind_is_an_error_naming_the_kinds_keys() {
     assert_one(
         tc_errors(false, "consumers = 2\n", "consumers = 2\nthread_m = 4\n"),
-        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots, exchange",
+        "sm90a.toml:25: tile wide.w: `thread_m` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots, exchange, split_fence",
     );
     assert_one(
         tc_errors(false, "stages = 8\n", "stages = 8\nwarps_m = 1\n"),
@@ -1627,7 +1627,7 @@ fn tile_values_must_be_whole_numbers_and_a_known_scheduler() {
     // The grid is the template's (persistent, its manifest says): no tile key chooses it.
     assert_one(
         tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nscheduler = \"tiles\"\n"),
-        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots, exchange",
+        "sm90a.toml:26: tile wide.w: `scheduler` is not a parameter of template wgmma_tma_gemm (family wide, wgmma/wgmma_tma_gemm.toml); its keys are family, name, m, n, k, stages, consumers, cluster_m, pingpong, fold_overlap, split_k, slots, exchange, split_fence",
     );
 }
 
@@ -1658,6 +1658,8 @@ fn wgmma_tma_gemm_limits() {
     // The overlapped fold is the chunked contract's: a tile of tc-k16 (one chain over K) has no
     // chunks to fold.
     assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nfold_overlap = 1\n"), format!("sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs fold_overlap in [0, 1] && (fold_overlap == 0 || (chunk > 0 && split_k == 1 && pingpong == 0)) (fold_overlap = 1, chunk = 0, split_k = 1, pingpong = 0): the overlapped fold is the chunked contract's second chain set (chunks, no split, one tile at a time) ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"fold_overlap in [0, 1] && (fold_overlap == 0 || (chunk > 0 && split_k == 1 && pingpong == 0))\"")).as_str());
+    // Dropping the split's fence needs a slotted split: without one there is no signal to drop.
+    assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nsplit_fence = 0\n"), format!("sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs split_fence in [0, 1] && (split_fence == 1 || (split_k > 1 && exchange == 0)) (split_fence = 0, split_k = 1, exchange = 0): the fence is a slotted split's signal (an exchange signals otherwise; without a split there is none) ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"split_fence in [0, 1] && (split_fence == 1 || (split_k > 1 && exchange == 0))\"")).as_str());
     // An exchange is a split: without one there are no peers to fold for.
     assert_one(tc_errors(false, "cluster_m = 1\n", "cluster_m = 1\nexchange = 1\n"), format!("sm90a.toml:17: tile wide.w 128x256x64: template wgmma_tma_gemm needs exchange in [0, 1, 2] && (exchange == 0 || (split_k > 1 && slots == 2 * (split_k - 1))) (exchange = 1, split_k = 1, slots = 0): an exchange is a split whose slots hold one chunk's columns from each peer, for two rounds ({})", support::block_at("wgmma/wgmma_tma_gemm.toml", "rule = \"exchange in [0, 1, 2] && (exchange == 0 || (split_k > 1 && slots == 2 * (split_k - 1)))\"")).as_str());
 }

@@ -183,6 +183,10 @@ struct wgmma_tma_gemm {
     static constexpr bool kExchange = Cfg::EXCHANGE != 0;
     static constexpr bool kAsyncExchange = Cfg::EXCHANGE == 2;  // the peers' columns by st.async
     static constexpr int kPieceBytes = BM * (BN / kSplit) * 4;  // EXCHANGE: one peer's columns of a chunk
+    // A slotted split's signals: every lane fences (fence.acq_rel.cluster) before its warp's one
+    // release arrive (SPLIT_FENCE = 1), or the warp's __syncwarp orders its lanes' slot stores and
+    // fold loads before that arrive, whose release at cluster scope is cumulative (0).
+    static constexpr bool kSplitFence = Cfg::SPLIT_FENCE != 0;
     // A batch kernel of its tier: grid z is the entry of a strided batch, the maps 3-D.
     static constexpr bool kBatched = Cfg::kBatch != 0;
 
@@ -203,6 +207,7 @@ struct wgmma_tma_gemm {
                       (!kPingPong || (kConsumers == 2 && kSplit == 1 && kChunk == 0)) &&
                       (!kFoldOverlap || (kChunk > 0 && kSplit == 1 && !kPingPong)) &&
                       (!kExchange || (kSplit > 1 && kSlots == 2 * (kSplit - 1))) &&
+                      (kSplitFence || (kSplit > 1 && !kExchange)) &&
                       (!kBatched || (kClusterM == 1 && kSplit == 1)) &&
                       setmaxnreg_fits(kThreads, kConsumers, kProducerRegs, kConsumerRegs),
                   "wgmma_tma_gemm: its layout does not match the config the generator delivered");
@@ -515,7 +520,7 @@ struct wgmma_tma_gemm {
                         mbar_wait_acquire_cluster(free_bar, fph);
                         fph ^= 1;
                     }
-                    fence_acq_rel_cluster();
+                    if constexpr (kSplitFence) fence_acq_rel_cluster();
                     __syncwarp();
                     if (lane == 0)
                         for (int r = 0; r < kSplit; ++r) mbar_arrive_release_cluster(ready_bar, r);
@@ -523,7 +528,7 @@ struct wgmma_tma_gemm {
                     rph ^= 1;
                     GEMM_PERTURB(kPerturbEpilogue, t);
                     fold_and_store_split(e, sP0, krank, nchunks, m0, n0, cw, warp, lane, tid, aligned);
-                    fence_acq_rel_cluster();
+                    if constexpr (kSplitFence) fence_acq_rel_cluster();
                     __syncwarp();
                     if (lane == 0)
                         for (int r = 0; r < kSplit; ++r) mbar_arrive_release_cluster(free_bar, r);
