@@ -1,5 +1,6 @@
-"""Each split without the fence (split_fence = 0)'s time over its twin's (with the fence), and over the fastest other candidate's,
-in a tune's JSON, by m (geometric means over op, n, k); and where it would be the fastest."""
+"""Each slotted split without the fence (split_fence = 0): its time over its twin's (the same
+split with the fence), and over the fastest other candidate's, in a tune's JSON, by m (geometric
+means over op, n, k); and where it would be the fastest."""
 import json, sys, math, collections
 j = json.load(open(sys.argv[1]))
 g = collections.defaultdict(dict)
