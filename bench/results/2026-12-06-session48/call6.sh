@@ -3,7 +3,8 @@
 # mid64s4dnf, mid2s4nf): their bits (every-candidate NN / NT / TN, perturbed), gpu_split_k,
 # memcheck and synccheck of the NN every-candidate test with only them instrumented; then the
 # tune over the list's chunked (n, k) at m >= 33 (else 129) with --only them, their twins and
-# the kernels routed there, and each one's time over its twin's (pairs_nf.py).
+# the kernels routed there, and each one's time over its twin's (pairs.py; run as
+# pairs_nf.py, the same script with those pairs built in, since merged into it).
 # Pack: bash bench/pack-subset.sh gemm-aot-tune gpu_tensor_core gpu_perturbed gpu_split_k;
 # COMMIT=<packed>; carry [".devx"].
 set -u
@@ -39,7 +40,7 @@ if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ]; then
   tune 33
   if [ $rc -ne 0 ] && grep -q "from-m keeps" $R/tune_splits.log; then tail -2 $R/tune_splits.log | tee -a $S; tune 129; fi
   grep -E "chosen|wrote|no kernel" $R/tune_splits.log | tee -a $S
-  python3 $H/pairs_nf.py $R/tune_splits.json 2>&1 | tee -a $S
+  python3 $H/pairs.py $R/tune_splits.json mid64s2nf:mid64s2,mid64s4dnf:mid64s4d,mid2s4nf:mid2s4 2>&1 | tee -a $S
   cp specs/sm90a.tuned.toml $R/
 else
   echo "a candidate's bits differ or a split test failed: no tune" | tee -a $S
