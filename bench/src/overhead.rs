@@ -1,8 +1,9 @@
 //! `--launch-overhead`: host time to enqueue one small GEMM, three ways, on the same buffers:
 //! the plain call (`gemm`, the disabled observer), the same call with a recording observer,
-//! and a bare cudarc launch of the same kernel with a prebuilt argument struct (no
-//! validation, no dispatch, no observer: the floor). Then the fronts' path (the Python and C
-//! calls): a 1x64x64 bf16 tensor-core GEMM through `gemm` on registered buffers, through
+//! and a bare driver launch of the same kernel with a prebuilt argument struct (no
+//! validation, no dispatch, no observer: the floor; through `cuLaunchKernel` and through
+//! `cuLaunchKernelEx`, the runtime's entry). Then the fronts' path (the Python and C calls): a
+//! 1x64x64 bf16 tensor-core GEMM bare, through `gemm` on registered buffers, through
 //! `gemm_raw` on the same memory as raw addresses, and through `gemm_raw_batch` of one call,
 //! with the pieces a raw call adds: its device-free check and one driver bounds query an
 //! operand. Each is timed over batches of launches (the stream drained between batches,
@@ -40,6 +41,92 @@ fn per_launch(
     Ok(median(&mut samples))
 }
 
+/// Microseconds a bare launch of `kernel` (the geometry `launch` had, the argument struct its
+/// set binds from `sources`) takes through `cuLaunchKernel` and through `cuLaunchKernelEx` (the
+/// runtime's entry): no validation, no dispatch, no observer, the floor under a call.
+struct Bare {
+    plain: f64,
+    ex: f64,
+}
+
+fn bare_launch(
+    ctx: &Context,
+    kernel: &gemm_runtime::KernelInfo,
+    launch: &gemm_runtime::Launch,
+    sources: ArgSources,
+) -> Result<Bare, Box<dyn std::error::Error>> {
+    let module = ctx
+        .stream()
+        .context()
+        .load_module(cudarc::nvrtc::Ptx::from_binary(
+            ctx.tier().modules[kernel.module as usize].cubin.to_vec(),
+        ))?;
+    let func = module.load_function(kernel.name)?;
+    if kernel.shared_bytes > 48 * 1024 {
+        // As the runtime does: above 48 KiB a kernel must opt in to its shared memory.
+        func.set_attribute(
+            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            kernel.shared_bytes as i32,
+        )?;
+    }
+    // The kernel's argument struct as its set binds it (the same bytes the runtime launches).
+    let abi = ctx
+        .kernels()
+        .abi(kernel.abi)
+        .ok_or("the kernel's argument struct is not in its set")?;
+    let args = (abi.bind)(&sources);
+    let (g, b) = (launch.grid, launch.block);
+    let plain = per_launch(ctx, || {
+        let mut params = [args.as_ptr() as *mut std::ffi::c_void];
+        // SAFETY: the same kernel, geometry and argument bytes the validated call launched
+        // with; `params` outlives the call.
+        unsafe {
+            cudarc::driver::sys::cuLaunchKernel(
+                func.cu_function(),
+                g.0,
+                g.1,
+                g.2,
+                b.0,
+                b.1,
+                b.2,
+                launch.shared_bytes,
+                ctx.stream().cu_stream(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
+        Ok(())
+    })?;
+    let ex = per_launch(ctx, || {
+        let mut params = [args.as_ptr() as *mut std::ffi::c_void];
+        let config = cudarc::driver::sys::CUlaunchConfig {
+            gridDimX: g.0,
+            gridDimY: g.1,
+            gridDimZ: g.2,
+            blockDimX: b.0,
+            blockDimY: b.1,
+            blockDimZ: b.2,
+            sharedMemBytes: launch.shared_bytes,
+            hStream: ctx.stream().cu_stream(),
+            attrs: std::ptr::null_mut(),
+            numAttrs: 0,
+        };
+        // SAFETY: as above; `config` and `params` outlive the call.
+        unsafe {
+            cudarc::driver::sys::cuLaunchKernelEx(
+                &config,
+                func.cu_function(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()?;
+        Ok(())
+    })?;
+    Ok(Bare { plain, ex })
+}
+
 /// The measured request: `y = x · w` at `SHAPE`, all row-major and unpadded.
 fn request<'a>(
     x: &'a DeviceBuffer<f32>,
@@ -73,66 +160,31 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
         ctx.gemm_observed(request(&x, &w, &mut y), &mut recorder)?;
         Ok(())
     })?;
-    // The floor: the same kernel and arguments through cudarc directly.
-    let module = ctx
-        .stream()
-        .context()
-        .load_module(cudarc::nvrtc::Ptx::from_binary(
-            ctx.tier().modules[kernel.module as usize].cubin.to_vec(),
-        ))?;
-    let func = module.load_function(kernel.name)?;
-    if kernel.shared_bytes > 48 * 1024 {
-        // As the runtime does: above 48 KiB a kernel must opt in to its shared memory.
-        func.set_attribute(
-            cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            kernel.shared_bytes as i32,
-        )?;
-    }
-    // The kernel's argument struct as its set binds it (the same bytes the runtime launches).
-    let abi = ctx
-        .kernels()
-        .abi(kernel.abi)
-        .ok_or("the kernel's argument struct is not in its set")?;
-    let args = (abi.bind)(&ArgSources {
-        a: x.span().base(),
-        b: w.span().base(),
-        c: y.span().base(),
-        m: m as i32,
-        n: n as i32,
-        k: k as i32,
-        lda: k as i32,
-        ldb: n as i32,
-        ldc: n as i32,
-        ..ArgSources::default()
-    });
-    let (g, b) = (launch.grid, launch.block);
-    let bare = per_launch(ctx, || {
-        let mut params = [args.as_ptr() as *mut std::ffi::c_void];
-        // SAFETY: the same kernel, geometry and argument bytes the validated call above
-        // launched with; `params` outlives the call.
-        unsafe {
-            cudarc::driver::sys::cuLaunchKernel(
-                func.cu_function(),
-                g.0,
-                g.1,
-                g.2,
-                b.0,
-                b.1,
-                b.2,
-                launch.shared_bytes,
-                ctx.stream().cu_stream(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()?;
-        Ok(())
-    })?;
+    // The floor: the same kernel and arguments through the driver directly.
+    let bare = bare_launch(
+        ctx,
+        kernel,
+        &launch,
+        ArgSources {
+            a: x.span().base(),
+            b: w.span().base(),
+            c: y.span().base(),
+            m: m as i32,
+            n: n as i32,
+            k: k as i32,
+            lda: k as i32,
+            ldb: n as i32,
+            ldc: n as i32,
+            ..ArgSources::default()
+        },
+    )?;
+    let bare_ex = bare.ex;
+    let bare = bare.plain;
     println!(
         "launch overhead, {m}x{n}x{k} f32 ({}), median of {BATCHES} batches of {BATCH}:",
         kernel.name
     );
-    println!("  bare driver launch      {bare:>7.2} us");
+    println!("  bare driver launch      {bare:>7.2} us  (cuLaunchKernelEx {bare_ex:.2} us)");
     println!(
         "  gemm (NoObserver)       {plain:>7.2} us  (+{:.2} us: validation, dispatch)",
         plain - bare
@@ -145,7 +197,7 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
     Ok(serde_json::json!({
         "commit": commit,
         "shape": [m, n, k], "kernel": kernel.name, "batch": BATCH, "batches": BATCHES,
-        "bare_driver_us": bare, "gemm_no_observer_us": plain, "gemm_recorder_us": recorded,
+        "bare_driver_us": bare, "bare_driver_ex_us": bare_ex, "gemm_no_observer_us": plain, "gemm_recorder_us": recorded,
         "raw_path": raw,
         "method": "host time to enqueue, median over batches; stream drained between batches (untimed)",
     }))
@@ -164,10 +216,11 @@ fn raw_path(ctx: &Context) -> Result<serde_json::Value, Box<dyn std::error::Erro
         ctx.gemm(req)
     };
     let launch = registered(&mut y)?;
-    let kernel = launch
+    let info = launch
         .kernel
         .and_then(gemm_runtime::kernel)
-        .map_or("-", |k| k.name);
+        .ok_or("no kernel launched")?;
+    let kernel = info.name;
     let call = RawGemm {
         op: Op::Nn,
         m,
@@ -205,6 +258,24 @@ fn raw_path(ctx: &Context) -> Result<serde_json::Value, Box<dyn std::error::Erro
             .map_err(|f| f.error)?;
         Ok(())
     })?;
+    // The same kernel bare: what the runtime adds is the difference.
+    let bare = bare_launch(
+        ctx,
+        info,
+        &launch,
+        ArgSources {
+            a: x.span().base(),
+            b: w.span().base(),
+            c: y.span().base(),
+            m: m as i32,
+            n: n as i32,
+            k: k as i32,
+            lda: k as i32,
+            ldb: n as i32,
+            ldc: n as i32,
+            ..ArgSources::default()
+        },
+    )?;
     // The pieces, each over as many repetitions (nothing launched).
     let check = per_launch(ctx, || {
         std::hint::black_box(call.check()?);
@@ -221,6 +292,10 @@ fn raw_path(ctx: &Context) -> Result<serde_json::Value, Box<dyn std::error::Erro
         Ok(())
     })?;
     println!("the fronts' path, {m}x{n}x{k} bf16 tensor-core ({kernel}):");
+    println!(
+        "  bare driver launch      {:>7.2} us  (cuLaunchKernelEx {:.2} us)",
+        bare.plain, bare.ex
+    );
     println!("  gemm (registered)       {gemm:>7.2} us");
     println!(
         "  gemm_raw                {raw:>7.2} us  (+{:.2} us: raw addresses)",
@@ -231,7 +306,8 @@ fn raw_path(ctx: &Context) -> Result<serde_json::Value, Box<dyn std::error::Erro
     println!("  of which: check         {check:>7.2} us");
     println!("  of which: 3 bounds queries {bounds:>4.2} us (cuMemGetAddressRange)");
     Ok(serde_json::json!({
-        "shape": [m, n, k], "kernel": kernel, "gemm_us": gemm, "gemm_raw_us": raw,
+        "shape": [m, n, k], "kernel": kernel, "bare_driver_us": bare.plain,
+        "bare_driver_ex_us": bare.ex, "gemm_us": gemm, "gemm_raw_us": raw,
         "gemm_raw_batch_us": batch, "check_us": check, "bounds_queries_us": bounds,
     }))
 }
