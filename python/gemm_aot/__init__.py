@@ -280,6 +280,12 @@ def mm(a, b, *, out=None, bias=None, policy=None, mode=None, stream=0):
     ``mode``: ``None``/``"deterministic"``, or ``"cublas"`` to compare against cuBLAS (not
     batch-invariant). ``stream`` is used only
     for DLPack inputs (torch tensors run on torch's current stream). Returns ``out``."""
+    if policy is None and mode is None and _fastpath.enabled:
+        # The common torch call, read and launched natively with no Python frame between
+        # (None: declined, nothing done; the paths below take it, with their messages).
+        done = _native.torch_mm(a, b, out, bias, False)
+        if done is not None:
+            return done
     if is_torch(a) or is_torch(b):
         return _torch_gemm(a, b, out, bias, 0.0, policy, mode, batched=False)
     return _dlpack_gemm(a, b, out, bias, 0.0, policy, mode, stream)

@@ -19,5 +19,8 @@ def on():
         device = getattr(c, "_cuda_getDevice", None)
         enabled = raw is not None and device is not None
         if enabled:
-            _native.torch_register(torch.bfloat16, torch.float16, torch.float32, raw, device)
+            # How many devices torch sees: with one, the fast path skips asking for the
+            # current device on every call.
+            _native.torch_register(torch.bfloat16, torch.float16, torch.float32, raw, device,
+                                   torch.cuda.device_count())
     return enabled

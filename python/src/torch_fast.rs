@@ -28,6 +28,9 @@ pub(crate) struct TorchRefs {
     raw_stream: Py<PyAny>,
     /// `torch._C._cuda_getDevice() -> int`.
     current_device: Py<PyAny>,
+    /// How many devices torch sees (0: not said). With one, every CUDA tensor is on the
+    /// current device, and the fast path does not ask torch which device that is.
+    devices: usize,
 }
 
 pub(crate) static TORCH: PyOnceLock<TorchRefs> = PyOnceLock::new();
@@ -41,8 +44,10 @@ fn declined() -> &'static Declined {
     DECLINED.get_or_init(Default::default)
 }
 
-/// Registers torch's dtypes and stream accessors (a second registration keeps the first).
+/// Registers torch's dtypes and stream accessors, and how many devices torch sees (0: not
+/// said); a second registration keeps the first.
 #[pyfunction]
+#[pyo3(signature = (bf16, f16, f32, raw_stream, current_device, devices=0))]
 pub fn torch_register(
     py: Python<'_>,
     bf16: Py<PyAny>,
@@ -50,6 +55,7 @@ pub fn torch_register(
     f32: Py<PyAny>,
     raw_stream: Py<PyAny>,
     current_device: Py<PyAny>,
+    devices: usize,
 ) {
     TORCH.get_or_init(py, || TorchRefs {
         bf16,
@@ -57,6 +63,7 @@ pub fn torch_register(
         f32,
         raw_stream,
         current_device,
+        devices,
     });
 }
 
@@ -373,6 +380,10 @@ pub(crate) fn plan_views(
 /// Whether `device` is torch's current device (else the Python path makes it current around
 /// the call).
 pub(crate) fn is_current(refs: &TorchRefs, py: Python<'_>, device: usize) -> bool {
+    if refs.devices == 1 {
+        // One device: it is the current one (a view's device was read as a CUDA ordinal).
+        return device == 0;
+    }
     let current = refs
         .current_device
         .bind(py)

@@ -113,13 +113,15 @@ impl Context {
             );
         }
         if calls.len() <= 1 {
-            // One call: gemm_raw checks it against the driver's allocations itself.
-            return match calls.first() {
-                Some(call) => self
-                    .gemm_raw(call)
-                    .map(Some)
-                    .map_err(|error| BatchFailure { entry: 0, error }),
-                None => Ok(None),
+            // One call: gemm_raw's work on the extents just checked (the driver's
+            // allocations are consulted as it registers them).
+            return match (calls.first(), extents.pop()) {
+                (Some(call), Some(e)) => {
+                    by_element_types!(call.ab, call.c_dtype, self.gemm_raw_typed(call, e))
+                        .map(Some)
+                        .map_err(|error| BatchFailure { entry: 0, error })
+                }
+                _ => Ok(None),
             };
         }
         check_batch_overlaps(&extents)?;
