@@ -1,7 +1,8 @@
 //! `--launch-overhead`: host time to enqueue one small GEMM, three ways, on the same buffers:
 //! the plain call (`gemm`, the disabled observer), the same call with a recording observer,
-//! and a bare driver launch of the same kernel with a prebuilt argument struct (no
-//! validation, no dispatch, no observer: the floor; through `cuLaunchKernel` and through
+//! and a bare driver launch of the same kernel with the argument bytes the runtime launches it
+//! with, taken once by a deferring observer (no validation, no dispatch, no observer: the
+//! floor; through `cuLaunchKernel` and through
 //! `cuLaunchKernelEx`, the runtime's entry). Then the fronts' path (the Python and C calls): a
 //! 1x64x64 bf16 tensor-core GEMM bare, through `gemm` on registered buffers, through
 //! `gemm_raw` on the same memory as raw addresses, and through `gemm_raw_batch` of one call,
@@ -11,8 +12,7 @@
 
 use crate::sample::median;
 use gemm_runtime::{
-    bf16, ArgSources, Context, DeviceBuffer, Dtype, GemmRequest, Op, Policy, RawGemm, RawMatrix,
-    Recorder,
+    bf16, Context, DeviceBuffer, Dtype, GemmRequest, Op, Policy, RawGemm, RawMatrix, Recorder,
 };
 use std::time::Instant;
 
@@ -41,11 +41,43 @@ fn per_launch(
     Ok(median(&mut samples))
 }
 
+/// Takes the launches of the calls it is passed to instead of letting them run: their exact
+/// argument bytes (tensor maps included), for the bare launches.
+#[derive(Default)]
+struct Taken(Vec<gemm_runtime::PreparedLaunch>);
+
+impl gemm_runtime::Observer for Taken {
+    const ENABLED: bool = true;
+    const DEFERS: bool = true;
+    fn reserve(&mut self, _launches: usize) -> Result<(), gemm_runtime::GemmError> {
+        Ok(())
+    }
+    fn record(&mut self, _record: gemm_runtime::LaunchRecord) {}
+    fn defer(&mut self, launch: gemm_runtime::PreparedLaunch) {
+        self.0.push(launch);
+    }
+}
+
+/// The argument bytes the runtime launches `req` with.
+fn launched_args<A: gemm_runtime::Element, C: gemm_runtime::Element>(
+    ctx: &Context,
+    req: GemmRequest<'_, A, C>,
+) -> Result<gemm_runtime::ArgBytes, Box<dyn std::error::Error>> {
+    let mut taken = Taken::default();
+    ctx.gemm_observed(req, &mut taken)?;
+    match taken.0.as_slice() {
+        [one] => Ok(one.args),
+        other => Err(format!("{} launches where one was expected", other.len()).into()),
+    }
+}
+
 /// Microseconds a bare launch of `kernel` (the geometry `launch` had, the argument struct its
 /// set binds from `sources`) takes through `cuLaunchKernel` and through `cuLaunchKernelEx` (the
-/// runtime's entry): no validation, no dispatch, no observer, the floor under a call.
+/// runtime's entry, with the cluster attribute where the kernel runs in clusters): no
+/// validation, no dispatch, no observer, the floor under a call. `plain` is `None` for a
+/// cluster kernel, which `cuLaunchKernel` cannot launch.
 struct Bare {
-    plain: f64,
+    plain: Option<f64>,
     ex: f64,
 }
 
@@ -53,7 +85,7 @@ fn bare_launch(
     ctx: &Context,
     kernel: &gemm_runtime::KernelInfo,
     launch: &gemm_runtime::Launch,
-    sources: ArgSources,
+    args: &gemm_runtime::ArgBytes,
 ) -> Result<Bare, Box<dyn std::error::Error>> {
     let module = ctx
         .stream()
@@ -69,35 +101,42 @@ fn bare_launch(
             kernel.shared_bytes as i32,
         )?;
     }
-    // The kernel's argument struct as its set binds it (the same bytes the runtime launches).
-    let abi = ctx
-        .kernels()
-        .abi(kernel.abi)
-        .ok_or("the kernel's argument struct is not in its set")?;
-    let args = (abi.bind)(&sources);
     let (g, b) = (launch.grid, launch.block);
-    let plain = per_launch(ctx, || {
-        let mut params = [args.as_ptr() as *mut std::ffi::c_void];
-        // SAFETY: the same kernel, geometry and argument bytes the validated call launched
-        // with; `params` outlives the call.
-        unsafe {
-            cudarc::driver::sys::cuLaunchKernel(
-                func.cu_function(),
-                g.0,
-                g.1,
-                g.2,
-                b.0,
-                b.1,
-                b.2,
-                launch.shared_bytes,
-                ctx.stream().cu_stream(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
-        }
-        .result()?;
-        Ok(())
-    })?;
+    let clustered = launch.cluster != (1, 1, 1);
+    let plain = (!clustered)
+        .then(|| {
+            per_launch(ctx, || {
+                let mut params = [args.as_ptr() as *mut std::ffi::c_void];
+                // SAFETY: the same kernel, geometry and argument bytes the validated call launched
+                // with; `params` outlives the call.
+                unsafe {
+                    cudarc::driver::sys::cuLaunchKernel(
+                        func.cu_function(),
+                        g.0,
+                        g.1,
+                        g.2,
+                        b.0,
+                        b.1,
+                        b.2,
+                        launch.shared_bytes,
+                        ctx.stream().cu_stream(),
+                        params.as_mut_ptr(),
+                        std::ptr::null_mut(),
+                    )
+                }
+                .result()?;
+                Ok(())
+            })
+        })
+        .transpose()?;
+    // SAFETY: a zeroed attribute (id IGNORE) is valid; both fields are set below.
+    let mut attr: cudarc::driver::sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+    attr.id = cudarc::driver::sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim = cudarc::driver::sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+        x: launch.cluster.0,
+        y: launch.cluster.1,
+        z: launch.cluster.2,
+    };
     let ex = per_launch(ctx, || {
         let mut params = [args.as_ptr() as *mut std::ffi::c_void];
         let config = cudarc::driver::sys::CUlaunchConfig {
@@ -109,10 +148,10 @@ fn bare_launch(
             blockDimZ: b.2,
             sharedMemBytes: launch.shared_bytes,
             hStream: ctx.stream().cu_stream(),
-            attrs: std::ptr::null_mut(),
-            numAttrs: 0,
+            attrs: &mut attr,
+            numAttrs: u32::from(clustered),
         };
-        // SAFETY: as above; `config` and `params` outlive the call.
+        // SAFETY: as above; `config`, its attribute and `params` outlive the call.
         unsafe {
             cudarc::driver::sys::cuLaunchKernelEx(
                 &config,
@@ -160,26 +199,11 @@ pub fn run(ctx: &Context, commit: &str) -> Result<serde_json::Value, Box<dyn std
         ctx.gemm_observed(request(&x, &w, &mut y), &mut recorder)?;
         Ok(())
     })?;
-    // The floor: the same kernel and arguments through the driver directly.
-    let bare = bare_launch(
-        ctx,
-        kernel,
-        &launch,
-        ArgSources {
-            a: x.span().base(),
-            b: w.span().base(),
-            c: y.span().base(),
-            m: m as i32,
-            n: n as i32,
-            k: k as i32,
-            lda: k as i32,
-            ldb: n as i32,
-            ldc: n as i32,
-            ..ArgSources::default()
-        },
-    )?;
+    // The floor: the same kernel and argument bytes through the driver directly.
+    let args = launched_args(ctx, request(&x, &w, &mut y))?;
+    let bare = bare_launch(ctx, kernel, &launch, &args)?;
     let bare_ex = bare.ex;
-    let bare = bare.plain;
+    let bare = bare.plain.unwrap_or(bare_ex);
     println!(
         "launch overhead, {m}x{n}x{k} f32 ({}), median of {BATCHES} batches of {BATCH}:",
         kernel.name
@@ -259,23 +283,12 @@ fn raw_path(ctx: &Context) -> Result<serde_json::Value, Box<dyn std::error::Erro
         Ok(())
     })?;
     // The same kernel bare: what the runtime adds is the difference.
-    let bare = bare_launch(
-        ctx,
-        info,
-        &launch,
-        ArgSources {
-            a: x.span().base(),
-            b: w.span().base(),
-            c: y.span().base(),
-            m: m as i32,
-            n: n as i32,
-            k: k as i32,
-            lda: k as i32,
-            ldb: n as i32,
-            ldc: n as i32,
-            ..ArgSources::default()
-        },
-    )?;
+    let args = {
+        let mut req = GemmRequest::linear(x.mat(k), w.mat(n), None, y.mat_mut(n), (m, n, k));
+        req.policy = Some(Policy::TensorCore);
+        launched_args(ctx, req)?
+    };
+    let bare = bare_launch(ctx, info, &launch, &args)?;
     // The pieces, each over as many repetitions (nothing launched).
     let check = per_launch(ctx, || {
         std::hint::black_box(call.check()?);
@@ -292,10 +305,16 @@ fn raw_path(ctx: &Context) -> Result<serde_json::Value, Box<dyn std::error::Erro
         Ok(())
     })?;
     println!("the fronts' path, {m}x{n}x{k} bf16 tensor-core ({kernel}):");
-    println!(
-        "  bare driver launch      {:>7.2} us  (cuLaunchKernelEx {:.2} us)",
-        bare.plain, bare.ex
-    );
+    match bare.plain {
+        Some(plain) => println!(
+            "  bare driver launch      {plain:>7.2} us  (cuLaunchKernelEx {:.2} us)",
+            bare.ex
+        ),
+        None => println!(
+            "  bare driver launch      {:>7.2} us  (cuLaunchKernelEx: a cluster kernel)",
+            bare.ex
+        ),
+    }
     println!("  gemm (registered)       {gemm:>7.2} us");
     println!(
         "  gemm_raw                {raw:>7.2} us  (+{:.2} us: raw addresses)",

@@ -10,6 +10,7 @@ use crate::table::{
     KernelResources, RouteHit, RouteInfo, RowOp, TierId, TierInfo, TierPtx,
 };
 use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
+use std::sync::OnceLock;
 use thiserror::Error;
 
 /// The generated route tables of a set: `(tier, policy, op, dtype, m, n, k)` to the first
@@ -55,6 +56,9 @@ pub struct KernelSetParts {
 #[derive(Debug)]
 pub struct KernelSet {
     parts: KernelSetParts,
+    /// Each tier's [`max_n`](Self::max_n), computed on first use: the planner asks for it on
+    /// every call, and scanning a tier's kernels for it cost more than the route's match.
+    pub(crate) max_n: OnceLock<Box<[u64]>>,
 }
 
 /// Why a [`KernelSet`]'s tables are inconsistent.
@@ -103,7 +107,10 @@ pub enum KernelSetError {
 impl KernelSet {
     /// A set of these parts; [`check`](Self::check) says whether its tables are consistent.
     pub const fn from_parts(parts: KernelSetParts) -> KernelSet {
-        KernelSet { parts }
+        KernelSet {
+            parts,
+            max_n: OnceLock::new(),
+        }
     }
 
     /// The parts the set was made of (to derive another set from it).

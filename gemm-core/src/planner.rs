@@ -287,6 +287,16 @@ impl KernelSet {
     /// shape is refused never depends on the batch, though the routes pick kernels of other
     /// tile widths for other m. 0 for a tier the set lacks.
     pub fn max_n(&self, tier: TierId) -> u64 {
+        let tiers = self.max_n.get_or_init(|| {
+            (0..self.tiers().len())
+                .map(|i| self.widest_n(TierId(i as u16)))
+                .collect()
+        });
+        tiers.get(usize::from(tier.0)).copied().unwrap_or(0)
+    }
+
+    /// [`max_n`](Self::max_n), computed from the tier's kernels.
+    fn widest_n(&self, tier: TierId) -> u64 {
         if self.tier(tier).is_none() {
             return 0;
         }

@@ -20,7 +20,8 @@ def on():
         enabled = raw is not None and device is not None
         if enabled:
             # How many devices torch sees: with one, the fast path skips asking for the
-            # current device on every call.
+            # current device on every call. Plain tensors are read through one DLPack export.
             _native.torch_register(torch.bfloat16, torch.float16, torch.float32, raw, device,
-                                   torch.cuda.device_count())
+                                   torch.cuda.device_count(), getattr(c, "_to_dlpack", None),
+                                   [torch.Tensor, torch.nn.Parameter])
     return enabled

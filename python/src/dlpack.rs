@@ -54,13 +54,7 @@ struct DLManagedTensorVersioned {
 #[pyfunction]
 pub fn dlpack_tensor<'py>(capsule: &Bound<'py, PyCapsule>) -> PyResult<Bound<'py, PyDict>> {
     let py = capsule.py();
-    let tensor: &DLTensor = if let Ok(p) = capsule.pointer_checked(Some(c"dltensor")) {
-        // SAFETY: a live capsule named "dltensor" holds a DLManagedTensor (the DLPack ABI).
-        unsafe { &p.cast::<DLManagedTensor>().as_ref().dl_tensor }
-    } else if let Ok(p) = capsule.pointer_checked(Some(c"dltensor_versioned")) {
-        // SAFETY: as above, for the versioned struct (DLPack 1.0).
-        unsafe { &p.cast::<DLManagedTensorVersioned>().as_ref().dl_tensor }
-    } else {
+    let Some(tensor) = tensor_of(capsule) else {
         return Err(crate::errors::invalid(
             py,
             "the capsule is not an unconsumed DLPack tensor (named \"dltensor\" or \"dltensor_versioned\")".into(),
@@ -95,4 +89,56 @@ pub fn dlpack_tensor<'py>(capsule: &Bound<'py, PyCapsule>) -> PyResult<Bound<'py
     out.set_item("shape", shape)?;
     out.set_item("strides", strides)?;
     Ok(out)
+}
+
+/// The tensor of a live, unconsumed DLPack capsule (classic or versioned); `None` for any
+/// other capsule.
+fn tensor_of<'a>(capsule: &'a Bound<'_, PyCapsule>) -> Option<&'a DLTensor> {
+    if let Ok(p) = capsule.pointer_checked(Some(c"dltensor")) {
+        // SAFETY: a live capsule named "dltensor" holds a DLManagedTensor (the DLPack ABI),
+        // alive as long as the capsule.
+        Some(unsafe { &p.cast::<DLManagedTensor>().as_ref().dl_tensor })
+    } else if let Ok(p) = capsule.pointer_checked(Some(c"dltensor_versioned")) {
+        // SAFETY: as above, for the versioned struct (DLPack 1.0).
+        Some(unsafe { &p.cast::<DLManagedTensorVersioned>().as_ref().dl_tensor })
+    } else {
+        None
+    }
+}
+
+/// What the torch fast path reads of a tensor exported as a DLPack capsule: address (data
+/// plus byte offset), `(device_type, device_id)`, `(code, bits, lanes)`, and up to `N`
+/// dimensions' shape and strides in elements; `None` for another capsule, more than `N`
+/// dimensions, or no strides given.
+pub(crate) struct Exported<const N: usize> {
+    pub address: u64,
+    pub device: (i32, i32),
+    pub dtype: (u8, u8, u16),
+    pub nd: usize,
+    pub shape: [i64; N],
+    pub strides: [i64; N],
+}
+
+pub(crate) fn exported<const N: usize>(capsule: &Bound<'_, PyCapsule>) -> Option<Exported<N>> {
+    let t = tensor_of(capsule)?;
+    let nd = usize::try_from(t.ndim).ok().filter(|&nd| nd <= N)?;
+    if nd > 0 && (t.shape.is_null() || t.strides.is_null()) {
+        return None;
+    }
+    let (mut shape, mut strides) = ([0i64; N], [0i64; N]);
+    for i in 0..nd {
+        // SAFETY: DLPack's shape and strides hold ndim elements while the capsule lives.
+        unsafe {
+            shape[i] = *t.shape.add(i);
+            strides[i] = *t.strides.add(i);
+        }
+    }
+    Some(Exported {
+        address: (t.data as u64).wrapping_add(t.byte_offset),
+        device: (t.device.device_type, t.device.device_id),
+        dtype: (t.dtype.code, t.dtype.bits, t.dtype.lanes),
+        nd,
+        shape,
+        strides,
+    })
 }

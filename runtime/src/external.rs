@@ -59,6 +59,16 @@ impl Context {
                 max: u64::MAX / std::mem::size_of::<T>() as u64,
             })?;
         self.cuda().bind_to_thread()?;
+        self.register_bound(ptr, bytes)
+    }
+
+    /// [`register_external`](Self::register_external) of `bytes` at `ptr`, with this context
+    /// already bound to the thread (a raw call binds it once for all its operands).
+    pub(crate) fn register_bound<T: Element>(
+        &self,
+        ptr: u64,
+        bytes: u64,
+    ) -> Result<ExternalSpan<T>, GemmError> {
         check_span((ptr, bytes), driver_allocation(ptr))?;
         Ok(ExternalSpan {
             span: self.registry().register(ptr, bytes),

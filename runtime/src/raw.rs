@@ -270,19 +270,31 @@ impl Drop for Registered<'_> {
     }
 }
 
-impl Registered<'_> {
-    /// Registers `extent` (or an empty span at `ptr`) as external memory of `T`.
+impl<'c> Registered<'c> {
+    /// No registrations yet, with `ctx` bound to the thread: the driver's allocation queries
+    /// that registering makes are answered for its device.
+    pub fn bound(ctx: &'c Context) -> Result<Self, GemmError> {
+        ctx.cuda().bind_to_thread()?;
+        Ok(Registered {
+            ctx,
+            spans: Vec::with_capacity(4),
+        })
+    }
+
+    /// Registers `extent` (or an empty span at `ptr`) as external memory of `T`, the context
+    /// bound to the thread by the caller ([`bound`](Self::bound)).
     pub fn add<T: Element>(
         &mut self,
         ptr: u64,
         extent: Option<(u64, u64)>,
     ) -> Result<ExternalSpan<T>, GemmError> {
         let elem = std::mem::size_of::<T>() as u64;
-        let (start, len) = match extent {
-            Some((s, e)) => (s, ((e - s) / elem) as usize),
+        let (start, bytes) = match extent {
+            // Whole elements, as register_external counts them.
+            Some((s, e)) => (s, (e - s) / elem * elem),
             None => (ptr, 0),
         };
-        let span = self.ctx.register_external::<T>(start, len)?;
+        let span = self.ctx.register_bound::<T>(start, bytes)?;
         self.spans.push(span.span);
         Ok(span)
     }
@@ -323,10 +335,7 @@ impl Context {
         call: &RawGemm,
         extents: RawExtents,
     ) -> Result<Launch, GemmError> {
-        let mut reg = Registered {
-            ctx: self,
-            spans: Vec::with_capacity(4),
-        };
+        let mut reg = Registered::bound(self)?;
         let a = reg.add::<A>(call.a.ptr, extents.a)?;
         let b = reg.add::<A>(call.b.ptr, extents.b)?;
         let c = reg.add::<C>(call.c.ptr, extents.c)?;

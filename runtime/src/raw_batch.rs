@@ -188,9 +188,9 @@ impl Context {
         if !known {
             return None;
         }
-        let mut reg = Registered {
-            ctx: self,
-            spans: Vec::with_capacity(4),
+        let mut reg = match Registered::bound(self) {
+            Ok(reg) => reg,
+            Err(error) => return Some(Err(BatchFailure { entry: 0, error })),
         };
         // An operand some entry does not read (k = 0), or a registration refused (a union
         // across allocations, or past one): entry by entry.

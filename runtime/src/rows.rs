@@ -91,10 +91,7 @@ impl Context {
         };
         // Mean of empty rows still writes each row's 0 / 0 (NaN, as torch); nothing is read.
         let src = src.unwrap_or((call.src.ptr, call.src.ptr));
-        let mut reg = Registered {
-            ctx: self,
-            spans: Vec::with_capacity(2),
-        };
+        let mut reg = Registered::bound(self)?;
         // Registered for the call (the driver's allocation bounds checked), released after.
         for (dtype, (start, end)) in [(call.from, src), (call.to, dst)] {
             if start == end {
