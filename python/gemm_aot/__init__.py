@@ -80,20 +80,26 @@ def gemm(a, b, c, m, n, k, *, op="nn", dtype="bf16", out_dtype="f32", lda=None, 
     length). ``stream`` is a ``CUstream`` handle of ``device``'s primary context (0: the
     legacy default stream), which must stay alive while the kernel runs, as must the memory.
     Returns what was launched."""
-    for label, v in (("m", m), ("n", n), ("k", k), ("lda", lda), ("ldb", ldb), ("ldc", ldc),
-                     ("a", a), ("b", b), ("c", c), ("bias", bias), ("device", device),
-                     ("stream", stream)):
-        if v is not None and (not isinstance(v, int) or v < 0):
-            _refuse(f"{label} = {v!r} must be a non-negative int")
     a_cols = m if op == "tn" else k
     b_cols = k if op == "nt" else n
-    return _native.gemm(
-        device, stream, op, m, n, k, dtype, out_dtype,
-        a, a_cols if lda is None else lda,
-        b, b_cols if ldb is None else ldb,
-        c, n if ldc is None else ldc,
-        bias=bias, beta=beta, policy=policy, mode=mode,
-    )
+    try:
+        # The native call takes only non-negative ints for these (its argument conversion
+        # refuses anything else before it does anything), so the common call pays no check
+        # here; a refused conversion is worded below.
+        return _native.gemm(
+            device, stream, op, m, n, k, dtype, out_dtype,
+            a, a_cols if lda is None else lda,
+            b, b_cols if ldb is None else ldb,
+            c, n if ldc is None else ldc,
+            bias, beta, policy, mode,
+        )
+    except (TypeError, OverflowError):
+        for label, v in (("m", m), ("n", n), ("k", k), ("lda", lda), ("ldb", ldb), ("ldc", ldc),
+                         ("a", a), ("b", b), ("c", c), ("bias", bias), ("device", device),
+                         ("stream", stream)):
+            if v is not None and (not isinstance(v, int) or v < 0):
+                _refuse(f"{label} = {v!r} must be a non-negative int")
+        raise
 
 
 def _op(A, B):

@@ -42,6 +42,14 @@ class RawPointerRefusals(unittest.TestCase):
         self.assertEqual(caught.exception.kind, kind)
         self.assertIn(needle, str(caught.exception))
 
+    def test_numbers_that_are_no_sizes_or_addresses(self):
+        self.refused(gemm_aot.RefusedError, "invalid_argument",
+                     "m = -1 must be a non-negative int", m=-1)
+        self.refused(gemm_aot.RefusedError, "invalid_argument",
+                     "lda = 32.0 must be a non-negative int", lda=32.0)
+        self.refused(gemm_aot.RefusedError, "invalid_argument",
+                     "stream = '0' must be a non-negative int", stream="0")
+
     def test_bad_words(self):
         self.refused(gemm_aot.RefusedError, "invalid_argument", 'op "tt"', op="tt")
         self.refused(gemm_aot.RefusedError, "invalid_argument", 'dtype "f64"', dtype="f64")
