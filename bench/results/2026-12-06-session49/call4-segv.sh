@@ -5,6 +5,7 @@
 set -u
 root=$PWD
 mkdir -p .sideB/site && tar xJf .devx/new/site.tar.xz -C .sideB/site
+c++ --version | head -1; python3 --version
 cc -shared -fPIC -O1 -o /tmp/segv_backtrace.so bench/debug/segv_backtrace.c
 export PYTHONPATH=$root/.sideB/site GEMM_AOT_DISPATCH_CACHE=$(mktemp -d)
 cat > /tmp/inplace.py <<'PY'
