@@ -18,13 +18,13 @@ import argparse
 import contextlib
 import json
 import statistics
-import time
 
 import torch
 import transformers
 
 import gemm_aot
 import gemm_aot.torch as mode
+from host_timing import per_call
 
 
 def host_cost(calls=2000, rounds=7):
@@ -69,7 +69,7 @@ def host_cost(calls=2000, rounds=7):
             continue
         try:
             before = mode.dispatch_counts()
-            result[name] = _per_call(fn, calls, rounds)
+            result[name] = per_call(fn, calls, rounds)
             after = mode.dispatch_counts()
             # What the native dispatch served and declined while timed (a silent decline to
             # the Python overrides would show here).
@@ -78,24 +78,6 @@ def host_cost(calls=2000, rounds=7):
         finally:
             mode.set_batch_invariant_mode(False)
     return result
-
-
-def _per_call(fn, calls, rounds):
-    """Median over rounds of the wall time a call, the stream drained every 200 calls."""
-    for _ in range(200):
-        fn()
-    torch.cuda.synchronize()
-    per_call = []
-    for _ in range(rounds):
-        spent = 0.0
-        for _ in range(calls // 200):
-            t0 = time.perf_counter()
-            for _ in range(200):
-                fn()
-            spent += time.perf_counter() - t0
-            torch.cuda.synchronize()
-        per_call.append(spent / calls * 1e6)
-    return {"us_per_call_median": statistics.median(per_call), "rounds": per_call}
 
 
 def row_speed(reps=20):

@@ -11,31 +11,12 @@ planning the native fast path does before its launch.
 
 import argparse
 import json
-import statistics
-import time
 
 import torch
 
 import gemm_aot
 from gemm_aot import _native
-
-
-def per_call(fn, calls=4000, rounds=7, launches=True):
-    for _ in range(200):
-        fn()
-    torch.cuda.synchronize()
-    out = []
-    for _ in range(rounds):
-        spent = 0.0
-        for _ in range(calls // 200):
-            t0 = time.perf_counter()
-            for _ in range(200):
-                fn()
-            spent += time.perf_counter() - t0
-            if launches:
-                torch.cuda.synchronize()
-        out.append(spent / calls * 1e6)
-    return statistics.median(out)
+from host_timing import per_call
 
 
 def main():
@@ -104,13 +85,13 @@ def main():
         if fn is None:
             result["rows"][name] = None
             continue
-        us = per_call(fn, launches=launches)
+        us = per_call(fn, calls=4000, drain=launches)["us_per_call_median"]
         result["rows"][name] = us
         print(f"{us:8.3f} us  {name}", flush=True)
     try:
         mode.set_batch_invariant_mode(True, dispatch="native")
         for name, fn in moded:
-            us = per_call(fn)
+            us = per_call(fn, calls=4000)["us_per_call_median"]
             result["rows"][name] = us
             print(f"{us:8.3f} us  {name}", flush=True)
     except RuntimeError as e:  # no native dispatch on this machine: said, not timed
