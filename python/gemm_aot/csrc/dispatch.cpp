@@ -458,25 +458,44 @@ at::Tensor mean(const at::Tensor& x, at::OptionalIntArrayRef dim, bool keepdim,
 // would allocate, and otherwise copies the functional kernel's result (above: the mode's
 // kernel, or its Python override, which words a refusal or runs an allowed fallback) into it.
 
+// The messages below are built as strings (c10's toString, Device::str, std::to_string), never
+// by streaming numbers or sizes: a std::ostream built in this library, fed an integer, called
+// through another facet than num_put and crashed the process (a segfault in
+// ostream::_M_insert<long> at `bias.addmm_(x, w)`, GCC 13 against torch 2.11's libraries,
+// bench/results/2026-12-06-session49/call4-segv/run.log). Strings pass through intact.
+std::string sizes_str(at::IntArrayRef sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(sizes[i]);
+  }
+  return s + "]";
+}
+
 // torch's checks of an out= call's `out` against the result it will get (its dtype, on the
 // operands' device), made before anything runs: a mismatch is torch's error, not a refusal or
 // a fallback of the op.
 void check_out(const at::Tensor& out, at::ScalarType dtype, const at::Tensor& operand,
                const char* op) {
-  TORCH_CHECK(out.scalar_type() == dtype, "aten::", op, ": expected out tensor to have dtype ",
-              dtype, ", but got ", out.scalar_type(), " instead");
-  TORCH_CHECK(out.device() == operand.device(), "aten::", op, ": expected out tensor on ",
-              operand.device(), ", but got one on ", out.device());
+  TORCH_CHECK(out.scalar_type() == dtype,
+              std::string("aten::") + op + ": expected out tensor to have dtype " +
+                  c10::toString(dtype) + ", but got " + c10::toString(out.scalar_type()) +
+                  " instead");
+  TORCH_CHECK(out.device() == operand.device(),
+              std::string("aten::") + op + ": expected out tensor on " + operand.device().str() +
+                  ", but got one on " + out.device().str());
 }
 
 // `result` into `out` as torch's out= kernels leave it: the same dtype and device, `out`
 // resized to the result's sizes (with torch's warning when it held other sizes), then copied.
 at::Tensor& into_out(const at::Tensor& result, at::Tensor& out, const char* op) {
-  TORCH_CHECK(out.scalar_type() == result.scalar_type(), "aten::", op,
-              ": expected out tensor to have dtype ", result.scalar_type(), ", but got ",
-              out.scalar_type(), " instead");
-  TORCH_CHECK(out.device() == result.device(), "aten::", op, ": expected out tensor on ",
-              result.device(), ", but got one on ", out.device());
+  TORCH_CHECK(out.scalar_type() == result.scalar_type(),
+              std::string("aten::") + op + ": expected out tensor to have dtype " +
+                  c10::toString(result.scalar_type()) + ", but got " +
+                  c10::toString(out.scalar_type()) + " instead");
+  TORCH_CHECK(out.device() == result.device(),
+              std::string("aten::") + op + ": expected out tensor on " + result.device().str() +
+                  ", but got one on " + out.device().str());
   at::native::resize_output(out, result.sizes());
   out.copy_(result);
   return out;
@@ -606,9 +625,10 @@ at::Tensor& log_softmax_out(const at::Tensor& x, int64_t dim, bool half_to_float
 // `result` into `self` for an in-place overload: self keeps its sizes (torch never resizes it),
 // so the result must have them, and its dtype.
 at::Tensor& into_self(const at::Tensor& result, at::Tensor& self, const char* op) {
-  TORCH_CHECK(self.sizes() == result.sizes(), "aten::", op, ": the result has shape ",
-              result.sizes(), ", which does not match self's ", self.sizes(),
-              " (an in-place op does not resize self)");
+  TORCH_CHECK(self.sizes() == result.sizes(),
+              std::string("aten::") + op + ": the result has shape " + sizes_str(result.sizes()) +
+                  ", which does not match self's " + sizes_str(self.sizes()) +
+                  " (an in-place op does not resize self)");
   return into_out(result, self, op);
 }
 
