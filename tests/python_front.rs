@@ -5,8 +5,9 @@
 //! from PyPI, supplies DLPack producers. Then, each in its own process over a stand-in torch,
 //! `python/tests/test_policy_no_gpu.py` (how `mm` picks the policy and output path) and
 //! `python/tests/test_fast_path_no_gpu.py` (the native fast path makes the Python path's call
-//! or declines it). The GPU tests
-//! (`python/tests/test_gpu.py`) run on the GPU machine against a wheel built here.
+//! or declines it), with the tensors read attribute by attribute and through DLPack exports.
+//! The GPU tests (`python/tests/test_gpu.py`) run on the GPU machine against a wheel built
+//! here.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -102,16 +103,20 @@ fn the_wheel_installs_and_refuses_without_a_device() {
     );
     println!("{text}");
     assert!(text.contains("OK"), "{text}");
-    // Its own process too: it registers the stand-in's dtypes with the native fast path.
-    let text = run(
-        "python/tests/test_fast_path_no_gpu.py",
-        Command::new(&py)
-            .current_dir(&work)
-            .args(["-m", "unittest", "-v", "test_fast_path_no_gpu"])
-            .env("PYTHONPATH", &tests),
-    );
-    println!("{text}");
-    assert!(text.contains("OK"), "{text}");
+    // Its own process too: it registers the stand-in's dtypes with the native fast path, once
+    // a process, so once with attribute reads and once with DLPack exports.
+    for reads in ["attributes", "dlpack"] {
+        let text = run(
+            &format!("python/tests/test_fast_path_no_gpu.py ({reads})"),
+            Command::new(&py)
+                .current_dir(&work)
+                .args(["-m", "unittest", "-v", "test_fast_path_no_gpu"])
+                .env("PYTHONPATH", &tests)
+                .env("GEMM_AOT_FAST_PATH_READS", reads),
+        );
+        println!("{text}");
+        assert!(text.contains("OK"), "{text}");
+    }
     assert_not_from_source(&py, &root);
 }
 

@@ -5,7 +5,9 @@ compared with the arguments the Python path passes to a recording stand-in for t
 GEMM; where the Python path refuses, copies or takes another route, the native side must
 decline (``None``), so the Python path keeps every message and special case.
 
-Runs in its own process (tests/python_front.rs): the stand-in must not meet test_no_gpu.py."""
+Runs in its own process (tests/python_front.rs), twice: with the tensors read attribute by
+attribute, and (``GEMM_AOT_FAST_PATH_READS=dlpack``) through one DLPack export each, as plain
+torch tensors are read; the stand-in must not meet test_no_gpu.py."""
 
 import os
 import sys
@@ -37,7 +39,14 @@ class FastPath(unittest.TestCase):
         # The stand-in torch lacks _cuda_getDevice, so the package keeps its Python path;
         # the native side is registered here with the stand-in's dtypes.
         assert gemm_aot._fastpath.on() is False
-        _native.torch_register(bf16, f16, f32, torch._C._cuda_getCurrentRawStream, lambda: 0)
+        cls.dlpack = os.environ.get("GEMM_AOT_FAST_PATH_READS") == "dlpack"
+        if cls.dlpack:
+            # Plain tensors (exactly the stand-in's Tensor) through one export; a subclass
+            # such as CpuTensor by its attributes.
+            _native.torch_register(bf16, f16, f32, torch._C._cuda_getCurrentRawStream,
+                                   lambda: 0, 0, torch._C._to_dlpack, [T])
+        else:
+            _native.torch_register(bf16, f16, f32, torch._C._cuda_getCurrentRawStream, lambda: 0)
 
     def python_call(self, a, b, out=None, bias=None, batched=False):
         """The arguments the Python path gives the native GEMM, in torch_plan's form, or the
@@ -81,6 +90,20 @@ class FastPath(unittest.TestCase):
         # f32 inputs keep the tier's default policy; 16-bit ones name tensor cores.
         self.assertEqual(self.same(T((4, 8), f32), T((8, 3), f32))[6], None)
         self.assertEqual(self.same(x, w.t())[6], "tensor-core")
+
+    def test_the_reads_taken(self):
+        """Registered with the export, plain tensors are read through it (and only they)."""
+        before = torch._C.exports
+        self.same(T((33, 64), bf16), T((64, 96), bf16))
+        self.assertEqual(torch._C.exports - before, 2 if self.dlpack else 0)
+        before = torch._C.exports
+        self.declines(CpuTensor((33, 64), bf16), T((64, 96), bf16))
+        self.assertEqual(torch._C.exports - before, 0, "a subclass was exported")
+
+    def test_negated_views_are_declined(self):
+        x, w = T((33, 64), bf16), T((96, 64), bf16)
+        self.declines(T((33, 64), bf16, neg=True), w.t())
+        self.declines(x, w.t(), out=T((33, 96), bf16, neg=True))
 
     def test_outputs_and_bias(self):
         x, w = T((33, 64), bf16), T((96, 64), bf16)
