@@ -64,9 +64,16 @@ fn launched_args<A: gemm_runtime::Element, C: gemm_runtime::Element>(
     req: GemmRequest<'_, A, C>,
 ) -> Result<gemm_runtime::ArgBytes, Box<dyn std::error::Error>> {
     let mut taken = Taken::default();
-    ctx.gemm_observed(req, &mut taken)?;
+    let launch = ctx.gemm_observed(req, &mut taken)?;
     match taken.0.as_slice() {
-        [one] => Ok(one.args),
+        // The same kernel and grid as the launch it stands for.
+        [one]
+            if launch.kernel.map(gemm_runtime::KernelRef::Gemm) == Some(one.record.kernel)
+                && one.record.grid == launch.grid =>
+        {
+            Ok(one.args)
+        }
+        [_] => Err("the taken launch is not the call's kernel and grid".into()),
         other => Err(format!("{} launches where one was expected", other.len()).into()),
     }
 }

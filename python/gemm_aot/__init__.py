@@ -98,7 +98,8 @@ def gemm(a, b, c, m, n, k, *, op="nn", dtype="bf16", out_dtype="f32", lda=None, 
                          ("a", a), ("b", b), ("c", c), ("bias", bias), ("device", device),
                          ("stream", stream)):
             if v is not None and (not isinstance(v, int) or v < 0):
-                _refuse(f"{label} = {v!r} must be a non-negative int")
+                raise RefusedError("invalid_argument",
+                                   f"{label} = {v!r} must be a non-negative int") from None
         raise
 
 

@@ -19,9 +19,11 @@ def on():
         device = getattr(c, "_cuda_getDevice", None)
         enabled = raw is not None and device is not None
         if enabled:
-            # How many devices torch sees: with one, the fast path skips asking for the
+            # How many devices torch sees, once CUDA is up (before, CUDA_VISIBLE_DEVICES may
+            # still change it; 0: not said): with one, the fast path skips asking for the
             # current device on every call. Plain tensors are read through one DLPack export.
+            devices = torch.cuda.device_count() if torch.cuda.is_initialized() else 0
             _native.torch_register(torch.bfloat16, torch.float16, torch.float32, raw, device,
-                                   torch.cuda.device_count(), getattr(c, "_to_dlpack", None),
+                                   devices, getattr(c, "_to_dlpack", None),
                                    [torch.Tensor, torch.nn.Parameter])
     return enabled

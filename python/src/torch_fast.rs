@@ -127,7 +127,14 @@ fn view_on(refs: &TorchRefs, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
     if let Some((to_dlpack, plain)) = &refs.export {
         let ty = t.get_type();
         if plain.iter().any(|p| ty.is(p)) {
-            return view_exported(to_dlpack.bind(py), t, host);
+            match view_exported(to_dlpack.bind(py), t, host) {
+                // The export may report the stride of a dimension of fewer than two elements as
+                // 1. In a matrix such a stride moves no address, but an empty dimension can
+                // change the layout read (k = 0), and a bmm's batch of one its batch stride:
+                // those tensors are read by their attributes.
+                Some(v) if v.shape[..v.nd].contains(&0) || (v.nd == 3 && v.shape[0] == 1) => {}
+                other => return other,
+            }
         }
     }
     let dtype = dtype_of(refs, &t.getattr(intern!(py, "dtype")).ok()?)?;
@@ -172,8 +179,8 @@ fn negated(t: &Bound<'_, PyAny>) -> Option<bool> {
 }
 
 /// [`view_on`] of a plain tensor through one `torch._C._to_dlpack` export (the capsule is
-/// dropped at once, which releases the export). The export's strides of a dimension of one
-/// element may be normalized; such a stride never moves an address.
+/// dropped at once, which releases the export). The export's strides of a dimension of fewer
+/// than two elements may be normalized ([`view_on`] says where that matters).
 fn view_exported(to_dlpack: &Bound<'_, PyAny>, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
     if negated(t)? {
         return None;

@@ -97,8 +97,12 @@ class FastPath(unittest.TestCase):
         self.same(T((33, 64), bf16), T((64, 96), bf16))
         self.assertEqual(torch._C.exports - before, 2 if self.dlpack else 0)
         before = torch._C.exports
-        self.declines(CpuTensor((33, 64), bf16), T((64, 96), bf16))
+        self.declines(CpuTensor((33, 64), bf16), CpuTensor((64, 96), bf16))
         self.assertEqual(torch._C.exports - before, 0, "a subclass was exported")
+        # Where the export's normalized strides could reach the plan (an empty dimension, a
+        # batch of one), the tensor is read by its attributes: the plans still agree.
+        self.same(T((33, 0), bf16, stride=(1, 33)), T((0, 96), bf16))
+        self.same(T((1, 8, 64), bf16, stride=(4096, 64, 1)), T((1, 64, 16), bf16), batched=True)
 
     def test_negated_views_are_declined(self):
         x, w = T((33, 64), bf16), T((96, 64), bf16)

@@ -178,6 +178,11 @@ impl Context {
         extents: &[RawExtents],
         u: Unions,
     ) -> Option<Result<Option<Launch>, BatchFailure>> {
+        // Bound first: the driver answers allocation queries for the current context.
+        let mut reg = match Registered::bound(self) {
+            Ok(reg) => reg,
+            Err(error) => return Some(Err(BatchFailure { entry: 0, error })),
+        };
         // Only where the driver knows the allocation of each union's start (the union then
         // lies inside it, which covers every entry); memory it does not know (host-registered)
         // goes entry by entry, so each entry's own allocation is checked.
@@ -188,10 +193,6 @@ impl Context {
         if !known {
             return None;
         }
-        let mut reg = match Registered::bound(self) {
-            Ok(reg) => reg,
-            Err(error) => return Some(Err(BatchFailure { entry: 0, error })),
-        };
         // An operand some entry does not read (k = 0), or a registration refused (a union
         // across allocations, or past one): entry by entry.
         let a = reg.add::<A>(0, Some(u.a?)).ok()?;
