@@ -12,7 +12,7 @@ static void on_segv(int sig) {
     void *frames[64];
     int n = backtrace(frames, 64);
     static const char head[] = "\n== native stack at SIGSEGV ==\n";
-    write(2, head, sizeof head - 1);
+    if (write(2, head, sizeof head - 1) < 0) { /* nothing to do: the stack follows anyway */ }
     backtrace_symbols_fd(frames, n, 2);
     signal(sig, SIG_DFL);
     raise(sig);
