@@ -1,8 +1,8 @@
 //! What a `gemm_aot_context` holds: the opened device, and one borrowed-stream context per
 //! `CUstream` a call has named (made on first use, kept until the context is closed).
 
+use gemm_runtime::fast_hash::FastMap;
 use gemm_runtime::{Context, GemmError};
-use std::collections::HashMap;
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
 
@@ -10,7 +10,7 @@ pub(crate) struct Opened {
     device: Context,
     /// The tier's name, NUL-terminated for `gemm_aot_tier`.
     pub tier: CString,
-    streams: Mutex<HashMap<usize, Arc<Context>>>,
+    streams: Mutex<FastMap<usize, Arc<Context>>>,
 }
 
 impl Opened {
@@ -20,7 +20,7 @@ impl Opened {
         Ok(Opened {
             device,
             tier,
-            streams: Mutex::new(HashMap::new()),
+            streams: Mutex::new(FastMap::default()),
         })
     }
 

@@ -188,14 +188,21 @@ impl ArgBytes {
         if bytes.len() > Self::CAPACITY {
             return None;
         }
-        let mut lines = [Line([0; LINE]); Self::LINES];
-        for (line, chunk) in lines.iter_mut().zip(bytes.chunks(LINE)) {
-            line.0[..chunk.len()].copy_from_slice(chunk);
-        }
-        Some(ArgBytes {
+        let mut args = ArgBytes {
             len: bytes.len() as u16,
-            lines,
-        })
+            ..ArgBytes::default()
+        };
+        // One copy (a launch builds one of these): the lines are contiguous bytes.
+        // SAFETY: `lines` is `CAPACITY` contiguous bytes and `bytes` is at most that long; the
+        // two do not overlap (`args` is a fresh local).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                args.lines.as_mut_ptr() as *mut u8,
+                bytes.len(),
+            )
+        };
+        Some(args)
     }
 
     /// The struct's bytes.

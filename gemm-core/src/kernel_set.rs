@@ -5,6 +5,7 @@
 //! and the generator's `explain` a third, made in memory.
 
 use crate::args::AbiInfo;
+use crate::dispatch_memo::{self, Question};
 use crate::table::{
     ContractInfo, ConversionId, ConversionInfo, ConversionKind, KernelId, KernelInfo,
     KernelResources, RouteHit, RouteInfo, RowOp, TierId, TierInfo, TierPtx,
@@ -59,6 +60,9 @@ pub struct KernelSet {
     /// Each tier's [`max_n`](Self::max_n), computed on first use: the planner asks for it on
     /// every call, and scanning a tier's kernels for it cost more than the route's match.
     pub(crate) max_n: OnceLock<Box<[u64]>>,
+    /// The set's id in the threads' dispatch memos ([`crate::dispatch_memo`]), taken on the
+    /// first lookup.
+    memo_id: OnceLock<u64>,
 }
 
 /// Why a [`KernelSet`]'s tables are inconsistent.
@@ -110,6 +114,7 @@ impl KernelSet {
         KernelSet {
             parts,
             max_n: OnceLock::new(),
+            memo_id: OnceLock::new(),
         }
     }
 
@@ -192,7 +197,8 @@ impl KernelSet {
     }
 
     /// The route tables: the first route of (tier, policy, op, dtype) whose m, n and k
-    /// conditions hold, in the GEMM view `C[m, n] = sum_k A(m, k) B(k, n)`.
+    /// conditions hold, in the GEMM view `C[m, n] = sum_k A(m, k) B(k, n)`. Recent answers
+    /// are kept per thread ([`crate::dispatch_memo`]).
     #[allow(clippy::too_many_arguments)]
     pub fn dispatch(
         &self,
@@ -204,10 +210,12 @@ impl KernelSet {
         n: u64,
         k: u64,
     ) -> Option<RouteHit> {
-        match self.parts.dispatch {
+        let set = *self.memo_id.get_or_init(dispatch_memo::new_set_id);
+        let question = Question::new(set, (tier, policy, op, dtype), (m, n, k));
+        dispatch_memo::answer(question, || match self.parts.dispatch {
             Some(dispatch) => dispatch(tier, policy, op, dtype, m, n, k),
             None => self.dispatch_from_routes(tier, policy, op, dtype, m, n, k),
-        }
+        })
     }
 
     /// [`dispatch`](Self::dispatch) from the route data alone (what the generated `match`

@@ -17,7 +17,9 @@
 #![warn(missing_docs)]
 
 pub mod args;
+mod dispatch_memo;
 pub mod explain;
+pub mod fast_hash;
 pub mod kernel_set;
 pub mod planner;
 pub mod repack;

@@ -2,11 +2,11 @@
 //! primary context, the one torch uses), and one per (device, stream) a call named, borrowing
 //! the caller's stream. Kept for the life of the process, as torch keeps its streams.
 
+use gemm_runtime::fast_hash::FastMap;
 use gemm_runtime::{Context, GemmError};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-type Table = Mutex<HashMap<(usize, usize), Arc<Context>>>;
+type Table = Mutex<FastMap<(usize, usize), Arc<Context>>>;
 
 fn devices() -> &'static Table {
     static DEVICES: OnceLock<Table> = OnceLock::new();

@@ -283,15 +283,18 @@ impl Plan {
     ) -> Result<bool, (gemm_runtime::GemmError, Option<usize>)> {
         let entry = |i: usize| (self.count > 1).then_some(i);
         // gemm_raw_batch checks every entry without the device before it launches any.
-        let calls = self
-            .call
-            .strided(
-                self.count,
-                (self.strides.0, self.strides.1, stride_c as u64),
-            )
-            .map_err(|e| (e, None))?;
+        let calls = match self.count {
+            // One call: its own entry, nothing allocated.
+            1 => None,
+            count => Some(
+                self.call
+                    .strided(count, (self.strides.0, self.strides.1, stride_c as u64))
+                    .map_err(|e| (e, None))?,
+            ),
+        };
+        let calls = calls.as_deref().unwrap_or(std::slice::from_ref(&self.call));
         let ctx = crate::contexts::on_stream(self.device, stream).map_err(|e| (e, None))?;
-        match ctx.gemm_raw_batch(&calls) {
+        match ctx.gemm_raw_batch(calls) {
             Ok(_) => Ok(true),
             // Refused before anything was enqueued: the Python path serves this key from now on.
             Err(f) if f.error.kind() == "no_route" => {

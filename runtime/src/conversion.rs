@@ -59,7 +59,7 @@ impl Context {
             cluster: NO_CLUSTER,
         };
         let kernel = KernelRef::Conversion(step.info.id);
-        self.emit(observer, kernel, geometry, args, |args| {
+        self.emit(observer, kernel, geometry, &args, |args| {
             describe(
                 self,
                 facts,

@@ -138,26 +138,26 @@ impl Context {
         observer: &mut O,
         kernel: KernelRef,
         geometry: Geometry,
-        args: ArgBytes,
+        args: &ArgBytes,
         describe: impl FnOnce(&ArgBytes) -> Described,
     ) -> Result<(), GemmError> {
         #[cfg(not(gemm_observer_stripped))]
         if O::ENABLED {
-            let d = describe(&args);
+            let d = describe(args);
             if O::DEFERS {
                 observer.defer(PreparedLaunch {
                     record: d.record,
-                    args,
+                    args: *args,
                     spans: d.spans,
                     policy_from_context: d.policy_from_context,
                 });
                 return Ok(());
             }
-            self.launch_bytes(kernel, geometry, &args)?;
+            self.launch_bytes(kernel, geometry, args)?;
             observer.record(d.record);
             return Ok(());
         }
-        self.launch_bytes(kernel, geometry, &args)
+        self.launch_bytes(kernel, geometry, args)
     }
 
     /// Enqueues one kernel of this context's tier with its argument struct's bytes: the safe

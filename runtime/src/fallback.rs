@@ -168,7 +168,7 @@ impl Context {
             let dst = region(step.region / 4);
             self.emit_conversion(observer, facts, step, Some(step.operand), dst)?;
         }
-        self.emit_gemm(observer, plan, facts, &scratch_ops)?;
+        self.emit_gemm(observer, &plan, facts, &scratch_ops)?;
         if let Some(step) = &downcast {
             let src = region(step.region / 4);
             self.emit_conversion(observer, facts, step, src, Some(step.operand))?;

@@ -6,7 +6,7 @@ use crate::context::Context;
 use crate::element::Element;
 use crate::emit::{describe, RequestFacts};
 use crate::error::GemmError;
-use crate::launch_plan::{GemmPlan, PlanSummary};
+use crate::launch_plan::{map_fields, GemmPlan, PlanSummary};
 use crate::observer::LaunchKind;
 use crate::request::{checked_operands, dim, GemmRequest, Launch, Operands};
 use crate::stream::Mode;
@@ -100,18 +100,18 @@ impl Context {
     pub(crate) fn emit_gemm<O: crate::observer::Observer>(
         &self,
         observer: &mut O,
-        plan: GemmPlan,
+        plan: &GemmPlan,
         facts: RequestFacts,
         operands: &Operands,
     ) -> Result<(), GemmError> {
         let GemmPlan {
             kernel,
             geometry,
-            args,
+            ref args,
             abi,
             maps,
             ..
-        } = plan;
+        } = *plan;
         let id = KernelRef::Gemm(kernel.id);
         self.emit(observer, id, geometry, args, |args| {
             let execution = (kernel.dtype.ab, kernel.dtype.c);
@@ -123,7 +123,7 @@ impl Context {
                 &geometry,
                 (abi, args),
                 &operands.targets(),
-                &maps,
+                &map_fields(abi, &maps),
             )
         })
     }

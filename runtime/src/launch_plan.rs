@@ -30,9 +30,8 @@ pub(crate) struct GemmPlan {
     pub args: ArgBytes,
     /// The kernel's argument struct (the observer reads its pointer and map fields).
     pub abi: &'static AbiInfo,
-    /// Each tensor-map field of the struct (byte offset) with the key of the map it holds
-    /// and the span that map points into (`None`: left empty).
-    pub maps: Vec<(usize, Option<(TensorMapKey, Span)>)>,
+    /// The key and span of each map the struct holds (the observer's record hashes the keys).
+    pub maps: MapKeys,
 }
 
 impl GemmPlan {
@@ -45,25 +44,53 @@ impl GemmPlan {
     }
 }
 
-/// One encoded map: the operand it describes, its key, its span, its bytes.
+/// Slot of an operand in [`EncodedMaps`] and [`MapKeys`].
+fn slot(operand: Operand) -> usize {
+    match operand {
+        Operand::A => 0,
+        Operand::B => 1,
+        Operand::C => 2,
+        Operand::Bias => 3,
+    }
+}
+
+/// One encoded map: its key, its span, its bytes.
+#[derive(Clone, Copy)]
 pub(crate) struct EncodedMap {
-    pub operand: Operand,
     pub key: TensorMapKey,
     pub span: Span,
     pub map: TensorMapBytes,
 }
 
+/// The maps a launch's kernel reads, by operand, held inline: a call plans its launch without
+/// a heap allocation (a map is 128-byte aligned, and a `Vec` of them an aligned allocation).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct EncodedMaps([Option<EncodedMap>; 4]);
+
+impl EncodedMaps {
+    /// The map of `operand`'s bytes, if the kernel reads one.
+    pub fn map(&self, operand: Operand) -> Option<TensorMapBytes> {
+        self.0[slot(operand)].as_ref().map(|e| e.map)
+    }
+
+    /// Each map's key and span, by operand.
+    pub fn keys(&self) -> MapKeys {
+        MapKeys(self.0.map(|e| e.map(|e| (e.key, e.span))))
+    }
+}
+
+/// The key and span of each map a launch's struct holds, by operand.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct MapKeys([Option<(TensorMapKey, Span)>; 4]);
+
 /// Each tensor-map field of `abi`'s struct (byte offset) with the key and span of the map of
-/// its operand among `maps` (`None`: left empty), as [`GemmPlan::maps`] holds them.
+/// its operand (`None`: left empty): what the observer's record hashes.
 pub(crate) fn map_fields(
     abi: &AbiInfo,
-    maps: &[EncodedMap],
+    maps: &MapKeys,
 ) -> Vec<(usize, Option<(TensorMapKey, Span)>)> {
     abi.tensor_map_fields()
-        .map(|(_, offset, operand)| {
-            let encoded = maps.iter().find(|e| e.operand == operand);
-            (offset, encoded.map(|e| (e.key, e.span)))
-        })
+        .map(|(_, offset, operand)| (offset, maps.0[slot(operand)]))
         .collect()
 }
 
@@ -148,9 +175,10 @@ pub(crate) fn plan_gemm(
         b: 0,
         c: 0,
     });
-    let maps = encode_maps(ctx, kernel, ops, stored, (m, n), one_entry)?;
+    let mut maps = EncodedMaps::default();
+    encode_maps(ctx, kernel, ops, stored, (m, n), one_entry, &mut maps)?;
     let address = |p: Option<Placed>| p.map_or(0, |p| p.address);
-    let map_of = |o: Operand| maps.iter().find(|e| e.operand == o).map(|e| e.map);
+    let map_of = |o: Operand| maps.map(o);
     let sources = ArgSources {
         a: address(ops.a),
         b: address(ops.b),
@@ -173,7 +201,6 @@ pub(crate) fn plan_gemm(
         .abi(kernel.abi)
         .ok_or(GemmError::UnknownAbi { abi: kernel.abi })?;
     let args = (abi.bind)(&sources);
-    let maps = map_fields(abi, &maps);
     let geometry = Geometry {
         grid: launch_grid(ctx, kernel, m, n)?,
         block: (kernel.block_threads, 1, 1),
@@ -186,14 +213,15 @@ pub(crate) fn plan_gemm(
         geometry,
         args,
         abi,
-        maps,
+        maps: maps.keys(),
     })
 }
 
 /// The tensor maps `kernel` reads, encoded (or taken from the device's cache). The planner
 /// picked a kernel whose maps of A and B TMA takes; C's map is optional (without it the kernel
 /// stores C directly, the same bits), encoded only where C can take TMA, decided by C's
-/// address and ldc, never by m. `batch`: a batch kernel's launch, its maps 3-D.
+/// address and ldc, never by m. `batch`: a batch kernel's launch, its maps 3-D. Written into
+/// `maps` (the caller's, so the maps are not moved).
 pub(crate) fn encode_maps(
     ctx: &Context,
     kernel: &'static KernelInfo,
@@ -201,8 +229,8 @@ pub(crate) fn encode_maps(
     stored: Stored,
     (m, n): (u64, u64),
     batch: Option<MapEntries>,
-) -> Result<Vec<EncodedMap>, GemmError> {
-    let mut maps = Vec::with_capacity(kernel.tensor_maps.len());
+    maps: &mut EncodedMaps,
+) -> Result<(), GemmError> {
     for plan in kernel.tensor_maps {
         let (placed, (rows, cols, ld), dtype) = match plan.operand {
             Operand::A => (
@@ -241,12 +269,11 @@ pub(crate) fn encode_maps(
             }
             other => other?,
         };
-        maps.push(EncodedMap {
-            operand: plan.operand,
+        maps.0[slot(plan.operand)] = Some(EncodedMap {
             key,
             span: placed.span,
             map,
         });
     }
-    Ok(maps)
+    Ok(())
 }

@@ -187,6 +187,9 @@ pub mod tuning;
 /// pinned memory) without pinning its own.
 pub use cudarc;
 
+/// The hasher of the maps a call consults (also the C library's and the Python package's).
+pub use gemm_core::fast_hash;
+
 pub use buffer::{DeviceBuffer, ExternalSpan, Mat, MatMut};
 pub use context::Context;
 pub use element::Element;

@@ -7,8 +7,8 @@
 use crate::error::GemmError;
 use crate::table::{KernelRef, TierInfo};
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
+use gemm_core::fast_hash::FastMap;
 use gemm_core::{KernelSet, TierCode, CONVERSIONS_MODULE};
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -25,7 +25,7 @@ pub(crate) struct ModuleCache {
     /// One slot a module of the tier (`TierInfo::modules`), loaded on first use.
     modules: Vec<OnceLock<Arc<CudaModule>>>,
     /// Read on every launch from every stream: a read lock, so workers do not serialize.
-    functions: RwLock<HashMap<KernelRef, CudaFunction>>,
+    functions: RwLock<FastMap<KernelRef, CudaFunction>>,
     /// Held while a module is loaded, so two streams asking at once load it once.
     loading: Mutex<()>,
     /// How many modules were loaded (for tests: a new stream loads none).
@@ -41,7 +41,7 @@ impl ModuleCache {
             tier,
             code,
             modules: tier.modules.iter().map(|_| OnceLock::new()).collect(),
-            functions: RwLock::new(HashMap::new()),
+            functions: RwLock::new(FastMap::default()),
             loading: Mutex::new(()),
             loads: Default::default(),
             perturb_seed: AtomicU32::new(0),

@@ -8,13 +8,13 @@ use crate::error::GemmError;
 use crate::launcher::{cluster_attribute, NO_CLUSTER};
 use crate::table::{KernelInfo, KernelRef};
 use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream};
-use std::collections::HashMap;
+use gemm_core::fast_hash::FastMap;
 use std::sync::{Mutex, OnceLock};
 
 /// A device's co-resident CTAs per kernel, and its SM count.
 #[derive(Default)]
 pub(crate) struct Occupancy {
-    coresident: Mutex<HashMap<KernelRef, u32>>,
+    coresident: Mutex<FastMap<KernelRef, u32>>,
     sm_count: OnceLock<u32>,
 }
 

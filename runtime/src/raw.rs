@@ -256,15 +256,20 @@ pub(crate) fn check_batch_overlaps(extents: &[RawExtents]) -> Result<(), BatchFa
     Ok(())
 }
 
+/// Most spans one raw call registers (A, B, C and the bias).
+const MAX_REGISTERED: usize = 4;
+
 /// Registrations that end when dropped, so every exit of a raw call unregisters its spans.
+/// Held inline: a call registers at most [`MAX_REGISTERED`] spans, and allocates nothing for
+/// them.
 pub(crate) struct Registered<'c> {
     pub ctx: &'c Context,
-    pub spans: Vec<crate::registry::Span>,
+    spans: [Option<crate::registry::Span>; MAX_REGISTERED],
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        for span in &self.spans {
+        for span in self.spans.iter().flatten() {
             self.ctx.registry().release(span);
         }
     }
@@ -277,7 +282,7 @@ impl<'c> Registered<'c> {
         ctx.cuda().bind_to_thread()?;
         Ok(Registered {
             ctx,
-            spans: Vec::with_capacity(4),
+            spans: [None; MAX_REGISTERED],
         })
     }
 
@@ -288,6 +293,13 @@ impl<'c> Registered<'c> {
         ptr: u64,
         extent: Option<(u64, u64)>,
     ) -> Result<ExternalSpan<T>, GemmError> {
+        let Some(free) = self.spans.iter_mut().find(|s| s.is_none()) else {
+            return Err(GemmError::DimensionOverflow {
+                what: "spans registered by one call",
+                value: MAX_REGISTERED as u64 + 1,
+                max: MAX_REGISTERED as u64,
+            });
+        };
         let elem = std::mem::size_of::<T>() as u64;
         let (start, bytes) = match extent {
             // Whole elements, as register_external counts them.
@@ -295,7 +307,7 @@ impl<'c> Registered<'c> {
             None => (ptr, 0),
         };
         let span = self.ctx.register_bound::<T>(start, bytes)?;
-        self.spans.push(span.span);
+        *free = Some(span.span);
         Ok(span)
     }
 }

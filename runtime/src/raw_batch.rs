@@ -105,24 +105,25 @@ impl Context {
     /// the entries). The bits are those of [`gemm_raw`](Self::gemm_raw) entry by entry; the
     /// returned launch is then the batched one.
     pub fn gemm_raw_batch(&self, calls: &[RawGemm]) -> Result<Option<Launch>, BatchFailure> {
+        let failed = |error| BatchFailure { entry: 0, error };
+        match calls {
+            [] => return Ok(None),
+            // One call: gemm_raw's work (the driver's allocations are consulted as it registers
+            // them), with nothing allocated for a batch.
+            [call] => {
+                let e = call.check().map_err(failed)?;
+                return by_element_types!(call.ab, call.c_dtype, self.gemm_raw_typed(call, e))
+                    .map(Some)
+                    .map_err(failed);
+            }
+            _ => {}
+        }
         let mut extents = Vec::with_capacity(calls.len());
         for (entry, call) in calls.iter().enumerate() {
             extents.push(
                 call.check()
                     .map_err(|error| BatchFailure { entry, error })?,
             );
-        }
-        if calls.len() <= 1 {
-            // One call: gemm_raw's work on the extents just checked (the driver's
-            // allocations are consulted as it registers them).
-            return match (calls.first(), extents.pop()) {
-                (Some(call), Some(e)) => {
-                    by_element_types!(call.ab, call.c_dtype, self.gemm_raw_typed(call, e))
-                        .map(Some)
-                        .map_err(|error| BatchFailure { entry: 0, error })
-                }
-                _ => Ok(None),
-            };
         }
         check_batch_overlaps(&extents)?;
         let same_types = calls

@@ -2,39 +2,12 @@
 //! generation, so a launch can check before enqueue that each pointer lies in a live
 //! allocation of this context that was not freed or replaced since the view was taken.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use gemm_core::fast_hash::FastMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// The hasher of the registry's integer keys (span ids and base addresses): a few shifts and
-/// two multiplies, where std's SipHash costs tens of nanoseconds, a dozen times a raw call. The
-/// keys are this process's own ids and device addresses, not an adversary's.
-#[derive(Default, Clone, Copy)]
-struct IntHasher(u64);
-
-impl Hasher for IntHasher {
-    fn finish(&self) -> u64 {
-        // Addresses are aligned (their low bits zero): murmur3's finalizer mixes every bit
-        // into every other, so both the table's bucket bits and its tag bits vary.
-        let mut x = self.0;
-        x = (x ^ (x >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        x = (x ^ (x >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        x ^ (x >> 33)
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
-        }
-    }
-
-    fn write_u64(&mut self, x: u64) {
-        self.0 ^= x;
-    }
-}
-
-type IntMap<V> = HashMap<u64, V, BuildHasherDefault<IntHasher>>;
+/// The registry's maps, keyed by span id or base address ([`gemm_core::fast_hash`]).
+type IntMap<V> = FastMap<u64, V>;
 
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
 
@@ -167,18 +140,5 @@ mod tests {
         let other = Registry::new();
         assert_eq!(other.check(&b), Err(SpanProblem::Foreign));
         assert_eq!(r.live_count(), 1);
-    }
-    #[test]
-    fn aligned_addresses_hash_apart() {
-        // Device allocations are 512-byte aligned: their hashes must still spread over a
-        // table's bucket bits, or every lookup would walk one chain.
-        let buckets: std::collections::HashSet<u64> = (0..1024u64)
-            .map(|i| {
-                let mut h = IntHasher::default();
-                h.write_u64(0x7f00_0000_0000 + i * 512);
-                h.finish() & 1023
-            })
-            .collect();
-        assert!(buckets.len() > 600, "{} buckets of 1024", buckets.len());
     }
 }

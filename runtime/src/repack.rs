@@ -57,7 +57,7 @@ impl Context {
         if O::ENABLED {
             observer.reserve(1)?;
         }
-        self.emit_gemm(observer, plan, facts, ops)?;
+        self.emit_gemm(observer, &plan, facts, ops)?;
         Ok((summary, None))
     }
 
@@ -156,7 +156,7 @@ impl Context {
             let dst = region(step.region as u64);
             self.emit_conversion(observer, facts, step, Some(step.operand), Some(dst))?;
         }
-        self.emit_gemm(observer, gemm, facts, &scratch_ops)?;
+        self.emit_gemm(observer, &gemm, facts, &scratch_ops)?;
         drop(guard);
         Ok(Some(summary))
     }

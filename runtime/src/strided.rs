@@ -14,7 +14,7 @@ use crate::context::Context;
 use crate::element::Element;
 use crate::emit::RequestFacts;
 use crate::error::GemmError;
-use crate::launch_plan::{encode_maps, launch_grid, map_fields, EncodedMap, GemmPlan, MapEntries};
+use crate::launch_plan::{encode_maps, launch_grid, EncodedMaps, GemmPlan, MapEntries};
 use crate::launcher::Geometry;
 use crate::observer::NoObserver;
 use crate::request::{checked_operands, dim, GemmRequest, Launch};
@@ -84,7 +84,7 @@ fn batch_maps(
     (m, n): (u64, u64),
     entries: usize,
     strides: Strides,
-) -> Result<Option<Vec<EncodedMap>>, GemmError> {
+) -> Result<Option<EncodedMaps>, GemmError> {
     let unsigned = |s: i64| u64::try_from(s).ok();
     let (Some(a), Some(b), Some(c)) = (
         unsigned(strides.a),
@@ -99,8 +99,17 @@ fn batch_maps(
         b,
         c,
     };
-    match encode_maps(ctx, kernel, operands, stored, (m, n), Some(batch)) {
-        Ok(maps) => Ok(Some(maps)),
+    let mut maps = EncodedMaps::default();
+    match encode_maps(
+        ctx,
+        kernel,
+        operands,
+        stored,
+        (m, n),
+        Some(batch),
+        &mut maps,
+    ) {
+        Ok(()) => Ok(Some(maps)),
         // A box or swizzle TMA refuses is the kernel table's error, which no fallback hides.
         Err(e) if matches!(&e, GemmError::Tma { problem, .. } if !problem.is_operand()) => Err(e),
         Err(_) => Ok(None),
@@ -211,7 +220,7 @@ impl Context {
                 c: shifted(operands.c, strides.c, ec),
             };
             let maps = if kernel.tensor_maps.is_empty() {
-                Vec::new()
+                EncodedMaps::default()
             } else {
                 batch_maps(self, kernel, &launch_operands, stored, (m, n), z, strides)?.ok_or(
                     GemmError::Tma {
@@ -223,7 +232,7 @@ impl Context {
                     },
                 )?
             };
-            let map_of = |o: Operand| maps.iter().find(|e| e.operand == o).map(|e| e.map);
+            let map_of = |o: Operand| maps.map(o);
             let x = match kernel.grid {
                 GridKind::Persistent => (device_ctas / z as u32).clamp(1, x.max(1)),
                 GridKind::Tiles => x,
@@ -264,9 +273,9 @@ impl Context {
                 },
                 args: (abi.bind)(&sources),
                 abi,
-                maps: map_fields(abi, &maps),
+                maps: maps.keys(),
             };
-            self.emit_gemm(&mut NoObserver, plan, facts, &operands)?;
+            self.emit_gemm(&mut NoObserver, &plan, facts, &operands)?;
             if start == 0 {
                 launched.0 = x; // the first launch's grid, as `Launch::grid` says
             }

@@ -14,8 +14,8 @@ use crate::error::GemmError;
 use crate::registry::{Registry, Span};
 use crate::table::{Dtype, Operand, TensorMap};
 use cudarc::driver::sys;
+use gemm_core::fast_hash::FastMap;
 use gemm_core::{check_tma, MapBatch, TensorMapKey};
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 /// The 128 bytes of an encoded `CUtensorMap`, 128-byte aligned, as the kernels' argument
@@ -95,11 +95,11 @@ const CACHE_LIMIT: usize = 4096;
 /// the device's streams).
 #[derive(Default)]
 pub(crate) struct TensorMapCache {
-    maps: Mutex<HashMap<TensorMapKey, (Span, TensorMapBytes)>>,
+    maps: Mutex<FastMap<TensorMapKey, (Span, TensorMapBytes)>>,
 }
 
 impl TensorMapCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<TensorMapKey, (Span, TensorMapBytes)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FastMap<TensorMapKey, (Span, TensorMapBytes)>> {
         self.maps.lock().unwrap_or_else(|p| p.into_inner())
     }
 
