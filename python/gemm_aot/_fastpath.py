@@ -25,5 +25,6 @@ def on():
             devices = torch.cuda.device_count() if torch.cuda.is_initialized() else 0
             _native.torch_register(torch.bfloat16, torch.float16, torch.float32, raw, device,
                                    devices, getattr(c, "_to_dlpack", None),
-                                   [torch.Tensor, torch.nn.Parameter])
+                                   [torch.Tensor, torch.nn.Parameter],
+                                   getattr(torch.Tensor, "is_neg", None))
     return enabled

@@ -90,6 +90,8 @@ unsafe fn view(v: *const RawView) -> Option<View> {
         stride: [0; 4],
         dtype: dtype(v.dtype)?,
         device: usize::try_from(v.device).ok()?,
+        // The dispatcher's own `at::Tensor`.
+        in_storage: true,
     };
     for i in 0..nd {
         out.shape[i] = usize::try_from(v.shape[i]).ok()?;

@@ -37,6 +37,9 @@ pub(crate) struct TorchRefs {
     /// half their time. A subclass, which may override what a read returns, is read
     /// attribute by attribute.
     export: Option<(Py<PyAny>, Vec<Py<PyAny>>)>,
+    /// `torch.Tensor.is_neg`, the unbound method: a plain tensor's negation bit is read by
+    /// calling it on the tensor, without looking the method up on the tensor first.
+    is_neg: Option<Py<PyAny>>,
 }
 
 pub(crate) static TORCH: PyOnceLock<TorchRefs> = PyOnceLock::new();
@@ -53,7 +56,7 @@ fn declined() -> &'static Declined {
 /// Registers torch's dtypes and stream accessors, and how many devices torch sees (0: not
 /// said); a second registration keeps the first.
 #[pyfunction]
-#[pyo3(signature = (bf16, f16, f32, raw_stream, current_device, devices=0, to_dlpack=None, plain_types=Vec::new()))]
+#[pyo3(signature = (bf16, f16, f32, raw_stream, current_device, devices=0, to_dlpack=None, plain_types=Vec::new(), is_neg=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn torch_register(
     py: Python<'_>,
@@ -65,6 +68,7 @@ pub fn torch_register(
     devices: usize,
     to_dlpack: Option<Py<PyAny>>,
     plain_types: Vec<Py<PyAny>>,
+    is_neg: Option<Py<PyAny>>,
 ) {
     TORCH.get_or_init(py, || TorchRefs {
         bf16,
@@ -74,6 +78,7 @@ pub fn torch_register(
         current_device,
         devices,
         export: to_dlpack.map(|f| (f, plain_types)),
+        is_neg,
     });
 }
 
@@ -88,6 +93,10 @@ pub(crate) struct View {
     pub stride: [usize; MAX_DIMS],
     pub dtype: Dtype,
     pub device: usize,
+    /// Read off torch's own tensor (a plain tensor's export, or the dispatcher's `at::Tensor`),
+    /// not a subclass's attributes: torch checked, when it made the view, that it lies inside
+    /// its storage, so the call need not ask the driver for its allocation.
+    pub in_storage: bool,
 }
 
 pub(crate) fn dtype_of(refs: &TorchRefs, d: &Bound<'_, PyAny>) -> Option<Dtype> {
@@ -128,7 +137,7 @@ fn view_on(refs: &TorchRefs, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
     if let Some((to_dlpack, plain)) = &refs.export {
         let ty = t.get_type();
         if plain.iter().any(|p| ty.is(p)) {
-            match view_exported(to_dlpack.bind(py), t, host) {
+            match view_exported(refs, to_dlpack.bind(py), t, host) {
                 // The export may report the stride of a dimension of fewer than two elements as
                 // 1. In a matrix such a stride moves no address, but an empty dimension can
                 // change the layout read (k = 0), and a bmm's batch of one its batch stride:
@@ -167,6 +176,7 @@ fn view_on(refs: &TorchRefs, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
         } else {
             usize::try_from(device).ok()?
         },
+        in_storage: false,
     })
 }
 
@@ -182,8 +192,23 @@ fn negated(t: &Bound<'_, PyAny>) -> Option<bool> {
 /// [`view_on`] of a plain tensor through one `torch._C._to_dlpack` export (the capsule is
 /// dropped at once, which releases the export). The export's strides of a dimension of fewer
 /// than two elements may be normalized ([`view_on`] says where that matters).
-fn view_exported(to_dlpack: &Bound<'_, PyAny>, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
-    if negated(t)? {
+fn view_exported(
+    refs: &TorchRefs,
+    to_dlpack: &Bound<'_, PyAny>,
+    t: &Bound<'_, PyAny>,
+    host: bool,
+) -> Option<View> {
+    // A plain tensor's type is exactly torch's, so its `is_neg` is torch's own.
+    let negative = match &refs.is_neg {
+        Some(is_neg) => is_neg
+            .bind(t.py())
+            .call1((t,))
+            .ok()?
+            .extract::<bool>()
+            .ok()?,
+        None => negated(t)?,
+    };
+    if negative {
         return None;
     }
     let capsule = to_dlpack.call1((t,)).ok()?;
@@ -213,6 +238,7 @@ fn view_exported(to_dlpack: &Bound<'_, PyAny>, t: &Bound<'_, PyAny>, host: bool)
         stride,
         dtype,
         device,
+        in_storage: true,
     })
 }
 
@@ -269,6 +295,9 @@ pub(crate) struct Plan {
     pub device: usize,
     /// C's batch stride (elements) when the output is given; `None`: allocate `[count,] m, n`.
     pub c_batch: Option<usize>,
+    /// Every operand given was read off torch's own tensor ([`View::in_storage`]; an output
+    /// the fast path allocates is one too).
+    pub in_storage: bool,
 }
 
 impl Plan {
@@ -283,6 +312,16 @@ impl Plan {
     ) -> Result<bool, (gemm_runtime::GemmError, Option<usize>)> {
         let entry = |i: usize| (self.count > 1).then_some(i);
         // gemm_raw_batch checks every entry without the device before it launches any.
+        if self.count == 1 && self.in_storage {
+            let ctx = crate::contexts::on_stream(self.device, stream).map_err(|e| (e, None))?;
+            // SAFETY: every operand was read off torch's own tensor (`in_storage`), which lies
+            // inside its storage, a live device allocation of torch's (torch checks a view
+            // against its storage when it makes it, and the caller holds the tensors).
+            return match unsafe { ctx.gemm_raw_in_bounds(&self.call) } {
+                Ok(_) => Ok(true),
+                Err(e) => self.refused(e, None),
+            };
+        }
         let calls = match self.count {
             // One call: its own entry, nothing allocated.
             1 => None,
@@ -296,17 +335,26 @@ impl Plan {
         let ctx = crate::contexts::on_stream(self.device, stream).map_err(|e| (e, None))?;
         match ctx.gemm_raw_batch(calls) {
             Ok(_) => Ok(true),
-            // Refused before anything was enqueued: the Python path serves this key from now on.
-            Err(f) if f.error.kind() == "no_route" => {
-                let c = &self.call;
-                declined()
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert((self.device, c.op, c.ab, c.c_dtype));
-                Ok(false)
-            }
-            Err(f) => Err((f.error, entry(f.entry))),
+            Err(f) => self.refused(f.error, entry(f.entry)),
         }
+    }
+
+    /// A refusal of the runtime's: `Ok(false)` for `no_route` (refused before anything was
+    /// enqueued: the Python path serves this key from now on), else the error and its entry.
+    fn refused(
+        &self,
+        error: gemm_runtime::GemmError,
+        entry: Option<usize>,
+    ) -> Result<bool, (gemm_runtime::GemmError, Option<usize>)> {
+        if error.kind() != "no_route" {
+            return Err((error, entry));
+        }
+        let c = &self.call;
+        declined()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((self.device, c.op, c.ab, c.c_dtype));
+        Ok(false)
     }
 }
 
@@ -440,6 +488,10 @@ pub(crate) fn plan_views(
         strides: (ma.batch as u64, mb.batch as u64),
         device: va.device,
         c_batch: c_out.map(|(_, _, s)| s),
+        in_storage: va.in_storage
+            && vb.in_storage
+            && out.is_none_or(|v| v.in_storage)
+            && bias.is_none_or(|v| v.in_storage),
     })
 }
 

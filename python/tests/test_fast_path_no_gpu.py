@@ -44,7 +44,7 @@ class FastPath(unittest.TestCase):
             # Plain tensors (exactly the stand-in's Tensor) through one export; a subclass
             # such as CpuTensor by its attributes.
             _native.torch_register(bf16, f16, f32, torch._C._cuda_getCurrentRawStream,
-                                   lambda: 0, 0, torch._C._to_dlpack, [T])
+                                   lambda: 0, 0, torch._C._to_dlpack, [T], T.is_neg)
         else:
             _native.torch_register(bf16, f16, f32, torch._C._cuda_getCurrentRawStream, lambda: 0)
 

@@ -76,6 +76,16 @@ impl Context {
         })
     }
 
+    /// [`register_bound`](Self::register_bound) without the driver's allocation query: the
+    /// caller vouched that the span lies inside its allocation
+    /// ([`gemm_raw_in_bounds`](Self::gemm_raw_in_bounds)).
+    pub(crate) fn register_vouched<T: Element>(&self, ptr: u64, bytes: u64) -> ExternalSpan<T> {
+        ExternalSpan {
+            span: self.registry().register(ptr, bytes),
+            _p: PhantomData,
+        }
+    }
+
     /// How many allocations and external spans are registered and live.
     pub fn live_allocations(&self) -> usize {
         self.registry().live_count()

@@ -256,6 +256,15 @@ pub(crate) fn check_batch_overlaps(extents: &[RawExtents]) -> Result<(), BatchFa
     Ok(())
 }
 
+/// Where a raw call's operand bounds come from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bounds {
+    /// The driver's allocation of each operand (`cuMemGetAddressRange`), where it knows one.
+    Queried,
+    /// The caller's word ([`Context::gemm_raw_in_bounds`]).
+    Vouched,
+}
+
 /// Most spans one raw call registers (A, B, C and the bias).
 const MAX_REGISTERED: usize = 4;
 
@@ -265,6 +274,9 @@ const MAX_REGISTERED: usize = 4;
 pub(crate) struct Registered<'c> {
     pub ctx: &'c Context,
     spans: [Option<crate::registry::Span>; MAX_REGISTERED],
+    /// Whether each span is checked against the driver's allocation first (false: the caller
+    /// vouched for the bounds, [`Context::gemm_raw_in_bounds`]).
+    query_bounds: bool,
 }
 
 impl Drop for Registered<'_> {
@@ -283,6 +295,16 @@ impl<'c> Registered<'c> {
         Ok(Registered {
             ctx,
             spans: [None; MAX_REGISTERED],
+            query_bounds: true,
+        })
+    }
+
+    /// [`bound`](Self::bound), registering without the driver's allocation queries when
+    /// `bounds` is [`Bounds::Vouched`].
+    fn bound_with(ctx: &'c Context, bounds: Bounds) -> Result<Self, GemmError> {
+        Ok(Registered {
+            query_bounds: bounds == Bounds::Queried,
+            ..Self::bound(ctx)?
         })
     }
 
@@ -306,7 +328,11 @@ impl<'c> Registered<'c> {
             Some((s, e)) => (s, (e - s) / elem * elem),
             None => (ptr, 0),
         };
-        let span = self.ctx.register_bound::<T>(start, bytes)?;
+        let span = if self.query_bounds {
+            self.ctx.register_bound::<T>(start, bytes)?
+        } else {
+            self.ctx.register_vouched::<T>(start, bytes)
+        };
         *free = Some(span.span);
         Ok(span)
     }
@@ -339,15 +365,40 @@ impl Context {
     /// element types no kernel serves is refused as [`GemmError::NoRoute`] by the routes.
     pub fn gemm_raw(&self, call: &RawGemm) -> Result<Launch, GemmError> {
         let extents = call.check()?;
-        by_element_types!(call.ab, call.c_dtype, self.gemm_raw_typed(call, extents))
+        by_element_types!(
+            call.ab,
+            call.c_dtype,
+            self.gemm_raw_typed(call, extents, Bounds::Queried)
+        )
+    }
+
+    /// [`gemm_raw`](Self::gemm_raw) without asking the driver for each operand's allocation
+    /// (`cuMemGetAddressRange`, about 0.1 us an operand): for callers whose operands are known
+    /// to lie inside their memory, such as torch tensors, which torch checks against their
+    /// storage when a view is made (and whose caching allocator's blocks share the driver's
+    /// allocations, so the driver's bound is not the tensor's anyway). Every other check is
+    /// made.
+    ///
+    /// # Safety
+    ///
+    /// Each operand's extent ([`RawGemm::check`]) lies inside one live device allocation of
+    /// this context's device, readable (and for C writable) by the call.
+    pub unsafe fn gemm_raw_in_bounds(&self, call: &RawGemm) -> Result<Launch, GemmError> {
+        let extents = call.check()?;
+        by_element_types!(
+            call.ab,
+            call.c_dtype,
+            self.gemm_raw_typed(call, extents, Bounds::Vouched)
+        )
     }
 
     pub(crate) fn gemm_raw_typed<A: Element, C: Element>(
         &self,
         call: &RawGemm,
         extents: RawExtents,
+        bounds: Bounds,
     ) -> Result<Launch, GemmError> {
-        let mut reg = Registered::bound(self)?;
+        let mut reg = Registered::bound_with(self, bounds)?;
         let a = reg.add::<A>(call.a.ptr, extents.a)?;
         let b = reg.add::<A>(call.b.ptr, extents.b)?;
         let c = reg.add::<C>(call.c.ptr, extents.c)?;

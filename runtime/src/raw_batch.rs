@@ -7,7 +7,7 @@
 use crate::context::Context;
 use crate::element::Element;
 use crate::raw::{
-    by_element_types, check_batch_overlaps, BatchFailure, RawExtents, RawGemm, Registered,
+    by_element_types, check_batch_overlaps, BatchFailure, Bounds, RawExtents, RawGemm, Registered,
 };
 use crate::request::{GemmRequest, Launch};
 use crate::strided::Strides;
@@ -112,9 +112,13 @@ impl Context {
             // them), with nothing allocated for a batch.
             [call] => {
                 let e = call.check().map_err(failed)?;
-                return by_element_types!(call.ab, call.c_dtype, self.gemm_raw_typed(call, e))
-                    .map(Some)
-                    .map_err(failed);
+                return by_element_types!(
+                    call.ab,
+                    call.c_dtype,
+                    self.gemm_raw_typed(call, e, Bounds::Queried)
+                )
+                .map(Some)
+                .map_err(failed);
             }
             _ => {}
         }
