@@ -1,4 +1,5 @@
-//! The raw-pointer calls the fronts make, on the GPU: `Context::gemm_raw` gives the bits of
+//! The raw-pointer calls the fronts make, on the GPU: `Context::gemm_raw` (and
+//! `gemm_raw_in_bounds`, without the driver's bounds queries) gives the bits of
 //! `Context::gemm` on the same memory, on the context's stream and on a borrowed one;
 //! `gemm_raw_batch` of a strided batch gives each entry's bits; refusals enqueue nothing and
 //! leave the registry as it was.
@@ -75,6 +76,30 @@ fn raw_calls_give_the_bits_of_registered_calls_on_any_stream() {
             ctx.live_allocations(),
             live,
             "a raw call left a registration behind"
+        );
+        // Without the driver's bounds queries (the torch fast path's call): the same bits.
+        let vouched = ctx.upload(&vec![poison::<f32>(); m * n]).unwrap();
+        let live = ctx.live_allocations();
+        let call3 = RawGemm {
+            c: RawMatrix {
+                ptr: vouched.span().base(),
+                ld: n,
+            },
+            ..call
+        };
+        // SAFETY: every operand is a live buffer of this context, as long as the call reads.
+        unsafe { ctx.gemm_raw_in_bounds(&call3) }.unwrap();
+        let got3: Vec<f32> = ctx.download(&vouched).unwrap();
+        assert!(
+            got3.iter()
+                .zip(&want)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "{op}: gemm_raw_in_bounds differs"
+        );
+        assert_eq!(
+            ctx.live_allocations(),
+            live,
+            "gemm_raw_in_bounds left a registration"
         );
         // Another stream, borrowed by handle as a foreign library's would be.
         let owner = ctx.new_stream().unwrap();
