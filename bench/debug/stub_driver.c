@@ -8,7 +8,10 @@
  * here: what a profile of this shows is the library's part alone.
  *
  * Device: one sm_90 with 132 SMs and 227 KiB of opt-in shared memory per block, as the H100/H200.
- * Set STUB_DRIVER_TRACE=1 to print each entry point's first call (to find what a path uses).
+ * Set STUB_DRIVER_TRACE=1 to print each entry point's first call (to find what a path uses), and
+ * STUB_DRIVER_REPORT=1 to print the launches taken at exit. CI runs the C call's path over it
+ * (capi/tests/stub_driver.rs): the one test of the whole host path, launch included, that needs
+ * no GPU.
  *
  * Build: cc -O2 -shared -fPIC -o DIR/libcuda.so.1 bench/debug/stub_driver.c && ln -s libcuda.so.1 DIR/libcuda.so
  * Use:   LD_LIBRARY_PATH=DIR valgrind --tool=callgrind <program>   (bench/debug/host_profile.sh)
@@ -227,5 +230,8 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **fn, int version, unsigne
     return NOT_FOUND;
 }
 
-/* How many launches the stub took (for a harness that wants to check the loop ran). */
-unsigned long long stub_driver_launches(void) { return launches; }
+/* With STUB_DRIVER_REPORT set, how many launches the stub took, printed at exit (a test checks
+ * that every call launched once). */
+__attribute__((destructor)) static void report(void) {
+    if (getenv("STUB_DRIVER_REPORT")) fprintf(stderr, "stub driver: %llu launches\n", launches);
+}
