@@ -192,7 +192,8 @@ impl ArgBytes {
             len: bytes.len() as u16,
             ..ArgBytes::default()
         };
-        // One copy (a launch builds one of these): the lines are contiguous bytes.
+        // The bytes in one copy over the zeroed lines (the zeros past `len` keep equality
+        // exact); the lines are contiguous bytes.
         // SAFETY: `lines` is `CAPACITY` contiguous bytes and `bytes` is at most that long; the
         // two do not overlap (`args` is a fresh local).
         unsafe {

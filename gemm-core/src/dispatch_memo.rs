@@ -12,6 +12,9 @@ use crate::vocab::{DtypeTriple, Op, Policy};
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+// The packing of `Question::what` gives the tier 16 bits and each enum 8.
+const _: () = assert!(std::mem::size_of::<TierId>() == 2);
+
 /// Slots a thread keeps: every GEMM shape of a few transformer layers at one m.
 const SLOTS: usize = 64;
 

@@ -208,6 +208,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(torch_fast::torch_register, m)?)?;
     m.add_function(wrap_pyfunction!(torch_fast::torch_mm, m)?)?;
     m.add_function(wrap_pyfunction!(torch_fast::torch_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(torch_fast::torch_plan_in_storage, m)?)?;
     m.add_function(wrap_pyfunction!(rows_fast::torch_rows, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_abi::dispatch_api, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_abi::dispatch_trace, m)?)?;

@@ -94,8 +94,9 @@ pub(crate) struct View {
     pub dtype: Dtype,
     pub device: usize,
     /// Read off torch's own tensor (a plain tensor's export, or the dispatcher's `at::Tensor`),
-    /// not a subclass's attributes: torch checked, when it made the view, that it lies inside
-    /// its storage, so the call need not ask the driver for its allocation.
+    /// not a subclass's attributes: it lies within torch's storage as torch itself assumes when
+    /// its own kernels read it (torch checks a view against its storage when it makes it), so
+    /// the call does not ask the driver for its allocation.
     pub in_storage: bool,
 }
 
@@ -134,9 +135,8 @@ pub(crate) fn view(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> Option<View> {
 /// comparisons only: a host view is never launched).
 fn view_on(refs: &TorchRefs, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
     let py = t.py();
-    if let Some((to_dlpack, plain)) = &refs.export {
-        let ty = t.get_type();
-        if plain.iter().any(|p| ty.is(p)) {
+    if let Some((to_dlpack, _)) = &refs.export {
+        if is_plain(refs, t) {
             match view_exported(refs, to_dlpack.bind(py), t, host) {
                 // The export may report the stride of a dimension of fewer than two elements as
                 // 1. In a matrix such a stride moves no address, but an empty dimension can
@@ -187,6 +187,15 @@ fn negated(t: &Bound<'_, PyAny>) -> Option<bool> {
         .ok()?
         .extract::<bool>()
         .ok()
+}
+
+/// Whether `t`'s type is exactly one the fast path reads by export (`torch.Tensor`,
+/// `torch.nn.Parameter`).
+fn is_plain(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> bool {
+    let ty = t.get_type();
+    refs.export
+        .as_ref()
+        .is_some_and(|(_, plain)| plain.iter().any(|p| ty.is(p)))
 }
 
 /// [`view_on`] of a plain tensor through one `torch._C._to_dlpack` export (the capsule is
@@ -295,9 +304,9 @@ pub(crate) struct Plan {
     pub device: usize,
     /// C's batch stride (elements) when the output is given; `None`: allocate `[count,] m, n`.
     pub c_batch: Option<usize>,
-    /// Every operand given was read off torch's own tensor ([`View::in_storage`]; an output
-    /// the fast path allocates is one too).
-    pub in_storage: bool,
+    /// Every operand was read off torch's own tensor ([`View::in_storage`]); set when planned
+    /// and, for an output the fast path allocates, by [`Plan::allocated_output`].
+    in_storage: bool,
 }
 
 impl Plan {
@@ -311,17 +320,18 @@ impl Plan {
         stream: usize,
     ) -> Result<bool, (gemm_runtime::GemmError, Option<usize>)> {
         let entry = |i: usize| (self.count > 1).then_some(i);
-        // gemm_raw_batch checks every entry without the device before it launches any.
         if self.count == 1 && self.in_storage {
             let ctx = crate::contexts::on_stream(self.device, stream).map_err(|e| (e, None))?;
-            // SAFETY: every operand was read off torch's own tensor (`in_storage`), which lies
-            // inside its storage, a live device allocation of torch's (torch checks a view
-            // against its storage when it makes it, and the caller holds the tensors).
+            // SAFETY: every operand was read off torch's own tensor (`in_storage`): it lies
+            // within torch's storage as torch itself assumes when its kernels read it (torch
+            // checks a view against its storage when it makes it), and the caller holds the
+            // tensors for the call.
             return match unsafe { ctx.gemm_raw_in_bounds(&self.call) } {
                 Ok(_) => Ok(true),
                 Err(e) => self.refused(e, None),
             };
         }
+        // gemm_raw_batch checks every entry without the device before it launches any.
         let calls = match self.count {
             // One call: its own entry, nothing allocated.
             1 => None,
@@ -337,6 +347,19 @@ impl Plan {
             Ok(_) => Ok(true),
             Err(f) => self.refused(f.error, entry(f.entry)),
         }
+    }
+
+    /// The output the fast path allocated (`new_empty`) at `ptr`: C's address, and whether it
+    /// too was read off torch's own tensor (`plain`: its type is exactly torch's; a torch
+    /// function mode may hand back anything).
+    pub(crate) fn allocated_output(&mut self, ptr: u64, plain: bool) {
+        self.call.c.ptr = ptr;
+        self.in_storage &= plain;
+    }
+
+    /// Whether the plan's call goes without the driver's bounds queries (for the CPU tests).
+    pub(crate) fn in_storage(&self) -> bool {
+        self.in_storage
     }
 
     /// A refusal of the runtime's: `Ok(false)` for `no_route` (refused before anything was
@@ -547,7 +570,8 @@ pub fn torch_mm<'py>(
                 PyTuple::new(py, [m, n])?
             };
             let o = a.call_method1(intern!(py, "new_empty"), (shape,))?;
-            p.call.c.ptr = o.call_method0(intern!(py, "data_ptr"))?.extract()?;
+            let ptr = o.call_method0(intern!(py, "data_ptr"))?.extract()?;
+            p.allocated_output(ptr, is_plain(refs, &o));
             (o, m * n)
         }
     };
@@ -580,6 +604,23 @@ pub fn torch_plan<'py>(
         batched,
         host,
     )?))
+}
+
+/// Whether the call [`torch_plan`] plans for these operands would go without the driver's
+/// bounds queries (every operand read off torch's own tensor), `None` when it declines; for
+/// the CPU tests. An output the fast path allocates counts only when torch hands back a plain
+/// tensor (not seen here).
+#[pyfunction]
+#[pyo3(signature = (a, b, out=None, bias=None, batched=false))]
+pub fn torch_plan_in_storage<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    out: Option<&Bound<'py, PyAny>>,
+    bias: Option<&Bound<'py, PyAny>>,
+    batched: bool,
+) -> Option<bool> {
+    plan(TORCH.get(py)?, a, b, out, bias, batched).map(|p| p.in_storage())
 }
 
 /// `(op, [m, n, k, bias], (ab, c), [lda, ldb, ldc], count, (stride_a, stride_b), policy)`.

@@ -104,6 +104,28 @@ class FastPath(unittest.TestCase):
         self.same(T((33, 0), bf16, stride=(1, 33)), T((0, 96), bf16))
         self.same(T((1, 8, 64), bf16, stride=(4096, 64, 1)), T((1, 64, 16), bf16), batched=True)
 
+    def test_only_torchs_own_tensors_skip_the_bounds_queries(self):
+        """A call whose operands were all read off torch's own tensors (exports of plain
+        tensors) registers them without the driver's bounds queries; anything read by its
+        attributes (a subclass, the attribute reads, the export's fallbacks) keeps them."""
+        x, w = T((33, 64), bf16), T((64, 96), bf16)
+
+        class Sub(T):
+            pass
+
+        in_storage = _native.torch_plan_in_storage
+        self.assertEqual(in_storage(x, w), self.dlpack)
+        self.assertEqual(in_storage(x, w, out=T((33, 96), bf16)), self.dlpack)
+        self.assertEqual(in_storage(x, w, bias=T((96,), bf16)), self.dlpack)
+        self.assertFalse(in_storage(Sub((33, 64), bf16), w))
+        self.assertFalse(in_storage(x, w, out=Sub((33, 96), bf16)))
+        self.assertFalse(in_storage(x, w, bias=Sub((96,), bf16)))
+        # A batch of one is read by its attributes.
+        self.assertFalse(in_storage(T((1, 8, 64), bf16), T((1, 64, 16), bf16), batched=True))
+        self.assertEqual(in_storage(T((2, 8, 64), bf16), T((2, 64, 16), bf16), batched=True),
+                         self.dlpack)
+        self.assertIsNone(in_storage(x, T((65, 96), bf16)), "a declined call has no plan")
+
     def test_negated_views_are_declined(self):
         x, w = T((33, 64), bf16), T((96, 64), bf16)
         self.declines(T((33, 64), bf16, neg=True), w.t())

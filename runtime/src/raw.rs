@@ -302,10 +302,9 @@ impl<'c> Registered<'c> {
     /// [`bound`](Self::bound), registering without the driver's allocation queries when
     /// `bounds` is [`Bounds::Vouched`].
     fn bound_with(ctx: &'c Context, bounds: Bounds) -> Result<Self, GemmError> {
-        Ok(Registered {
-            query_bounds: bounds == Bounds::Queried,
-            ..Self::bound(ctx)?
-        })
+        let mut reg = Self::bound(ctx)?;
+        reg.query_bounds = bounds == Bounds::Queried;
+        Ok(reg)
     }
 
     /// Registers `extent` (or an empty span at `ptr`) as external memory of `T`, the context
@@ -373,11 +372,11 @@ impl Context {
     }
 
     /// [`gemm_raw`](Self::gemm_raw) without asking the driver for each operand's allocation
-    /// (`cuMemGetAddressRange`, about 0.1 us an operand): for callers whose operands are known
-    /// to lie inside their memory, such as torch tensors, which torch checks against their
-    /// storage when a view is made (and whose caching allocator's blocks share the driver's
-    /// allocations, so the driver's bound is not the tensor's anyway). Every other check is
-    /// made.
+    /// (`cuMemGetAddressRange`, about 0.1 us an operand): for callers that know their operands
+    /// lie inside their memory, such as torch's own tensors, which lie within their storage as
+    /// torch itself assumes (it checks a view against its storage when it makes the view; and
+    /// its caching allocator's blocks share the driver's allocations, so the driver's bound is
+    /// a segment's, not the tensor's). Every other check is made.
     ///
     /// # Safety
     ///
