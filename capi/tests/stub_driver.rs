@@ -26,6 +26,12 @@ fn os(p: &Path) -> &std::ffi::OsStr {
 
 #[test]
 fn every_c_call_over_the_stub_driver_launches_once() {
+    if !gemm_runtime::shipped().cubins_present() {
+        // A build without kernels (GEMM_AOT_NO_CUBINS, as the new-tier test's copy builds)
+        // opens no context, stub or not.
+        eprintln!("SKIPPED: this build carries no cubins; the C call cannot open a context");
+        return;
+    }
     let root = repo_root();
     let lib = library_dir();
     let dir = tempfile::tempdir().unwrap();
