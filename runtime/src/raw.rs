@@ -274,9 +274,8 @@ const MAX_REGISTERED: usize = 4;
 pub(crate) struct Registered<'c> {
     pub ctx: &'c Context,
     spans: [Option<crate::registry::Span>; MAX_REGISTERED],
-    /// Whether each span is checked against the driver's allocation first (false: the caller
-    /// vouched for the bounds, [`Context::gemm_raw_in_bounds`]).
-    query_bounds: bool,
+    /// Whether each span is checked against the driver's allocation first.
+    bounds: Bounds,
 }
 
 impl Drop for Registered<'_> {
@@ -295,15 +294,14 @@ impl<'c> Registered<'c> {
         Ok(Registered {
             ctx,
             spans: [None; MAX_REGISTERED],
-            query_bounds: true,
+            bounds: Bounds::Queried,
         })
     }
 
-    /// [`bound`](Self::bound), registering without the driver's allocation queries when
-    /// `bounds` is [`Bounds::Vouched`].
+    /// [`bound`](Self::bound), its spans' bounds from `bounds`.
     fn bound_with(ctx: &'c Context, bounds: Bounds) -> Result<Self, GemmError> {
         let mut reg = Self::bound(ctx)?;
-        reg.query_bounds = bounds == Bounds::Queried;
+        reg.bounds = bounds;
         Ok(reg)
     }
 
@@ -327,10 +325,9 @@ impl<'c> Registered<'c> {
             Some((s, e)) => (s, (e - s) / elem * elem),
             None => (ptr, 0),
         };
-        let span = if self.query_bounds {
-            self.ctx.register_bound::<T>(start, bytes)?
-        } else {
-            self.ctx.register_vouched::<T>(start, bytes)
+        let span = match self.bounds {
+            Bounds::Queried => self.ctx.register_bound::<T>(start, bytes)?,
+            Bounds::Vouched => self.ctx.register_vouched::<T>(start, bytes),
         };
         *free = Some(span.span);
         Ok(span)

@@ -8,6 +8,15 @@ mod common;
 use common::*;
 use gemm_runtime::*;
 
+/// Whether two outputs are bit for bit the same.
+fn same_bits(got: &[f32], want: &[f32]) -> bool {
+    got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+}
+
 fn raw(op: Op, (m, n, k): (usize, usize, usize), a: u64, b: u64, c: u64) -> RawGemm {
     RawGemm {
         op,
@@ -66,12 +75,7 @@ fn raw_calls_give_the_bits_of_registered_calls_on_any_stream() {
             "{op}: a repeated raw call encoded its tensor maps again"
         );
         let got: Vec<f32> = ctx.download(&out).unwrap();
-        assert!(
-            got.iter()
-                .zip(&want)
-                .all(|(a, b)| a.to_bits() == b.to_bits()),
-            "{op}: raw differs"
-        );
+        assert!(same_bits(&got, &want), "{op}: raw differs");
         assert_eq!(
             ctx.live_allocations(),
             live,
@@ -90,12 +94,7 @@ fn raw_calls_give_the_bits_of_registered_calls_on_any_stream() {
         // SAFETY: every operand is a live buffer of this context, as long as the call reads.
         unsafe { ctx.gemm_raw_in_bounds(&call3) }.unwrap();
         let got3: Vec<f32> = ctx.download(&vouched).unwrap();
-        assert!(
-            got3.iter()
-                .zip(&want)
-                .all(|(a, b)| a.to_bits() == b.to_bits()),
-            "{op}: gemm_raw_in_bounds differs"
-        );
+        assert!(same_bits(&got3, &want), "{op}: gemm_raw_in_bounds differs");
         assert_eq!(
             ctx.live_allocations(),
             live,
@@ -117,12 +116,7 @@ fn raw_calls_give_the_bits_of_registered_calls_on_any_stream() {
         borrowed.gemm_raw(&call2).unwrap();
         owner.synchronize().unwrap();
         let got2: Vec<f32> = ctx.download(&out2).unwrap();
-        assert!(
-            got2.iter()
-                .zip(&want)
-                .all(|(a, b)| a.to_bits() == b.to_bits()),
-            "{op}: borrowed stream differs"
-        );
+        assert!(same_bits(&got2, &want), "{op}: borrowed stream differs");
         assert_eq!(borrowed.raw_stream(), owner.raw_stream());
         eprintln!(
             "{op} {m}x{n}x{k}: raw and borrowed-stream calls give the registered call's bits"
