@@ -27,6 +27,13 @@ def main():
     b = torch.randn(64, 64, device="cuda", dtype=torch.bfloat16)
     out = torch.empty(1, 64, device="cuda", dtype=torch.bfloat16)
     gemm_aot.mm(a, b, out=out)  # registers torch with the fast path
+    gemm_aot.mm(a, b, out=out)  # the first call that reads a stream checks the reader's
+    from gemm_aot import _fastpath
+
+    # The tensor reader (since session 51; older wheels have none).
+    reader = getattr(_fastpath, "reader", "none in this wheel")
+    in_use = _native.torch_reader_installed() if hasattr(_native, "torch_reader_installed") else None
+    print(f"tensor reader: {reader}; (installed, stream in use): {in_use}", flush=True)
     stream = torch.cuda.current_stream().cuda_stream
     ptrs = (a.data_ptr(), b.data_ptr(), out.data_ptr())
     raw_stream = torch._C._cuda_getCurrentRawStream
@@ -80,7 +87,8 @@ def main():
         ("F.linear(x, w, bias) under the mode", lambda: linear(x, w, bias)),
     ]
     result = {"card": torch.cuda.get_device_name(), "torch": torch.__version__,
-              "gemm_aot": gemm_aot.__version__, "rows": {}}
+              "gemm_aot": gemm_aot.__version__, "tensor_reader": reader,
+              "reader_in_use": in_use, "rows": {}}
     for name, fn, launches in rows:
         if fn is None:
             result["rows"][name] = None

@@ -27,8 +27,12 @@ import tempfile
 from . import _native
 
 _SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "csrc", "dispatch.cpp")
-# Every file the build reads (dispatch.cpp includes the other): the cache key hashes them all.
-_SOURCES = [_SOURCE, os.path.join(os.path.dirname(_SOURCE), "torch_out.h")]
+# The tensor reader (python/src/tensor_reader.rs), built into the same library where Python's
+# headers are installed (it reads a Python tensor object with torch's own header).
+_READER = os.path.join(os.path.dirname(_SOURCE), "tensor_reader.cpp")
+# Every file the build reads (dispatch.cpp includes the next two): the cache key hashes them all.
+_SOURCES = [_SOURCE, os.path.join(os.path.dirname(_SOURCE), "torch_out.h"),
+            os.path.join(os.path.dirname(_SOURCE), "view_abi.h"), _READER]
 
 # Fallback op schemas: each the schema of the aten op whose Python override is its kernel.
 FALLBACK_SCHEMAS = {
@@ -54,6 +58,7 @@ FALLBACK_SCHEMAS = {
 _lib = None  # the loaded ctypes library
 _failed = False  # a build or load failed: not retried in this process
 _reason = "not loaded yet"
+_reader_reason = "not built yet"  # why the library has no tensor reader, or "built in"
 _fallbacks = None  # the torch.library.Library defining gemm_aot::*_fallback
 _fallback_keys = set()
 _registered = False  # the native kernels are registered (the out= overloads among them)
@@ -87,8 +92,20 @@ def _has_cuda(lib_dir):
     return os.path.isfile(os.path.join(lib_dir, "libtorch_cuda.so"))
 
 
+def _python_include():
+    """The directory of Python's headers, where Python.h is installed there; else None."""
+    for name in ("include", "platinclude"):
+        d = sysconfig.get_paths().get(name)
+        if d and os.path.isfile(os.path.join(d, "Python.h")):
+            return d
+    return None
+
+
 def _build(torch):
-    """The path of the built library, building it when the cache lacks it."""
+    """The path of the built library, building it when the cache lacks it. The tensor reader
+    is built in where Python's headers are installed; a build that fails in the reader's
+    source alone is made again without it (``_reader_reason`` says why)."""
+    global _reader_reason
     source = b""
     for path in _SOURCES:
         with open(path, "rb") as f:
@@ -99,39 +116,64 @@ def _build(torch):
     if not os.path.isfile(os.path.join(include, "torch", "library.h")):
         raise RuntimeError(f"torch's C++ headers are not in {include}")
     abi = int(bool(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)))
+    python_include = _python_include()
     key = hashlib.sha256(
         b"\0".join([source, torch.__version__.encode(), torch_dir.encode(), str(abi).encode(),
-                    sysconfig.get_platform().encode(), _compiler_version(cxx).encode()])
+                    sysconfig.get_platform().encode(), _compiler_version(cxx).encode(),
+                    str(python_include).encode()])
     ).hexdigest()[:16]
     out_dir = _cache_dir()
-    path = os.path.join(out_dir, f"dispatch-{key}.so")
-    if os.path.isfile(path):
-        return path
-    os.makedirs(out_dir, exist_ok=True)
     lib_dir = os.path.join(torch_dir, "lib")
-    print(f"gemm_aot: building the native dispatch for torch {torch.__version__} "
-          f"(once; cached in {out_dir})", file=sys.stderr, flush=True)
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
-    os.close(fd)
-    cmd = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
-           "-I", include, "-I", os.path.join(include, "torch", "csrc", "api", "include"),
-           _SOURCE, "-o", tmp, "-L", lib_dir, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib_dir}"]
+    base = [cxx, "-O2", "-std=c++17", "-shared", "-fPIC", f"-D_GLIBCXX_USE_CXX11_ABI={abi}",
+            "-I", include, "-I", os.path.join(include, "torch", "csrc", "api", "include")]
+    libs = ["-L", lib_dir, "-lc10", "-ltorch_cpu", f"-Wl,-rpath,{lib_dir}"]
     if _has_cuda(lib_dir):
         # The fallbacks' route to torch's own CUDA out= kernels (torch_out.h, at::cuda::), and
         # to its out_dtype ones where this torch has them (2.8 and later).
-        cmd += ["-DGEMM_AOT_TORCH_CUDA=1", "-ltorch_cuda"]
+        base += ["-DGEMM_AOT_TORCH_CUDA=1"]
+        libs += ["-ltorch_cuda"]
         if has_aten_op(torch, "mm.dtype"):
-            cmd += ["-DGEMM_AOT_TORCH_OUT_DTYPE=1"]
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-12:])
-            raise RuntimeError(f"{os.path.basename(cxx)} failed ({done.returncode}):\n{tail}")
-        os.replace(tmp, path)  # atomic: another process may build the same key
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return path
+            base += ["-DGEMM_AOT_TORCH_OUT_DTYPE=1"]
+    builds = []  # (the library's name, its sources and flags), tried in turn
+    if python_include is not None:
+        builds.append((f"dispatch-{key}.so", ["-I", python_include, _SOURCE, _READER], ["-ltorch_python"]))
+    builds.append((f"dispatch-{key}-noreader.so", [_SOURCE], []))
+    for name, _, _ in builds:
+        path = os.path.join(out_dir, name)
+        if os.path.isfile(path):
+            _reader_reason = "built in" if name == builds[0][0] and python_include else _no_reader(python_include)
+            return path
+    os.makedirs(out_dir, exist_ok=True)
+    print(f"gemm_aot: building the native dispatch for torch {torch.__version__} "
+          f"(once; cached in {out_dir})", file=sys.stderr, flush=True)
+    for i, (name, sources, extra) in enumerate(builds):
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
+        os.close(fd)
+        try:
+            done = subprocess.run(base + sources + ["-o", tmp] + libs + extra, capture_output=True, text=True)
+            if done.returncode != 0:
+                output = (done.stderr or done.stdout).strip()
+                tail = "\n".join(output.splitlines()[-12:])
+                if _READER in sources and os.path.basename(_READER) in output and i + 1 < len(builds):
+                    _reader_reason = f"the tensor reader did not compile:\n{tail}"
+                    continue
+                raise RuntimeError(f"{os.path.basename(cxx)} failed ({done.returncode}):\n{tail}")
+            os.replace(tmp, os.path.join(out_dir, name))  # atomic: another process may build the same key
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        if _READER in sources:
+            _reader_reason = "built in"
+        elif python_include is None:
+            _reader_reason = _no_reader(None)
+        return os.path.join(out_dir, name)
+    raise AssertionError("unreachable: the last build raises or returns")
+
+
+def _no_reader(python_include):
+    if python_include is None:
+        return "Python's headers (Python.h) are not installed"
+    return "the tensor reader did not compile (an earlier build)"
 
 
 def load(torch):
@@ -160,6 +202,8 @@ def load(torch):
         return None
     _lib = lib
     _reason = "loaded"
+    if not hasattr(lib, "gemm_aot_read_tensor") and _reader_reason == "built in":
+        _reader_reason = "the library has no tensor reader"
     # Removed before the interpreter (and the fallbacks' Python kernels) goes.
     atexit.register(unregister)
     return lib
@@ -238,3 +282,24 @@ def counts():
 def status():
     """Where the native dispatch stands: "loaded", "registered", or why it is not used."""
     return _reason
+
+
+def reader_addresses():
+    """(gemm_aot_read_tensor, gemm_aot_current_stream) of the loaded library, as addresses;
+    None where it is not loaded or has no tensor reader (``reader_status()`` says why)."""
+    if _lib is None or _reader_reason != "built in":
+        return None
+    try:
+        read, stream = _lib.gemm_aot_read_tensor, _lib.gemm_aot_current_stream
+        abi = _lib.gemm_aot_reader_abi
+    except AttributeError:
+        return None
+    abi.restype = ctypes.c_uint32
+    if abi() != 1:
+        return None
+    return (ctypes.cast(read, ctypes.c_void_p).value, ctypes.cast(stream, ctypes.c_void_p).value)
+
+
+def reader_status():
+    """Whether the library has the tensor reader ("built in"), or why not."""
+    return _reader_reason if _lib is not None or _failed else "not built yet"

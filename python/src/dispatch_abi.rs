@@ -79,7 +79,7 @@ fn dtype(code: i32) -> Option<Dtype> {
 ///
 /// # Safety
 /// `v` is null or points to a live `RawView`.
-unsafe fn view(v: *const RawView) -> Option<View> {
+pub(crate) unsafe fn view(v: *const RawView) -> Option<View> {
     // SAFETY: the caller's contract.
     let v = unsafe { v.as_ref() }?;
     let nd = usize::try_from(v.nd).ok().filter(|&n| n <= 4)?;

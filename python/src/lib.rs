@@ -11,6 +11,7 @@ mod dispatch_abi;
 mod dlpack;
 mod errors;
 mod rows_fast;
+mod tensor_reader;
 mod torch_fast;
 
 use gemm_runtime::{Dtype, Mode, Op, Policy, RawGemm, RawMatrix, RawRows, RowOp};
@@ -210,6 +211,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(torch_fast::torch_plan, m)?)?;
     m.add_function(wrap_pyfunction!(torch_fast::torch_plan_in_storage, m)?)?;
     m.add_function(wrap_pyfunction!(rows_fast::torch_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_reader::torch_set_reader, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_reader::torch_reader_installed, m)?)?;
+    m.add_function(wrap_pyfunction!(tensor_reader::torch_view, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_abi::dispatch_api, m)?)?;
     m.add_function(wrap_pyfunction!(dispatch_abi::dispatch_trace, m)?)?;
     Ok(())

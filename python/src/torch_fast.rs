@@ -134,19 +134,59 @@ pub(crate) fn view(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> Option<View> {
 /// [`view`], or with `host` a CPU tensor too, read as on device 0 (for [`torch_plan`]'s
 /// comparisons only: a host view is never launched).
 fn view_on(refs: &TorchRefs, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
+    read_view(refs, t, host, ReadBy::Fast)
+}
+
+/// How a tensor is read ([`read_view`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReadBy {
+    /// The fast path's way: a plain tensor through the installed reader
+    /// ([`crate::tensor_reader`]), else through one export; any other by its attributes.
+    Fast,
+    /// A plain tensor through one DLPack export (`None` for any other).
+    Export,
+    /// Attribute by attribute.
+    Attributes,
+}
+
+/// `t` as a view, read `by` one of the ways ([`ReadBy`]).
+pub(crate) fn read_view(
+    refs: &TorchRefs,
+    t: &Bound<'_, PyAny>,
+    host: bool,
+    by: ReadBy,
+) -> Option<View> {
     let py = t.py();
-    if let Some((to_dlpack, _)) = &refs.export {
-        if is_plain(refs, t) {
+    let plain = is_plain(refs, t);
+    if by == ReadBy::Fast && plain {
+        if let Some(reader) = crate::tensor_reader::installed() {
+            // torch's own sizes and strides, as the attributes give them.
+            return reader.view(t, host);
+        }
+    }
+    if by != ReadBy::Attributes && plain {
+        if let Some((to_dlpack, _)) = &refs.export {
             match view_exported(refs, to_dlpack.bind(py), t, host) {
                 // The export may report the stride of a dimension of fewer than two elements as
                 // 1. In a matrix such a stride moves no address, but an empty dimension can
                 // change the layout read (k = 0), and a bmm's batch of one its batch stride:
                 // those tensors are read by their attributes.
-                Some(v) if v.shape[..v.nd].contains(&0) || (v.nd == 3 && v.shape[0] == 1) => {}
+                Some(v)
+                    if by == ReadBy::Fast
+                        && (v.shape[..v.nd].contains(&0) || (v.nd == 3 && v.shape[0] == 1)) => {}
                 other => return other,
             }
         }
     }
+    if by == ReadBy::Export {
+        return None;
+    }
+    view_attributes(refs, t, host)
+}
+
+/// `t` read attribute by attribute.
+fn view_attributes(refs: &TorchRefs, t: &Bound<'_, PyAny>, host: bool) -> Option<View> {
+    let py = t.py();
     let dtype = dtype_of(refs, &t.getattr(intern!(py, "dtype")).ok()?)?;
     if negated(t)? {
         return None;
@@ -191,7 +231,7 @@ fn negated(t: &Bound<'_, PyAny>) -> Option<bool> {
 
 /// Whether `t`'s type is exactly one the fast path reads by export (`torch.Tensor`,
 /// `torch.nn.Parameter`).
-fn is_plain(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> bool {
+pub(crate) fn is_plain(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> bool {
     let ty = t.get_type();
     refs.export
         .as_ref()
@@ -533,9 +573,16 @@ pub(crate) fn is_current(refs: &TorchRefs, py: Python<'_>, device: usize) -> boo
     current.is_ok_and(|d| d == device)
 }
 
-/// torch's current stream on `device`, as a raw `CUstream`.
+/// torch's current stream on `device`, as a raw `CUstream`: read by the installed reader
+/// where it reads streams ([`crate::tensor_reader`]), else asked of torch from here.
 pub(crate) fn current_stream(refs: &TorchRefs, py: Python<'_>, device: usize) -> PyResult<usize> {
-    refs.raw_stream.bind(py).call1((device,))?.extract()
+    let ask = || -> PyResult<usize> { refs.raw_stream.bind(py).call1((device,))?.extract() };
+    if let Some(reader) = crate::tensor_reader::installed() {
+        if let Some(s) = reader.stream(device, || ask().ok()) {
+            return Ok(s);
+        }
+    }
+    ask()
 }
 
 /// `mm`/`bmm` of torch tensors (`out` and `bias` optional), launched on torch's current

@@ -93,6 +93,42 @@ class Functions(unittest.TestCase):
         side.synchronize()
         self.assertTrue(same_bits(got, ref))
 
+    def test_the_tensor_reader_reads_as_torch_and_launches_on_the_current_stream(self):
+        """Where the native library has the tensor reader (Python's headers installed), the
+        fast path reads plain tensors through it: every view as its attributes read it, and
+        the call on torch's current stream (a side stream's pending write of an operand is
+        seen; on another stream it would race)."""
+        from gemm_aot import _dispatch, _fastpath, _native
+
+        x, w = rand(64, 1024, seed=21), rand(1024, 256, seed=22)
+        out = torch.empty(64, 256, device="cuda", dtype=torch.bfloat16)
+        gemm_aot.mm(x, w, out=out)
+        gemm_aot.mm(x, w, out=out)  # the first call that reads a stream checks the reader's
+        if _dispatch._python_include() is None:
+            self.skipTest(f"no tensor reader here: {_fastpath.reader}")
+        self.assertEqual(_fastpath.reader, "installed")
+        self.assertEqual(_native.torch_reader_installed(), (True, True))
+        big = rand(6, 8, 12, dtype=torch.float16, seed=23)
+        views = [x, x.t(), x[3:, 5:900], x[::2], big.permute(1, 0, 2), big[2], big[:, :0],
+                 big[:1], torch.nn.Parameter(w.clone()), w.float(), big.double()]
+        for t in views:
+            got, want = _native.torch_view(t, "fast"), _native.torch_view(t, "attributes")
+            self.assertEqual(got is None, want is None, f"{t.shape} {t.stride()}")
+            if got is not None:
+                self.assertEqual(got[:5], want[:5])
+                self.assertTrue(got[5], "read off torch's own tensor: no bounds queries")
+        # An operand written on a side stream just before the call, after a long wait there.
+        ref = gemm_aot.mm(x, w)
+        pending = torch.zeros_like(x)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(50_000_000)
+            pending.copy_(x)
+            got = gemm_aot.mm(pending, w, out=torch.empty_like(out))
+        side.synchronize()
+        self.assertTrue(same_bits(got, ref), "the call did not run on the side stream after the write")
+
     def test_cuda_graph_replay(self):
         x, w = rand(8, 2048, seed=13), rand(2048, 2048, seed=14)
         out = torch.empty(8, 2048, device="cuda", dtype=torch.bfloat16)

@@ -32,6 +32,7 @@
 #include <torch/library.h>
 
 #include "torch_out.h"
+#include "view_abi.h"
 
 #include <atomic>
 #include <initializer_list>
@@ -44,16 +45,7 @@
 #include <vector>
 
 extern "C" {
-// The layout of python/src/dispatch_abi.rs (ABI 1).
-struct GemmAotView {
-  uint64_t ptr;
-  int32_t nd;
-  int32_t dtype;  // 0 f32, 1 bf16, 2 f16
-  int64_t device;
-  int64_t shape[4];
-  int64_t stride[4];
-};
-
+// The layout of python/src/dispatch_abi.rs (ABI 1); GemmAotView is view_abi.h's.
 struct GemmAotApi {
   uint32_t abi;
   int32_t (*gemm)(const GemmAotView* a, const GemmAotView* b, const GemmAotView* out,
