@@ -246,5 +246,98 @@ class NativeDispatchWithoutTorch(unittest.TestCase):
         self.assertEqual(_native.dispatch_trace(False), [])
 
 
+class NativeBuildWithoutTorch(unittest.TestCase):
+    """How ``_dispatch._build`` builds the native library, over a stand-in torch (a folder
+    with torch's header's name) and a stand-in compiler that records its calls: the tensor
+    reader is built in where Python's headers are, a build that fails in the reader's source
+    is made again without it, any other failure is raised, and each result is cached."""
+
+    def setUp(self):
+        import tempfile
+        import types
+
+        from gemm_aot import _dispatch
+
+        self.d = _dispatch
+        self.tmp = tempfile.TemporaryDirectory()
+        root = self.tmp.name
+        os.makedirs(os.path.join(root, "torch", "include", "torch"))
+        open(os.path.join(root, "torch", "include", "torch", "library.h"), "w").close()
+        self.torch = types.SimpleNamespace(__file__=os.path.join(root, "torch", "__init__.py"),
+                                           __version__="0.0-stand-in", _C=types.SimpleNamespace())
+        self.calls = os.path.join(root, "calls")
+        cxx = os.path.join(root, "cxx")
+        with open(cxx, "w") as f:
+            f.write(f"""#!/bin/sh
+[ "$1" = --version ] && {{ echo stand-in 1; exit 0; }}
+echo "$@" >> {self.calls}
+case "$*" in *tensor_reader.cpp*) [ -n "$FAIL_READER" ] && {{ echo "tensor_reader.cpp:9: error: no" >&2; exit 1; }};; esac
+[ -n "$FAIL_ALL" ] && {{ echo "dispatch.cpp:1: error: no" >&2; exit 1; }}
+while [ $# -gt 0 ]; do [ "$1" = -o ] && : > "$2"; shift; done
+""")
+        os.chmod(cxx, 0o755)
+        self.env = {k: os.environ.get(k) for k in ("CXX", "GEMM_AOT_DISPATCH_CACHE", "FAIL_READER", "FAIL_ALL")}
+        os.environ["CXX"] = cxx
+        os.environ["GEMM_AOT_DISPATCH_CACHE"] = os.path.join(root, "cache")
+        self.include = _dispatch._python_include
+        self.reason = _dispatch._reader_reason
+
+    def tearDown(self):
+        for k, v in self.env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        self.d._python_include = self.include
+        self.d._reader_reason = self.reason
+        self.tmp.cleanup()
+
+    def compiles(self):
+        if not os.path.exists(self.calls):
+            return []
+        with open(self.calls) as f:
+            return f.read().splitlines()
+
+    def test_the_reader_is_built_in_where_pythons_headers_are(self):
+        self.d._python_include = lambda: self.tmp.name
+        path = self.d._build(self.torch)
+        self.assertFalse(path.endswith("-noreader.so"), path)
+        self.assertEqual(self.d._reader_reason, "built in")
+        (call,) = self.compiles()
+        self.assertIn("tensor_reader.cpp", call)
+        self.assertIn("-ltorch_python", call)
+        self.assertEqual(self.d._build(self.torch), path)
+        self.assertEqual(len(self.compiles()), 1, "the second build ran the compiler")
+
+    def test_a_reader_that_fails_to_compile_leaves_the_dispatch(self):
+        self.d._python_include = lambda: self.tmp.name
+        os.environ["FAIL_READER"] = "1"
+        path = self.d._build(self.torch)
+        self.assertTrue(path.endswith("-noreader.so"), path)
+        self.assertTrue(self.d._reader_reason.startswith("the tensor reader did not compile"))
+        self.assertIn("tensor_reader.cpp:9: error", self.d._reader_reason)
+        first, second = self.compiles()
+        self.assertIn("tensor_reader.cpp", first)
+        self.assertNotIn("tensor_reader.cpp", second)
+        self.assertEqual(self.d._build(self.torch), path)
+        self.assertEqual(len(self.compiles()), 2, "the second build ran the compiler")
+        self.assertIn("an earlier build", self.d._reader_reason)
+
+    def test_without_pythons_headers_the_dispatch_is_built_alone(self):
+        self.d._python_include = lambda: None
+        path = self.d._build(self.torch)
+        self.assertTrue(path.endswith("-noreader.so"), path)
+        self.assertIn("Python.h", self.d._reader_reason)
+        (call,) = self.compiles()
+        self.assertNotIn("tensor_reader.cpp", call)
+
+    def test_another_failure_is_raised_after_one_compile(self):
+        self.d._python_include = lambda: self.tmp.name
+        os.environ["FAIL_ALL"] = "1"
+        with self.assertRaisesRegex(RuntimeError, "dispatch.cpp:1: error"):
+            self.d._build(self.torch)
+        self.assertEqual(len(self.compiles()), 1)
+
+
 if __name__ == "__main__":
     unittest.main()
