@@ -67,7 +67,7 @@ def _install_reader(torch):
 def _reads_differ(torch, read):
     """What the reader at ``read`` reads differently from the attribute reads, over host
     tensors of every kind the fast path meets and some it declines; None where nothing."""
-    x = torch.arange(60, dtype=torch.float32).reshape(6, 10)
+    x = torch.arange(60, dtype=torch.float32, device="cpu").reshape(6, 10)
     cases = {
         "a matrix": x,
         "its transpose": x.t(),
