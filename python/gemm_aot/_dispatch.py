@@ -8,9 +8,13 @@ is worded, and every result computed, as before.
 It needs a C++ compiler (``$CXX``, else ``c++``) and torch's headers, which torch's wheels
 ship. Without them the mode registers the Python overrides instead and ``status()`` says why;
 a failed build is not retried in the same process. ``GEMM_AOT_NATIVE_DISPATCH=0`` turns it
-off. The library is cached under ``$GEMM_AOT_DISPATCH_CACHE`` (default ``~/.cache/gemm_aot``),
-keyed by the source, torch's version and location, and the compiler's version, so the build
-(7 s on 2 cores of this project's build machine; longer on slow disks) happens once per torch.
+off (and with it the tensor reader, ``_fastpath.py``, which the library carries where Python's
+headers are installed). The library is cached under ``$GEMM_AOT_DISPATCH_CACHE`` (default
+``~/.cache/gemm_aot``), keyed by the sources, torch's version, build and location, the
+compiler's version and where Python's headers are, so the build (7 s on 2 cores of this
+project's build machine; longer on slow disks) happens once per torch. A library built without
+the reader because the reader's build failed stays cached as it is: remove the cache folder to
+try again.
 """
 
 import atexit
@@ -59,6 +63,7 @@ _lib = None  # the loaded ctypes library
 _failed = False  # a build or load failed: not retried in this process
 _reason = "not loaded yet"
 _reader_reason = "not built yet"  # why the library has no tensor reader, or "built in"
+_BUILD_TIMEOUT_S = 900  # one compiler run; past it the build counts as failed
 _fallbacks = None  # the torch.library.Library defining gemm_aot::*_fallback
 _fallback_keys = set()
 _registered = False  # the native kernels are registered (the out= overloads among them)
@@ -103,8 +108,9 @@ def _python_include():
 
 def _build(torch):
     """The path of the built library, building it when the cache lacks it. The tensor reader
-    is built in where Python's headers are installed; a build that fails in the reader's
-    source alone is made again without it (``_reader_reason`` says why)."""
+    is built in where Python's headers are installed; where that build fails, for whatever
+    reason, the library is built again without it (``_reader_reason`` says why), and only
+    that build's failure is raised."""
     global _reader_reason
     source = b""
     for path in _SOURCES:
@@ -120,7 +126,8 @@ def _build(torch):
     key = hashlib.sha256(
         b"\0".join([source, torch.__version__.encode(), torch_dir.encode(), str(abi).encode(),
                     sysconfig.get_platform().encode(), _compiler_version(cxx).encode(),
-                    str(python_include).encode()])
+                    str(python_include).encode(),
+                    str(getattr(getattr(torch, "version", None), "git_version", "")).encode()])
     ).hexdigest()[:16]
     out_dir = _cache_dir()
     lib_dir = os.path.join(torch_dir, "lib")
@@ -150,12 +157,13 @@ def _build(torch):
         fd, tmp = tempfile.mkstemp(suffix=".so", dir=out_dir)
         os.close(fd)
         try:
-            done = subprocess.run(base + sources + ["-o", tmp] + libs + extra, capture_output=True, text=True)
+            done = subprocess.run(base + sources + ["-o", tmp] + libs + extra, capture_output=True,
+                                  text=True, errors="replace", timeout=_BUILD_TIMEOUT_S)
             if done.returncode != 0:
                 output = (done.stderr or done.stdout).strip()
                 tail = "\n".join(output.splitlines()[-12:])
-                if _READER in sources and os.path.basename(_READER) in output and i + 1 < len(builds):
-                    _reader_reason = f"the tensor reader did not compile:\n{tail}"
+                if _READER in sources and i + 1 < len(builds):
+                    _reader_reason = f"the build with the tensor reader failed:\n{tail}"
                     continue
                 raise RuntimeError(f"{os.path.basename(cxx)} failed ({done.returncode}):\n{tail}")
             os.replace(tmp, os.path.join(out_dir, name))  # atomic: another process may build the same key
@@ -173,13 +181,13 @@ def _build(torch):
 def _no_reader(python_include):
     if python_include is None:
         return "Python's headers (Python.h) are not installed"
-    return "the tensor reader did not compile (an earlier build)"
+    return "the build with the tensor reader failed (an earlier build; remove the cache to retry)"
 
 
 def load(torch):
     """The native dispatch library, built and loaded once; None (``status()`` says why) when
     it cannot be."""
-    global _lib, _reason, _failed
+    global _lib, _reason, _failed, _reader_reason
     if _lib is not None:
         return _lib
     if _failed:
@@ -196,16 +204,16 @@ def load(torch):
         lib.gemm_aot_dispatch_counts.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
         lib.gemm_aot_dispatch_counts.restype = None
         lib.gemm_aot_dispatch_error.restype = ctypes.c_char_p
-    except (OSError, RuntimeError, AttributeError) as e:
+    except (OSError, RuntimeError, AttributeError, subprocess.SubprocessError) as e:
         _reason = f"the native dispatch could not be built or loaded: {e}"
         _failed = True
         return None
     _lib = lib
     _reason = "loaded"
-    if not hasattr(lib, "gemm_aot_read_tensor") and _reader_reason == "built in":
-        _reader_reason = "the library has no tensor reader"
     # Removed before the interpreter (and the fallbacks' Python kernels) goes.
     atexit.register(unregister)
+    if not hasattr(lib, "gemm_aot_read_tensor") and _reader_reason == "built in":
+        _reader_reason = "the library has no tensor reader"
     return lib
 
 
@@ -298,6 +306,15 @@ def reader_addresses():
     if abi() != 1:
         return None
     return (ctypes.cast(read, ctypes.c_void_p).value, ctypes.cast(stream, ctypes.c_void_p).value)
+
+
+def reader_stream_function():
+    """The loaded library's ``gemm_aot_current_stream`` as a ctypes function (the reader's
+    check at installation calls it)."""
+    fn = _lib.gemm_aot_current_stream
+    fn.argtypes = [ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64)]
+    fn.restype = ctypes.c_int32
+    return fn
 
 
 def reader_status():

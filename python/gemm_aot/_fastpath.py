@@ -6,8 +6,9 @@ serves every call).
 With it comes the tensor reader (``python/src/tensor_reader.rs``, ``csrc/tensor_reader.cpp``):
 C functions, built into the native dispatch's library (``_dispatch.py``, once per torch, cached),
 that read a plain tensor and torch's current stream with no Python call. It is installed only
-after its reads of a set of tensors matched their attribute reads; ``reader`` says whether it
-was, or why not."""
+after its reads of a set of tensors matched their attribute reads, and its stream function used
+only once it gave torch's own answer on a stream other than the default; ``reader`` says whether
+it was installed, or why not."""
 
 from . import _native
 
@@ -39,29 +40,35 @@ def on():
 
 
 def _install_reader(torch):
-    """Installs the tensor reader where the native library has it and its reads check out."""
+    """Installs the tensor reader where the native library has it and its reads check out.
+    Never raises: the reader only saves time, and ``reader`` says why it is not installed."""
     global reader
+    try:
+        reader = _installed_reader(torch)
+    except Exception as e:  # noqa: BLE001 - whatever went wrong, the reads stay as they were
+        reader = f"not installed: {type(e).__name__}: {e}"
+
+
+def _installed_reader(torch):
     from . import _dispatch
 
     if _dispatch.load(torch) is None:
-        reader = f"no native library: {_dispatch.status()}"
-        return
+        return f"no native library: {_dispatch.status()}"
     addresses = _dispatch.reader_addresses()
     if addresses is None:
-        reader = f"not in the native library: {_dispatch.reader_status()}"
-        return
+        return f"not in the native library: {_dispatch.reader_status()}"
     read, stream = addresses
-    try:
-        problem = _reads_differ(torch, read)
-    except Exception as e:  # a torch too unlike the one checked for: not installed
-        problem = f"its check raised {type(e).__name__}: {e}"
+    problem = _reads_differ(torch, read)
     if problem is not None:
-        reader = f"not installed: {problem}"
-        return
-    # The stream function is checked against torch's own answer on the first call that reads
-    # a stream (python/src/tensor_reader.rs), where CUDA is up.
-    _native.torch_set_reader(read, stream)
-    reader = "installed"
+        return f"not installed: {problem}"
+    # The stream function is checked here where CUDA is up (on the default stream and on
+    # another); otherwise on the first call that reads a stream other than the legacy default
+    # (python/src/tensor_reader.rs), where torch's answer tells the two apart.
+    verified = _streams_agree(torch, _dispatch.reader_stream_function())
+    if verified is False:
+        stream = 0
+    _native.torch_set_reader(read, stream, bool(verified))
+    return "installed" if stream else "installed (views only: its stream disagreed with torch's)"
 
 
 def _reads_differ(torch, read):
@@ -83,9 +90,31 @@ def _reads_differ(torch, read):
     }
     if hasattr(torch, "_neg_view"):
         cases["a negated view"] = torch._neg_view(x)
+    declined = {"an int64 matrix", "five dimensions", "a negated view"}
     for name, t in cases.items():
         got = _native.torch_view(t, "reader", True, read)
         want = _native.torch_view(t, "attributes", True)
         if (got is None) != (want is None) or (got is not None and got[:5] != want[:5]):
             return f"{name} reads {got} where its attributes read {want}"
+        if (got is None) != (name in declined):
+            return f"{name} reads {got}, where it should be {'declined' if name in declined else 'read'}"
     return None
+
+
+def _streams_agree(torch, fn):
+    """Whether the reader's stream function gives torch's current stream, on the default
+    stream and inside another; None where CUDA is not up (checking would start it)."""
+    if not torch.cuda.is_initialized():
+        return None
+    import ctypes
+
+    device = torch.cuda.current_device()
+
+    def agree():
+        out = ctypes.c_uint64()
+        return fn(device, ctypes.byref(out)) == 0 and out.value == torch._C._cuda_getCurrentRawStream(device)
+
+    if not agree():
+        return False
+    with torch.cuda.stream(torch.cuda.Stream(device)):
+        return agree()

@@ -45,7 +45,7 @@ impl Reader {
     /// # Safety
     /// `read` is the address of `gemm_aot_read_tensor` and `stream`, unless 0, of
     /// `gemm_aot_current_stream`, in a library that stays loaded for the process's life.
-    unsafe fn at(read: usize, stream: usize) -> Option<Reader> {
+    unsafe fn at(read: usize, stream: usize, verified: bool) -> Option<Reader> {
         if read == 0 {
             return None;
         }
@@ -54,7 +54,7 @@ impl Reader {
             Some(Reader {
                 read: std::mem::transmute::<usize, ReadFn>(read),
                 stream: (stream != 0).then(|| std::mem::transmute::<usize, StreamFn>(stream)),
-                stream_checked: AtomicU8::new(UNCHECKED),
+                stream_checked: AtomicU8::new(if verified { AGREED } else { UNCHECKED }),
             })
         }
     }
@@ -82,9 +82,11 @@ impl Reader {
     }
 
     /// torch's current stream on `device` as the stream function reads it, where there is one
-    /// and it agreed with `torch_answer` (torch's own accessor, called from Python) on its first
-    /// call; that first call, and every call after a disagreement, returns `None` after calling
-    /// `torch_answer` only for the check: the caller then asks torch itself.
+    /// and it has agreed with `torch_answer` (torch's own accessor, called from Python): at
+    /// installation ([`torch_set_reader`]'s `verified`), or on the first call whose current
+    /// stream is not the legacy default (0, which a function stuck on the default stream would
+    /// also answer). Until then, and after a disagreement, it returns `None` (having called
+    /// `torch_answer` only for the check): the caller then asks torch itself.
     pub(crate) fn stream(
         &self,
         device: usize,
@@ -101,7 +103,11 @@ impl Reader {
             AGREED => read(),
             DISAGREED => None,
             _ => {
-                let agreed = read().is_some_and(|s| torch_answer() == Some(s));
+                let (ours, torch) = (read(), torch_answer());
+                if torch == Some(0) && ours == Some(0) {
+                    return None; // nothing told apart yet: checked on a later call
+                }
+                let agreed = ours.is_some() && ours == torch;
                 self.stream_checked
                     .store(if agreed { AGREED } else { DISAGREED }, Ordering::Release);
                 None
@@ -115,24 +121,25 @@ impl Reader {
     }
 }
 
-/// Installs the reader at these addresses (`stream` 0: views only); a second installation
-/// keeps the first. Whether one is installed now.
+/// Installs the reader at these addresses (`stream` 0: views only; `verified`: its stream
+/// function already gave torch's answer on two streams); a second installation keeps the
+/// first. Whether one is installed now.
 ///
 /// The addresses must be `gemm_aot_read_tensor`'s and `gemm_aot_current_stream`'s in the
 /// loaded native dispatch library, which `gemm_aot/_dispatch.py` never unloads: any other
 /// address is undefined behaviour. Only `gemm_aot/_fastpath.py` calls it.
 #[pyfunction]
-#[pyo3(signature = (read, stream=0))]
-pub fn torch_set_reader(read: usize, stream: usize) -> bool {
+#[pyo3(signature = (read, stream=0, verified=false))]
+pub fn torch_set_reader(read: usize, stream: usize, verified: bool) -> bool {
     // SAFETY: the function's documented contract.
-    if let Some(r) = unsafe { Reader::at(read, stream) } {
+    if let Some(r) = unsafe { Reader::at(read, stream, verified) } {
         let _ = INSTALLED.set(r);
     }
     INSTALLED.get().is_some()
 }
 
 /// Whether the reader is installed, and whether its stream function is in use (it gave
-/// torch's answer on the first call that read a stream).
+/// torch's answer at installation or on a call since).
 #[pyfunction]
 pub fn torch_reader_installed() -> (bool, bool) {
     match INSTALLED.get() {
@@ -186,7 +193,7 @@ pub fn torch_view(
         "attributes" => ReadBy::Attributes,
         "reader" => {
             // SAFETY: the function's documented contract.
-            let given = unsafe { Reader::at(read, 0) };
+            let given = unsafe { Reader::at(read, 0, false) };
             return Ok(match given.as_ref().or(INSTALLED.get()) {
                 Some(r) if crate::torch_fast::is_plain(refs, t) => {
                     r.view(t, host).as_ref().map(tuple)

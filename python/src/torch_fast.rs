@@ -1,8 +1,9 @@
 //! The common torch call, read and launched on the native side: `mm`, `linear`, `bmm` and
 //! the mode's overrides with no explicit policy or mode, no beta, tensors on the current
 //! device. Python's per-call work (named tuples, a dozen checks, several frames) was half a
-//! call's host cost; here a plain tensor is one DLPack export and `is_neg()`, a subclass five
-//! attribute reads.
+//! call's host cost; here a plain tensor is one call of the tensor reader
+//! ([`crate::tensor_reader`]) where it is installed, else one DLPack export and `is_neg()`; a
+//! subclass is five attribute reads.
 //!
 //! Anything else — a refusal to word, a copy to make, another device — is declined (`None`)
 //! before anything is allocated or enqueued, and the Python path (`gemm_aot/__init__.py`)

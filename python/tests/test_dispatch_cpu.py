@@ -534,10 +534,11 @@ except RuntimeError as e:
 assert mode.dispatch_path() == "python", mode.dispatch_path()
 mode.set_batch_invariant_mode(False)
 assert not mode.is_batch_invariant_mode()
-# The failed build was tried once in this process.
+# The failed build was tried once in this process: with the tensor reader where Python's
+# headers are, then without it.
 with open(os.environ["CALLS"]) as f:
     builds = [line for line in f if "--version" not in line]
-assert len(builds) == 1, builds
+assert len(builds) == (2 if d._python_include() else 1), builds
 print("ok")
 """
         with tempfile.TemporaryDirectory() as tmp:

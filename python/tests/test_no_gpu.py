@@ -271,7 +271,7 @@ class NativeBuildWithoutTorch(unittest.TestCase):
             f.write(f"""#!/bin/sh
 [ "$1" = --version ] && {{ echo stand-in 1; exit 0; }}
 echo "$@" >> {self.calls}
-case "$*" in *tensor_reader.cpp*) [ -n "$FAIL_READER" ] && {{ echo "tensor_reader.cpp:9: error: no" >&2; exit 1; }};; esac
+case "$*" in *tensor_reader.cpp*) [ -n "$FAIL_READER" ] && {{ echo "$FAIL_READER" >&2; exit 1; }};; esac
 [ -n "$FAIL_ALL" ] && {{ echo "dispatch.cpp:1: error: no" >&2; exit 1; }}
 while [ $# -gt 0 ]; do [ "$1" = -o ] && : > "$2"; shift; done
 """)
@@ -309,19 +309,25 @@ while [ $# -gt 0 ]; do [ "$1" = -o ] && : > "$2"; shift; done
         self.assertEqual(self.d._build(self.torch), path)
         self.assertEqual(len(self.compiles()), 1, "the second build ran the compiler")
 
-    def test_a_reader_that_fails_to_compile_leaves_the_dispatch(self):
+    def test_a_failed_build_with_the_reader_leaves_the_dispatch(self):
         self.d._python_include = lambda: self.tmp.name
-        os.environ["FAIL_READER"] = "1"
-        path = self.d._build(self.torch)
-        self.assertTrue(path.endswith("-noreader.so"), path)
-        self.assertTrue(self.d._reader_reason.startswith("the tensor reader did not compile"))
-        self.assertIn("tensor_reader.cpp:9: error", self.d._reader_reason)
-        first, second = self.compiles()
-        self.assertIn("tensor_reader.cpp", first)
-        self.assertNotIn("tensor_reader.cpp", second)
-        self.assertEqual(self.d._build(self.torch), path)
-        self.assertEqual(len(self.compiles()), 2, "the second build ran the compiler")
-        self.assertIn("an earlier build", self.d._reader_reason)
+        # A compile error in the reader's source, and a link error that names no source.
+        for message in ("tensor_reader.cpp:9: error: no", "ld: cannot find -ltorch_python"):
+            with self.subTest(message=message):
+                os.environ["GEMM_AOT_DISPATCH_CACHE"] = os.path.join(self.tmp.name, message[:2])
+                if os.path.exists(self.calls):
+                    os.unlink(self.calls)
+                os.environ["FAIL_READER"] = message
+                path = self.d._build(self.torch)
+                self.assertTrue(path.endswith("-noreader.so"), path)
+                self.assertTrue(self.d._reader_reason.startswith("the build with the tensor reader failed"))
+                self.assertIn(message, self.d._reader_reason)
+                first, second = self.compiles()
+                self.assertIn("tensor_reader.cpp", first)
+                self.assertNotIn("tensor_reader.cpp", second)
+                self.assertEqual(self.d._build(self.torch), path)
+                self.assertEqual(len(self.compiles()), 2, "the second build ran the compiler")
+                self.assertIn("an earlier build", self.d._reader_reason)
 
     def test_without_pythons_headers_the_dispatch_is_built_alone(self):
         self.d._python_include = lambda: None
@@ -331,12 +337,47 @@ while [ $# -gt 0 ]; do [ "$1" = -o ] && : > "$2"; shift; done
         (call,) = self.compiles()
         self.assertNotIn("tensor_reader.cpp", call)
 
-    def test_another_failure_is_raised_after_one_compile(self):
+    def test_a_failure_without_the_reader_too_is_raised(self):
         self.d._python_include = lambda: self.tmp.name
         os.environ["FAIL_ALL"] = "1"
         with self.assertRaisesRegex(RuntimeError, "dispatch.cpp:1: error"):
             self.d._build(self.torch)
-        self.assertEqual(len(self.compiles()), 1)
+        first, second = self.compiles()
+        self.assertNotIn("tensor_reader.cpp", second)
+
+    def test_a_library_without_the_reader_loads_and_the_fast_path_says_why(self):
+        """A library built without the reader (here a stand-in with the dispatch's entry
+        points alone) loads; the fast path then reads as before, and says why."""
+        import shutil
+        import subprocess
+
+        from gemm_aot import _fastpath
+
+        cc = shutil.which("cc") or shutil.which("gcc")
+        if cc is None:
+            self.skipTest("no C compiler to build the stand-in library")
+        src, lib = os.path.join(self.tmp.name, "stub.c"), os.path.join(self.tmp.name, "stub.so")
+        with open(src, "w") as f:
+            f.write("""#include <stdint.h>
+uint32_t gemm_aot_dispatch_abi(void) { return 1; }
+int32_t gemm_aot_dispatch_register(const void* api, const char* key) { return 1; }
+void gemm_aot_dispatch_unregister(void) {}
+void gemm_aot_dispatch_counts(uint64_t* out) { out[0] = out[1] = 0; }
+const char* gemm_aot_dispatch_error(void) { return "stand-in"; }
+""")
+        subprocess.run([cc, "-shared", "-fPIC", src, "-o", lib], check=True)
+        saved = (self.d._build, self.d._lib, self.d._failed, self.d._reason, _fastpath.reader)
+        try:
+            self.d._build, self.d._lib, self.d._failed = (lambda torch: lib), None, False
+            self.d._reader_reason = "built in"  # what a build with the reader would say
+            self.assertIsNotNone(self.d.load(self.torch))
+            self.assertEqual(self.d.reader_status(), "the library has no tensor reader")
+            self.assertIsNone(self.d.reader_addresses())
+            _fastpath._install_reader(self.torch)
+            self.assertEqual(_fastpath.reader, "not in the native library: the library has no tensor reader")
+            self.assertEqual(_native.torch_reader_installed(), (False, False))
+        finally:
+            self.d._build, self.d._lib, self.d._failed, self.d._reason, _fastpath.reader = saved
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 // gemm_aot's tensor reader: a plain torch tensor's address, sizes, strides, dtype and device
 // read off its at::Tensor in C++, where the native fast path (python/src/torch_fast.rs) would
 // otherwise export it through DLPack (0.22 us a tensor from Python, three a call), and torch's
-// current stream read in C++ rather than through a Python call. gemm_aot/_reader.py builds it
-// on first use against the torch installed (c++ -shared, with torch's and Python's headers),
-// checks what it reads against the attribute reads, and only then hands its functions to the
-// native module (python/src/tensor_reader.rs).
+// current stream read in C++ rather than through a Python call. gemm_aot/_dispatch.py builds it
+// into the native dispatch's library on first use against the torch installed (with torch's and
+// Python's headers); gemm_aot/_fastpath.py checks what it reads against the attribute reads and
+// only then hands its functions to the native module (python/src/tensor_reader.rs).
 //
 // The object is a Python tensor whose type is exactly torch.Tensor or torch.nn.Parameter (the
 // caller checks that, and holds the GIL): its at::Tensor is torch's own THPVariable_Unpack,
@@ -33,7 +33,7 @@ int32_t dtype_code(at::ScalarType t) {
 
 extern "C" {
 
-// The version of these functions' contract; gemm_aot/_reader.py checks it.
+// The version of these functions' contract; gemm_aot/_dispatch.py checks it.
 uint32_t gemm_aot_reader_abi(void) { return 1; }
 
 // Reads `obj` (see above) into `out`: 0 when it is a strided CUDA tensor (with `host`, a CPU
