@@ -145,10 +145,10 @@ def _build(torch):
     if python_include is not None:
         builds.append((f"dispatch-{key}.so", ["-I", python_include, _SOURCE, _READER], ["-ltorch_python"]))
     builds.append((f"dispatch-{key}-noreader.so", [_SOURCE], []))
-    for name, _, _ in builds:
+    for name, sources, _ in builds:
         path = os.path.join(out_dir, name)
         if os.path.isfile(path):
-            _reader_reason = "built in" if name == builds[0][0] and python_include else _no_reader(python_include)
+            _reader_reason = "built in" if _READER in sources else _no_reader(python_include)
             return path
     os.makedirs(out_dir, exist_ok=True)
     print(f"gemm_aot: building the native dispatch for torch {torch.__version__} "

@@ -27,7 +27,8 @@ pub(crate) struct Reader {
 
 /// The stream function has not been compared with torch's answer yet.
 const UNCHECKED: u8 = 0;
-/// It gave torch's answer on its first call: it is used.
+/// It gave torch's answer (at installation, or on a call whose stream is not the default): it
+/// is used.
 const AGREED: u8 = 1;
 /// It did not: the stream is asked of torch from Python.
 const DISAGREED: u8 = 2;
@@ -152,16 +153,11 @@ pub fn torch_reader_installed() -> (bool, bool) {
 type ViewTuple = (u64, Vec<usize>, Vec<usize>, &'static str, usize, bool);
 
 fn tuple(v: &View) -> ViewTuple {
-    let dtype = match v.dtype {
-        gemm_runtime::Dtype::F32 => "f32",
-        gemm_runtime::Dtype::Bf16 => "bf16",
-        gemm_runtime::Dtype::F16 => "f16",
-    };
     (
         v.ptr,
         v.shape[..v.nd].to_vec(),
         v.stride[..v.nd].to_vec(),
-        dtype,
+        v.dtype.as_str(),
         v.device,
         v.in_storage,
     )
@@ -169,9 +165,8 @@ fn tuple(v: &View) -> ViewTuple {
 
 /// `t` as one read makes it (`None`: declined), for the reader's check and the tests: `how`
 /// is "fast" (what the fast path reads now), "reader" (the reader at `read`, else the
-/// installed one; plain tensors only), "export" (a DLPack export; plain tensors only) or
-/// "attributes". With `host`, a CPU tensor reads as on device 0. The same contract as
-/// [`torch_set_reader`] holds for `read`.
+/// installed one; plain tensors only) or "attributes". With `host`, a CPU tensor reads as on
+/// device 0. The same contract as [`torch_set_reader`] holds for `read`.
 #[pyfunction]
 #[pyo3(signature = (t, how, host=false, read=0))]
 pub fn torch_view(
@@ -189,7 +184,6 @@ pub fn torch_view(
     };
     let by = match how {
         "fast" => ReadBy::Fast,
-        "export" => ReadBy::Export,
         "attributes" => ReadBy::Attributes,
         "reader" => {
             // SAFETY: the function's documented contract.
@@ -203,7 +197,7 @@ pub fn torch_view(
         }
         other => {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "how {other:?} is none of \"fast\", \"reader\", \"export\", \"attributes\""
+                "how {other:?} is none of \"fast\", \"reader\", \"attributes\""
             )))
         }
     };

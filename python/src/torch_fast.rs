@@ -144,9 +144,7 @@ pub(crate) enum ReadBy {
     /// The fast path's way: a plain tensor through the installed reader
     /// ([`crate::tensor_reader`]), else through one export; any other by its attributes.
     Fast,
-    /// A plain tensor through one DLPack export (`None` for any other).
-    Export,
-    /// Attribute by attribute.
+    /// Attribute by attribute (what the reader's check compares it with).
     Attributes,
 }
 
@@ -157,30 +155,21 @@ pub(crate) fn read_view(
     host: bool,
     by: ReadBy,
 ) -> Option<View> {
-    let py = t.py();
-    let plain = is_plain(refs, t);
-    if by == ReadBy::Fast && plain {
+    if by == ReadBy::Fast && is_plain(refs, t) {
         if let Some(reader) = crate::tensor_reader::installed() {
             // torch's own sizes and strides, as the attributes give them.
             return reader.view(t, host);
         }
-    }
-    if by != ReadBy::Attributes && plain {
         if let Some((to_dlpack, _)) = &refs.export {
-            match view_exported(refs, to_dlpack.bind(py), t, host) {
+            match view_exported(refs, to_dlpack.bind(t.py()), t, host) {
                 // The export may report the stride of a dimension of fewer than two elements as
                 // 1. In a matrix such a stride moves no address, but an empty dimension can
                 // change the layout read (k = 0), and a bmm's batch of one its batch stride:
                 // those tensors are read by their attributes.
-                Some(v)
-                    if by == ReadBy::Fast
-                        && (v.shape[..v.nd].contains(&0) || (v.nd == 3 && v.shape[0] == 1)) => {}
+                Some(v) if v.shape[..v.nd].contains(&0) || (v.nd == 3 && v.shape[0] == 1) => {}
                 other => return other,
             }
         }
-    }
-    if by == ReadBy::Export {
-        return None;
     }
     view_attributes(refs, t, host)
 }
@@ -230,8 +219,8 @@ fn negated(t: &Bound<'_, PyAny>) -> Option<bool> {
         .ok()
 }
 
-/// Whether `t`'s type is exactly one the fast path reads by export (`torch.Tensor`,
-/// `torch.nn.Parameter`).
+/// Whether `t`'s type is exactly one the fast path reads off torch's own tensor, through the
+/// tensor reader or one export (`torch.Tensor`, `torch.nn.Parameter`).
 pub(crate) fn is_plain(refs: &TorchRefs, t: &Bound<'_, PyAny>) -> bool {
     let ty = t.get_type();
     refs.export
