@@ -1,15 +1,20 @@
 // Kind `mma_decode_tma` (small m) of the tensor-core policy, contracts tc-k16 and the chunked
-// tc-k16-c512 (docs/tensor-core.md §1, §9).
+// tc-k16-c512 for bf16 and f16, tc-tf32-k8 and tc-tf32-k8-c512 for f32 read as TF32
+// (docs/tensor-core.md §1, §9, §10).
 //
 // A CTA computes 16 rows (blockIdx.x: m tile) x Cfg::N columns (blockIdx.y: n tile) of C. One
-// producer warp (the last) issues TMA loads of A (16 rows x 64 k) and B (64 k x N) into a
-// STAGES-deep ring (full/empty mbarriers); N / 8 consumer warps each own an n8 column group and
-// run mma.sync m16n8k16 with fragments from ldmatrix (transposed where the operand is MN-major).
-// TMA zero-fills past m, n and k, so padded steps add nothing.
-//  * tc-k16 (Cfg::kChunk == 0): every output element is one f32 accumulator from +0 over the
-//    k16 steps of all of K in ascending order. Same bits as wgmma_tma_gemm and mma_gemm.
+// producer warp (the last) issues TMA loads of A (16 rows x K k) and B (K k x N) into a
+// STAGES-deep ring (full/empty mbarriers); a stage's rows are 128 bytes of k (64 halves or 32
+// floats). N / 8 consumer warps each own an n8 column group and run mma.sync m16n8k16 (halves)
+// or m16n8k8 .tf32 (floats, each operand truncated in the register the mma reads) with
+// fragments from ldmatrix (transposed where a 16-bit operand is MN-major; nn's n-contiguous
+// TF32 B by 32-bit loads at the swizzled address, as ldmatrix's transpose moves 16-bit
+// elements only). TMA zero-fills past m, n and k, so padded steps add nothing.
+//  * unchunked (Cfg::kChunk == 0): every output element is one f32 accumulator from +0 over the
+//    k16 (k8 on TF32) steps of all of K in ascending order. Same bits as wgmma_tma_gemm and
+//    mma_gemm (wgmma_tf32_gemm and mma_async_gemm on TF32).
 //  * chunked (Cfg::kChunk > 0): K is cut into chunks of kChunk k (whole stages); each chunk is
-//    its own k16 chain from +0 and the chunks are folded from +0 in ascending order.
+//    its own step chain from +0 and the chunks are folded from +0 in ascending order.
 //    SPLIT_K == 1: the CTA runs every chunk and folds in registers. SPLIT_K > 1: a cluster of
 //    SPLIT_K CTAs along z (blockIdx.z = rank) shares the tile: rank r runs chunks r, r + S, ...
 //    and leaves each chunk's partial sums in one of its SLOTS shared-memory slots; after a
@@ -25,9 +30,9 @@
 // was still in flight, and the refill could land before that read (wrong results under
 // compute-sanitizer memcheck and beside kernels of other streams; docs/timing.md).
 //
-// Shared layouts (each stage 1024-byte aligned, swizzle as the tensor maps say):
-//   A [m, k] (nn, nt): 16 rows x 128 B, 128B swizzle     A [k, m] (tn): 64 rows x 32 B, 32B swizzle
-//   B [k, n] (nn, tn): 64 rows x 2N B, 2N-byte swizzle   B [n, k] (nt): N rows x 128 B, 128B swizzle
+// Shared layouts (each stage 1024-byte aligned, swizzle as the tensor maps say; E bytes an element):
+//   A [m, k] (nn, nt): 16 rows x 128 B, 128B swizzle     A [k, m] (tn, halves): 64 rows x 32 B, 32B swizzle
+//   B [k, n] (nn, tn): K rows x E*N B, E*N-byte swizzle  B [n, k] (nt): N rows x 128 B, 128B swizzle
 //   then the mbarriers, then (SPLIT_K > 1) SLOTS partial tiles of 16 x N f32, row-major.
 //
 // Launch: grid (ceil(m / 16), ceil(n / N), SPLIT_K), cluster (1, 1, SPLIT_K) when SPLIT_K > 1,
@@ -59,6 +64,9 @@ struct mma_decode_tma {
     static constexpr int kChunk = Cfg::kChunk;  // 0: one chain over K (tc-k16)
     static constexpr int kSplit = Cfg::SPLIT_K, kSlots = Cfg::SLOTS;
     static constexpr int kPartialBytes = Cfg::kPartialBytes;
+    static constexpr bool kTf32 = sizeof(TAB) == 4;  // f32 operands read as TF32: m16n8k8 steps
+    static constexpr int kStepK = Cfg::kStepK;       // k of one mma (16, or 8 on TF32)
+    static constexpr int kRowBytes = BK * (int)sizeof(TAB);  // a K-major stage row
 
     // The layout against the numbers the generator delivers from the manifest
     // (mma/mma_decode_tma.toml): the carve of shared memory, one consumer warp per 8 columns
@@ -71,7 +79,8 @@ struct mma_decode_tma {
                       Cfg::kABoxInner == (kAKMajor ? BK : BM) && Cfg::kABoxOuter == (kAKMajor ? BM : BK) &&
                       Cfg::kSwizzleA == (kAKMajor ? 128 : 32) &&
                       Cfg::kBBoxInner == (kBKMajor ? BK : BN) && Cfg::kBBoxOuter == (kBKMajor ? BN : BK) &&
-                      Cfg::kSwizzleB == (kBKMajor ? 128 : 2 * BN),
+                      Cfg::kSwizzleB == (kBKMajor ? 128 : BN * (int)sizeof(TAB)) && kRowBytes == 128 &&
+                      kStepK == (kTf32 ? 8 : 16) && (!kTf32 || kAKMajor),
                   "mma_decode_tma: its layout does not match the config the generator delivered");
 
     // Chunk ch is the stages [ch * per, min(nk, (ch + 1) * per)); the producer and every
@@ -142,10 +151,12 @@ struct mma_decode_tma {
                 GEMM_PERTURB(kPerturbConsumerRead, kb);
                 const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
 #pragma unroll
-                for (int kk = 0; kk < BK / 16; ++kk) {  // ascending k16 steps
+                for (int kk = 0; kk < BK / kStepK; ++kk) {  // ascending k16 (TF32: k8) steps, 32 B of k each
                     uint32_t a0, a1, a2, a3, b0, b1;
                     if constexpr (kAKMajor) {
-                        // matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15); 128B swizzle: chunk ^= row % 8
+                        // matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15; TF32: k 0-3 | 4-7, a float being
+                        // two b16 of an ldmatrix row, so a lane gets (row g, k q) as m16n8k8 reads it);
+                        // 128B swizzle: chunk ^= row % 8
                         const int row = r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
                         ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
                     } else {
@@ -155,16 +166,34 @@ struct mma_decode_tma {
                         ldsm_x4_trans(a + krow * 32 + ((mc ^ ((krow >> 2) & 1)) << 4), a0, a1, a2, a3);
                     }
                     if constexpr (kBKMajor) {
-                        // n rows of 64 k (128 B): matrices k 0-7 | 8-15 of rows 8 * warp ..; 128B swizzle
+                        // n rows of 128 B of k: matrices k 0-7 | 8-15 (TF32: 0-3 | 4-7) of rows 8 * warp ..;
+                        // 128B swizzle
                         const int nrow = warp * 8 + r8, kc = kk * 2 + (mat & 1);
                         ldsm_x2(b + nrow * 128 + ((kc ^ (nrow & 7)) << 4), b0, b1);
+                    } else if constexpr (kTf32) {
+                        // k rows of N floats (4N bytes): b0 (k q, n g), b1 (k q + 4, n g) of the warp's
+                        // 8 columns, one 32-bit load each at the swizzled address (address bits [4,7)
+                        // ^= [7,10), as many bits as the 4N-byte swizzle has)
+                        constexpr int RB = BN * 4;
+                        const int g = lane / 4, q = lane % 4, col = 8 * warp + g;
+                        const int k0 = kk * 8 + q, k1 = k0 + 4;
+                        b0 = ld_shared_b32(b + k0 * RB + ((((col >> 2) ^ ((k0 * RB) >> 7)) & (RB / 16 - 1)) << 4) +
+                                           4 * (col & 3));
+                        b1 = ld_shared_b32(b + k1 * RB + ((((col >> 2) ^ ((k1 * RB) >> 7)) & (RB / 16 - 1)) << 4) +
+                                           4 * (col & 3));
                     } else {
                         // k rows of N (2N bytes): lanes 0-15 give k rows 0..15; swizzle XORs address bits [4,7) with [7,10)
                         constexpr int RB = BN * 2, SWM = RB == 128 ? 7 : RB == 64 ? 3 : 1;
                         const int krow = kk * 16 + (lane % 16);
                         ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), b0, b1);
                     }
-                    mma_m16n8k16<TAB>(c, a0, a1, a2, a3, b0, b1);
+                    if constexpr (kTf32) {
+                        constexpr uint32_t kTf32Mask = 0xffffe000u;  // the contract's truncation
+                        mma_m16n8k8_tf32(c, a0 & kTf32Mask, a1 & kTf32Mask, a2 & kTf32Mask, a3 & kTf32Mask,
+                                         b0 & kTf32Mask, b1 & kTf32Mask);
+                    } else {
+                        mma_m16n8k16<TAB>(c, a0, a1, a2, a3, b0, b1);
+                    }
                 }
                 GEMM_PERTURB(kPerturbConsumerRelease, kb);
                 // The stage was read by ldmatrix (generic proxy) and the next TMA load (async proxy)
