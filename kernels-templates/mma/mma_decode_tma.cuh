@@ -71,7 +71,7 @@ struct mma_decode_tma {
     // The layout against the numbers the generator delivers from the manifest
     // (mma/mma_decode_tma.toml): the carve of shared memory, one consumer warp per 8 columns
     // and a producer warp, the boxes the TMA loads and the ldmatrix addressing assume (A and B
-    // as stored: a K-major operand in 128-byte swizzled rows of 64 k), the tier's cap.
+    // as stored: a K-major operand in 128-byte swizzled rows of k, 64 halves or 32 floats), the tier's cap.
     static_assert(kSharedBytes == kStages * (kABytes + kBBytes) + 2 * kStages * 8 + kPartialBytes + 1024 &&
                       kPartialBytes == (kSplit > 1 ? kSlots * BM * BN * 4 : 0) && kChunk % BK == 0 &&
                       (kSplit == 1 || kChunk > 0) && (BM * BN) % kSplit == 0 &&
