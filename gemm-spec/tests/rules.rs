@@ -1672,6 +1672,39 @@ fn mma_decode_tma_limits() {
     assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), format!("sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs stages >= 2 && stages <= 16 (stages = 17): the TMA ring needs a stage loading while another is consumed, and the template supports at most 16 ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"stages >= 2 && stages <= 16\"")).as_str());
 }
 
+/// The decode template's TF32 rules: tn's m-contiguous A goes through transposing ldmatrix,
+/// which moves 16-bit elements only, and TF32 stores f32.
+#[test]
+fn mma_decode_tma_tf32_limits() {
+    let shared = format!(
+        "{TC_SHARED}\n[instruction.mmatf32]\nshape = {{ m = 16, n = 8, k = 8 }}\nmin_compute_capability = [9, 0]\n\n[contract.tc-tf32-k8]\ndoc = \"k8 steps of TF32\"\n\n[family.dec32]\ntemplate = \"mma_decode_tma\"\ncontract = \"tc-tf32-k8\"\npolicy = \"tensor-core\"\nabi = \"TcGemmArgs\"\ninstruction = \"mmatf32\"\nvariants.nn = [\"f32.f32.f32\", \"f32.bf16.f32\"]\nvariants.tn = [\"f32.f32.f32\"]\n"
+    );
+    let tier = TC_TIER.replacen(
+        "families = [\"wide\", \"dec\", \"plain\", \"other\"]\n",
+        "families = [\"wide\", \"dec\", \"plain\", \"other\", \"dec32\"]\n\n[[tile]]\nfamily = \"dec32\"\nname = \"d32\"\nm = 16\nn = 16\nk = 32\nstages = 8\n",
+        1,
+    );
+    let errors = match load(&shared, &tier) {
+        Ok(_) => panic!("a TF32 tn variant and a bf16 TF32 output validated"),
+        Err(e) => e,
+    };
+    assert_eq!(
+        errors,
+        [
+            format!("sm90a.toml:9: tile dec32.d32 16x16x32: template mma_decode_tma needs ab_bytes == 4 ? c_bytes == 4 : true (ab_bytes = 4, c_bytes = 2, variant nn f32.bf16.f32): TF32 kernels store f32 C ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"ab_bytes == 4 ? c_bytes == 4 : true\"")),
+            format!("sm90a.toml:9: tile dec32.d32 16x16x32: template mma_decode_tma needs ab_bytes == 2 || a_k_major (ab_bytes = 4, a_k_major = false, variant tn f32.f32.f32): tn's A (m-contiguous) is read by transposing ldmatrix, which moves 16-bit elements only ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"ab_bytes == 2 || a_k_major\"")),
+        ]
+    );
+    // Without the two variants the same TF32 family and tile validate.
+    let ok = shared
+        .replace(
+            "variants.nn = [\"f32.f32.f32\", \"f32.bf16.f32\"]",
+            "variants.nn = [\"f32.f32.f32\"]",
+        )
+        .replace("variants.tn = [\"f32.f32.f32\"]\n", "");
+    load(&ok, &tier).unwrap_or_else(|e| panic!("{e:?}"));
+}
+
 #[test]
 fn mma_gemm_limits() {
     assert_one(tc_errors(false, "m = 64\nn = 64\nk = 32\nstages = 2\n", "m = 48\nn = 64\nk = 32\nstages = 2\n"), format!("sm90a.toml:27: tile plain.p 48x64x32: template mma_gemm needs m % (16 * warps_m) == 0 (m = 48, warps_m = 2): each warp covers whole 16-row mma.sync fragments ({})", support::block_at("mma/mma_gemm.toml", "rule = \"m % (16 * warps_m) == 0\"")).as_str());

@@ -162,7 +162,6 @@ struct mma_async_gemm {
         asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(tile + Tile::offset(row, col / kVec) + (col % kVec) * 4));
         return v;
     }
-    __device__ __forceinline__ static uint32_t tf32(uint32_t bits) { return bits & 0xffffe000u; }
 
     // One k8 step `kk` of a stage of f32 operands for this warp (m16n8k8 .tf32 fragments, PTX ISA:
     // a0 (g, q), a1 (g+8, q), a2 (g, q+4), a3 (g+8, q+4); b0 (k q, n g), b1 (k q+4, n g)).
@@ -183,7 +182,7 @@ struct mma_async_gemm {
                 af[i][3] = ld_elem<ATile>(sa, k + 4, mb + g + 8);
             }
 #pragma unroll
-            for (int r = 0; r < 4; ++r) af[i][r] = tf32(af[i][r]);
+            for (int r = 0; r < 4; ++r) af[i][r] = tf32_bits(af[i][r]);
         }
 #pragma unroll
         for (int j = 0; j < NI; j += 2) {
@@ -199,8 +198,8 @@ struct mma_async_gemm {
             }
 #pragma unroll
             for (int r = 0; r < 2; ++r) {
-                bf[j][r] = tf32(bf[j][r]);
-                bf[j + 1][r] = tf32(bf[j + 1][r]);
+                bf[j][r] = tf32_bits(bf[j][r]);
+                bf[j + 1][r] = tf32_bits(bf[j + 1][r]);
             }
         }
 #pragma unroll

@@ -175,12 +175,12 @@ struct mma_decode_tma {
                         // 8 columns, one 32-bit load each at the swizzled address (address bits [4,7)
                         // ^= [7,10), as many bits as the 4N-byte swizzle has)
                         constexpr int RB = BN * 4;
-                        const int g = lane / 4, q = lane % 4, col = 8 * warp + g;
-                        const int k0 = kk * 8 + q, k1 = k0 + 4;
-                        b0 = ld_shared_b32(b + k0 * RB + ((((col >> 2) ^ ((k0 * RB) >> 7)) & (RB / 16 - 1)) << 4) +
-                                           4 * (col & 3));
-                        b1 = ld_shared_b32(b + k1 * RB + ((((col >> 2) ^ ((k1 * RB) >> 7)) & (RB / 16 - 1)) << 4) +
-                                           4 * (col & 3));
+                        const int col = 8 * warp + lane / 4, k0 = kk * 8 + lane % 4;
+                        auto at = [&](int kr) {  // (k kr, n col): its 16-byte chunk swizzled with kr's row
+                            return b + kr * RB + ((((col >> 2) ^ ((kr * RB) >> 7)) & (RB / 16 - 1)) << 4) + 4 * (col & 3);
+                        };
+                        b0 = ld_shared_u32(at(k0));
+                        b1 = ld_shared_u32(at(k0 + 4));
                     } else {
                         // k rows of N (2N bytes): lanes 0-15 give k rows 0..15; swizzle XORs address bits [4,7) with [7,10)
                         constexpr int RB = BN * 2, SWM = RB == 128 ? 7 : RB == 64 ? 3 : 1;
@@ -188,9 +188,8 @@ struct mma_decode_tma {
                         ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), b0, b1);
                     }
                     if constexpr (kTf32) {
-                        constexpr uint32_t kTf32Mask = 0xffffe000u;  // the contract's truncation
-                        mma_m16n8k8_tf32(c, a0 & kTf32Mask, a1 & kTf32Mask, a2 & kTf32Mask, a3 & kTf32Mask,
-                                         b0 & kTf32Mask, b1 & kTf32Mask);
+                        mma_m16n8k8_tf32(c, tf32_bits(a0), tf32_bits(a1), tf32_bits(a2), tf32_bits(a3), tf32_bits(b0),
+                                         tf32_bits(b1));
                     } else {
                         mma_m16n8k16<TAB>(c, a0, a1, a2, a3, b0, b1);
                     }

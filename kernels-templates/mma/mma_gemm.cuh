@@ -88,7 +88,7 @@ struct mma_gemm {
     }
     // TF32 truncation of contract tc-tf32-k8: the low 13 mantissa bits cleared.
     __device__ __forceinline__ static Raw operand_bits(Raw x) {
-        if constexpr (kTf32) return x & 0xffffe000u;
+        if constexpr (kTf32) return tf32_bits(x);
         else return x;
     }
     __device__ __forceinline__ static void store(Raw* As, Raw* Bs, const Raw (&ra)[kLoadsA],

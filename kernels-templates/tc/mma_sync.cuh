@@ -20,12 +20,6 @@ __device__ __forceinline__ void ldsm_x2(uint32_t addr, uint32_t& r0, uint32_t& r
 __device__ __forceinline__ void ldsm_x2_trans(uint32_t addr, uint32_t& r0, uint32_t& r1) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];" : "=r"(r0), "=r"(r1) : "r"(addr) : "memory");
 }
-// One 32-bit element of shared memory (a TF32 fragment entry ldmatrix cannot transpose).
-__device__ __forceinline__ uint32_t ld_shared_b32(uint32_t addr) {
-    uint32_t v;
-    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
-    return v;
-}
 // Four 8 x 8 b16 matrices to shared memory: register i of lane l holds row l / 4, columns
 // 2 (l % 4) .. + 1 of matrix i; lanes 8i .. 8i + 7 give the row addresses of matrix i.
 __device__ __forceinline__ void stsm_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {

@@ -67,6 +67,12 @@ __device__ __forceinline__ void mbar_wait_acquire_cluster(uint32_t bar, uint32_t
                      : "=r"(done) : "r"(bar), "r"(parity) : "memory");
     } while (!done);
 }
+// The 32 bits at shared offset `addr` (a TF32 fragment entry no ldmatrix can deliver).
+__device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
+    uint32_t v;
+    asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
+    return v;
+}
 __device__ __forceinline__ void st_shared_f32(uint32_t addr, float v) {
     asm volatile("st.shared.f32 [%0], %1;" ::"r"(addr), "f"(v) : "memory");
 }

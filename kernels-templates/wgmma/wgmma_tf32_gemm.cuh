@@ -471,11 +471,4 @@ struct wgmma_tf32_gemm {
 #pragma unroll
             for (int i = 0; i < 4; ++i) asm volatile("" : "+r"(f[kk][i])::"memory");
     }
-    __device__ __forceinline__ static uint32_t ld_shared_u32(uint32_t addr) {
-        uint32_t v;
-        asm volatile("ld.shared.b32 %0, [%1];" : "=r"(v) : "r"(addr) : "memory");
-        return v;
-    }
-    // The contract's TF32 of an f32: the low 13 mantissa bits cleared.
-    __device__ __forceinline__ static uint32_t tf32_bits(uint32_t x) { return x & 0xffffe000u; }
 };
