@@ -2,11 +2,13 @@
 // tc-k16-c512 for bf16 and f16, tc-tf32-k8 and tc-tf32-k8-c512 for f32 read as TF32
 // (docs/tensor-core.md §1, §9, §10).
 //
-// A CTA computes 16 rows (blockIdx.x: m tile) x Cfg::N columns (blockIdx.y: n tile) of C. One
-// producer warp (the last) issues TMA loads of A (16 rows x K k) and B (K k x N) into a
-// STAGES-deep ring (full/empty mbarriers); a stage's rows are 128 bytes of k (64 halves or 32
-// floats). N / 8 consumer warps each own an n8 column group and run mma.sync m16n8k16 (halves)
-// or m16n8k8 .tf32 (floats, each operand truncated in the register the mma reads) with
+// A CTA computes Cfg::M rows (16, 32 or 64; blockIdx.x: m tile) x Cfg::N columns (blockIdx.y:
+// n tile) of C. One producer warp (the last) issues TMA loads of A (M rows x K k) and B (K k x N)
+// into a STAGES-deep ring (full/empty mbarriers); a stage's rows are 128 bytes of k (64 halves or
+// 32 floats). N / 8 consumer warps each own an n8 column group over all M rows: M / 16 mma.sync
+// m16n8k16 (halves) or m16n8k8 .tf32 (floats, each operand truncated in the register the mma
+// reads) a k step, one per row tile, against the one B fragment (independent chains, and B read
+// from memory once for M rows rather than once for each 16), with
 // fragments from ldmatrix (transposed where a 16-bit operand is MN-major; nn's n-contiguous
 // TF32 B by 32-bit loads at the swizzled address, as ldmatrix's transpose moves 16-bit
 // elements only). TMA zero-fills past m, n and k, so padded steps add nothing.
@@ -31,14 +33,14 @@
 // compute-sanitizer memcheck and beside kernels of other streams; docs/timing.md).
 //
 // Shared layouts (each stage 1024-byte aligned, swizzle as the tensor maps say; E bytes an element):
-//   A [m, k] (nn, nt): 16 rows x 128 B, 128B swizzle     A [k, m] (tn, halves): 64 rows x 32 B, 32B swizzle
+//   A [m, k] (nn, nt): M rows x 128 B, 128B swizzle      A [k, m] (tn, halves): 64 rows x 2M B, 2M-byte swizzle
 //   B [k, n] (nn, tn): K rows x E*N B, E*N-byte swizzle  B [n, k] (nt): N rows x 128 B, 128B swizzle
-//   then the mbarriers, then (SPLIT_K > 1) SLOTS partial tiles of 16 x N f32, row-major.
+//   then the mbarriers, then (SPLIT_K > 1) SLOTS partial tiles of M x N f32, row-major.
 //
-// Launch: grid (ceil(m / 16), ceil(n / N), SPLIT_K), cluster (1, 1, SPLIT_K) when SPLIT_K > 1,
+// Launch: grid (ceil(m / M), ceil(n / N), SPLIT_K), cluster (1, 1, SPLIT_K) when SPLIT_K > 1,
 // kThreads threads, dynamic shared memory kSharedBytes:
-//   kSharedBytes = STAGES * (16*K + K*N) * sizeof(TAB) + 2 * STAGES * 8 (mbarriers)
-//                + kPartialBytes (SLOTS * 16 * N * 4 when split) + 1024 (alignment slack).
+//   kSharedBytes = STAGES * (M*K + K*N) * sizeof(TAB) + 2 * STAGES * 8 (mbarriers)
+//                + kPartialBytes (SLOTS * M * N * 4 when split) + 1024 (alignment slack).
 // A split takes K up to kMaxK = SPLIT_K * SLOTS * kChunk (routes are bounded by it; more traps).
 #pragma once
 #include <cstdint>
@@ -67,6 +69,8 @@ struct mma_decode_tma {
     static constexpr bool kTf32 = sizeof(TAB) == 4;  // f32 operands read as TF32: m16n8k8 steps
     static constexpr int kStepK = Cfg::kStepK;       // k of one mma (16, or 8 on TF32)
     static constexpr int kRowBytes = BK * (int)sizeof(TAB);  // a K-major stage row
+    static constexpr int kRowTiles = BM / 16;  // m16 row tiles a consumer warp runs
+    static constexpr int kARowBytes = BM * (int)sizeof(TAB);  // tn: a k row of A (m-contiguous)
 
     // The layout against the numbers the generator delivers from the manifest
     // (mma/mma_decode_tma.toml): the carve of shared memory, one consumer warp per 8 columns
@@ -77,7 +81,7 @@ struct mma_decode_tma {
                       (kSplit == 1 || kChunk > 0) && (BM * BN) % kSplit == 0 &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kWarps * 8 == BN && kThreads == 32 * kWarps + 32 &&
                       Cfg::kABoxInner == (kAKMajor ? BK : BM) && Cfg::kABoxOuter == (kAKMajor ? BM : BK) &&
-                      Cfg::kSwizzleA == (kAKMajor ? 128 : 32) &&
+                      Cfg::kSwizzleA == (kAKMajor ? 128 : kARowBytes) && BM % 16 == 0 && kRowTiles <= 4 &&
                       Cfg::kBBoxInner == (kBKMajor ? BK : BN) && Cfg::kBBoxOuter == (kBKMajor ? BN : BK) &&
                       Cfg::kSwizzleB == (kBKMajor ? 128 : BN * (int)sizeof(TAB)) && kRowBytes == 128 &&
                       kStepK == (kTf32 ? 8 : 16) && (!kTf32 || kAKMajor),
@@ -135,15 +139,15 @@ struct mma_decode_tma {
             if constexpr (kSplit > 1) fold_split(p, sP0, rank, nchunks, m0, n0);
             return;
         }
-        // Consumer warp `warp`: columns n0 + 8 * warp .. + 7, all 16 rows.
-        float total[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+        // Consumer warp `warp`: columns n0 + 8 * warp .. + 7, all M rows (row tile r: rows 16r ..).
+        float total[kRowTiles][4] = {};
         int s = 0;
         uint32_t ph = 0;
         const int mat = lane / 8, r8 = lane % 8;
         const int prow = lane / 4, pcol = 8 * warp + 2 * (lane % 4);  // this lane's fragment in the tile
         int slot = 0;
         for (int ch = rank; ch < nchunks; ch += kSplit, ++slot) {
-            float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // the chunk's chain, from +0
+            float c[kRowTiles][4] = {};  // the chunk's chains, from +0
             const int kb_end = min(nk, (ch + 1) * per);
             for (int kb = ch * per; kb < kb_end; ++kb) {
                 GEMM_PERTURB(kPerturbConsumerWait, kb);
@@ -152,19 +156,7 @@ struct mma_decode_tma {
                 const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
 #pragma unroll
                 for (int kk = 0; kk < BK / kStepK; ++kk) {  // ascending k16 (TF32: k8) steps, 32 B of k each
-                    uint32_t a0, a1, a2, a3, b0, b1;
-                    if constexpr (kAKMajor) {
-                        // matrices (rows 0-7 | 8-15) x (k 0-7 | 8-15; TF32: k 0-3 | 4-7, a float being
-                        // two b16 of an ldmatrix row, so a lane gets (row g, k q) as m16n8k8 reads it);
-                        // 128B swizzle: chunk ^= row % 8
-                        const int row = r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
-                        ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
-                    } else {
-                        // k rows of 16 m (32 B); matrix (m 0-7 | 8-15) x (k 0-7 | 8-15), transposed;
-                        // 32B swizzle: address bit 4 ^= bit 7
-                        const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = mat & 1;
-                        ldsm_x4_trans(a + krow * 32 + ((mc ^ ((krow >> 2) & 1)) << 4), a0, a1, a2, a3);
-                    }
+                    uint32_t b0, b1;
                     if constexpr (kBKMajor) {
                         // n rows of 128 B of k: matrices k 0-7 | 8-15 (TF32: 0-3 | 4-7) of rows 8 * warp ..;
                         // 128B swizzle
@@ -187,11 +179,29 @@ struct mma_decode_tma {
                         const int krow = kk * 16 + (lane % 16);
                         ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), b0, b1);
                     }
-                    if constexpr (kTf32) {
-                        mma_m16n8k8_tf32(c, tf32_bits(a0), tf32_bits(a1), tf32_bits(a2), tf32_bits(a3), tf32_bits(b0),
-                                         tf32_bits(b1));
-                    } else {
-                        mma_m16n8k16<TAB>(c, a0, a1, a2, a3, b0, b1);
+#pragma unroll
+                    for (int r = 0; r < kRowTiles; ++r) {  // row tiles: independent chains, one B fragment
+                        uint32_t a0, a1, a2, a3;
+                        if constexpr (kAKMajor) {
+                            // matrices (rows 0-7 | 8-15 of tile r) x (k 0-7 | 8-15; TF32: k 0-3 | 4-7, a float
+                            // being two b16 of an ldmatrix row, so a lane gets (row g, k q) as m16n8k8 reads
+                            // it); 128B swizzle: chunk ^= row % 8
+                            const int row = 16 * r + r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
+                            ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
+                        } else {
+                            // k rows of M m (2M bytes); matrix (m 16r + 0-7 | 8-15) x (k 0-7 | 8-15),
+                            // transposed; the 2M-byte swizzle XORs address bits [4,7) with [7,10)
+                            constexpr int SWA = kARowBytes == 128 ? 7 : kARowBytes == 64 ? 3 : 1;
+                            const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = 2 * r + (mat & 1);
+                            ldsm_x4_trans(a + krow * kARowBytes + ((mc ^ (((krow * kARowBytes) >> 7) & SWA)) << 4), a0,
+                                          a1, a2, a3);
+                        }
+                        if constexpr (kTf32) {
+                            mma_m16n8k8_tf32(c[r], tf32_bits(a0), tf32_bits(a1), tf32_bits(a2), tf32_bits(a3),
+                                             tf32_bits(b0), tf32_bits(b1));
+                        } else {
+                            mma_m16n8k16<TAB>(c[r], a0, a1, a2, a3, b0, b1);
+                        }
                     }
                 }
                 GEMM_PERTURB(kPerturbConsumerRelease, kb);
@@ -202,14 +212,21 @@ struct mma_decode_tma {
             }
             if constexpr (kChunk == 0) {
 #pragma unroll
-                for (int i = 0; i < 4; ++i) total[i] = c[i];  // the one chain
+                for (int r = 0; r < kRowTiles; ++r)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) total[r][i] = c[r][i];  // the one chain
             } else if constexpr (kSplit == 1) {
 #pragma unroll
-                for (int i = 0; i < 4; ++i) total[i] = __fadd_rn(total[i], c[i]);  // ascending fold
+                for (int r = 0; r < kRowTiles; ++r)
+#pragma unroll
+                    for (int i = 0; i < 4; ++i) total[r][i] = __fadd_rn(total[r][i], c[r][i]);  // ascending fold
             } else {
                 float* part = reinterpret_cast<float*>(tc_smem_raw + (sP0 - tc_smem_u32(tc_smem_raw))) + slot * BM * BN;
-                *reinterpret_cast<float2*>(part + prow * BN + pcol) = make_float2(c[0], c[1]);
-                *reinterpret_cast<float2*>(part + (prow + 8) * BN + pcol) = make_float2(c[2], c[3]);
+#pragma unroll
+                for (int r = 0; r < kRowTiles; ++r) {
+                    *reinterpret_cast<float2*>(part + (16 * r + prow) * BN + pcol) = make_float2(c[r][0], c[r][1]);
+                    *reinterpret_cast<float2*>(part + (16 * r + prow + 8) * BN + pcol) = make_float2(c[r][2], c[r][3]);
+                }
             }
         }
         if constexpr (kSplit > 1) {
@@ -217,10 +234,14 @@ struct mma_decode_tma {
             return;
         }
         GEMM_PERTURB(kPerturbEpilogue, 0);
-        const int row = m0 + prow, col = n0 + pcol;
+        const int col = n0 + pcol;
         const bool vec = tc_pairs_aligned<TC>(p) && n0 + BN <= p.n;
-        tc_store_pair<TC>(p, row, col, total[0], total[1], vec);
-        tc_store_pair<TC>(p, row + 8, col, total[2], total[3], vec);
+#pragma unroll
+        for (int r = 0; r < kRowTiles; ++r) {
+            const int row = m0 + 16 * r + prow;
+            tc_store_pair<TC>(p, row, col, total[r][0], total[r][1], vec);
+            tc_store_pair<TC>(p, row + 8, col, total[r][2], total[r][3], vec);
+        }
     }
 
     // Split K, every thread of every CTA of the cluster: the ascending fold of the chunks'
