@@ -1666,10 +1666,59 @@ fn wgmma_tma_gemm_limits() {
 
 #[test]
 fn mma_decode_tma_limits() {
-    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 32\nn = 32\n"), format!("sm90a.toml:9: tile dec.d 32x32x64: template mma_decode_tma needs m == 16 (m = 32): a CTA computes the 16 rows of one mma.sync m16n8k16 (m16n8k8 on TF32) ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"m == 16\"")).as_str());
+    assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 48\nn = 32\n"), format!("sm90a.toml:9: tile dec.d 48x32x64: template mma_decode_tma needs m in [16, 32, 64] (m = 48): a consumer warp runs m / 16 row tiles of mma.sync m16n8k16 (m16n8k8 on TF32), one accumulator chain each, against the one B fragment; tn's A rows of m halves (48 * 2 bytes) must be a TMA swizzle width (32, 64 or 128) ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"m in [16, 32, 64]\"")).as_str());
     assert_one(tc_errors(false, "m = 16\nn = 32\n", "m = 16\nn = 24\n"), format!("sm90a.toml:9: tile dec.d 16x24x64: template mma_decode_tma needs n * ab_bytes in [32, 64, 128] (n = 24, ab_bytes = 2, variant nn bf16.bf16.f32): one consumer warp per 8 columns, and B stored [k, n] arrives in boxes of n-element rows whose n * 2 bytes must be a TMA swizzle width (32, 64 or 128) ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"n * ab_bytes in [32, 64, 128]\"")).as_str());
     assert_one(tc_errors(false, "n = 32\nk = 64\nstages = 8\n", "n = 32\nk = 32\nstages = 8\n"), format!("sm90a.toml:9: tile dec.d 16x32x32: template mma_decode_tma needs k * ab_bytes == 128 (k = 32, ab_bytes = 2, variant nn bf16.bf16.f32): a stage's K-major rows are one 128-byte swizzled line of k (32 elements of 2 bytes) ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"k * ab_bytes == 128\"")).as_str());
     assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), format!("sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs stages >= 2 && stages <= 16 (stages = 17): the TMA ring needs a stage loading while another is consumed, and the template supports at most 16 ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"stages >= 2 && stages <= 16\"")).as_str());
+}
+
+/// A decode tile of 32 or 64 rows: each warp runs m / 16 chains, so the A box, the A stage, the
+/// accumulators and a split's partial slots grow with m; tn's A [k, m] rows are 2m bytes at the
+/// 2m-byte swizzle.
+#[test]
+fn mma_decode_tma_row_tiles() {
+    let tier = TC_TIER.replacen("m = 16\nn = 32\n", "m = 64\nn = 32\n", 1);
+    let v = load(TC_SHARED, &tier).unwrap_or_else(|e| panic!("{e:?}"));
+    let bf16 = "bf16.bf16.f32".parse().unwrap();
+    let d = support::derived(&v, "sm90a", "dec", "d", bf16);
+    // 8 stages of A (64 x 64 halves) and B (64 k x 32 n halves), the mbarriers, the slack.
+    assert_eq!(
+        d.shared_bytes,
+        8 * (64 * 64 + 64 * 32) * 2 + 2 * 8 * 8 + 1024
+    );
+    assert_eq!(d.accumulators, Some(16));
+    assert_eq!(d.threads, 32 * 4 + 32);
+    let a = &d.tensor_maps[0];
+    assert_eq!((a.box_inner, a.box_outer, a.swizzle_bytes), (64, 64, 128));
+    let t = v.specs.tier("sm90a").unwrap();
+    let tn = v
+        .specs
+        .derive(
+            t,
+            t.tile("dec", "d").unwrap(),
+            gemm_spec::Op::Tn,
+            "bf16.f32.f32".parse().unwrap(),
+        )
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = &tn.tensor_maps[0];
+    assert_eq!((a.box_inner, a.box_outer, a.swizzle_bytes), (64, 64, 128));
+    let tier32 = TC_TIER.replacen("m = 16\nn = 32\n", "m = 32\nn = 32\n", 1);
+    let v = load(TC_SHARED, &tier32).unwrap_or_else(|e| panic!("{e:?}"));
+    let t = v.specs.tier("sm90a").unwrap();
+    let tn = v
+        .specs
+        .derive(
+            t,
+            t.tile("dec", "d").unwrap(),
+            gemm_spec::Op::Tn,
+            "bf16.f32.f32".parse().unwrap(),
+        )
+        .unwrap()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let a = &tn.tensor_maps[0];
+    assert_eq!((a.box_inner, a.box_outer, a.swizzle_bytes), (32, 64, 64));
+    assert_eq!(tn.accumulators, Some(8));
 }
 
 /// The decode template's TF32 rules: tn's m-contiguous A goes through transposing ldmatrix,
