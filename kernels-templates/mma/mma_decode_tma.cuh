@@ -156,6 +156,36 @@ struct mma_decode_tma {
                 const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
 #pragma unroll
                 for (int kk = 0; kk < BK / kStepK; ++kk) {  // ascending k16 (TF32: k8) steps, 32 B of k each
+                    // Row tile r's A fragment (rows 16r ..) and its mma against the one B fragment.
+                    auto load_a = [&](int r, uint32_t& a0, uint32_t& a1, uint32_t& a2, uint32_t& a3) {
+                        if constexpr (kAKMajor) {
+                            // matrices (rows 0-7 | 8-15 of tile r) x (k 0-7 | 8-15; TF32: k 0-3 | 4-7, a float
+                            // being two b16 of an ldmatrix row, so a lane gets (row g, k q) as m16n8k8 reads
+                            // it); 128B swizzle: chunk ^= row % 8
+                            const int row = 16 * r + r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
+                            ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
+                        } else {
+                            // k rows of M m (2M bytes); matrix (m 16r + 0-7 | 8-15) x (k 0-7 | 8-15),
+                            // transposed; the 2M-byte swizzle XORs address bits [4,7) with [7,10)
+                            constexpr int SWA = kARowBytes == 128 ? 7 : kARowBytes == 64 ? 3 : 1;
+                            const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = 2 * r + (mat & 1);
+                            ldsm_x4_trans(a + krow * kARowBytes + ((mc ^ (((krow * kARowBytes) >> 7) & SWA)) << 4), a0,
+                                          a1, a2, a3);
+                        }
+                    };
+                    auto step = [&](float (&acc)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                    uint32_t b1) {
+                        if constexpr (kTf32) {
+                            mma_m16n8k8_tf32(acc, tf32_bits(a0), tf32_bits(a1), tf32_bits(a2), tf32_bits(a3),
+                                             tf32_bits(b0), tf32_bits(b1));
+                        } else {
+                            mma_m16n8k16<TAB>(acc, a0, a1, a2, a3, b0, b1);
+                        }
+                    };
+                    // Row tile 0's A, then B, as the 16-row kernel always read them (its code is
+                    // unchanged by the row tiles), then the other row tiles against the same B.
+                    uint32_t a0, a1, a2, a3;
+                    load_a(0, a0, a1, a2, a3);
                     uint32_t b0, b1;
                     if constexpr (kBKMajor) {
                         // n rows of 128 B of k: matrices k 0-7 | 8-15 (TF32: 0-3 | 4-7) of rows 8 * warp ..;
@@ -179,29 +209,11 @@ struct mma_decode_tma {
                         const int krow = kk * 16 + (lane % 16);
                         ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), b0, b1);
                     }
+                    step(c[0], a0, a1, a2, a3, b0, b1);
 #pragma unroll
-                    for (int r = 0; r < kRowTiles; ++r) {  // row tiles: independent chains, one B fragment
-                        uint32_t a0, a1, a2, a3;
-                        if constexpr (kAKMajor) {
-                            // matrices (rows 0-7 | 8-15 of tile r) x (k 0-7 | 8-15; TF32: k 0-3 | 4-7, a float
-                            // being two b16 of an ldmatrix row, so a lane gets (row g, k q) as m16n8k8 reads
-                            // it); 128B swizzle: chunk ^= row % 8
-                            const int row = 16 * r + r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
-                            ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
-                        } else {
-                            // k rows of M m (2M bytes); matrix (m 16r + 0-7 | 8-15) x (k 0-7 | 8-15),
-                            // transposed; the 2M-byte swizzle XORs address bits [4,7) with [7,10)
-                            constexpr int SWA = kARowBytes == 128 ? 7 : kARowBytes == 64 ? 3 : 1;
-                            const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = 2 * r + (mat & 1);
-                            ldsm_x4_trans(a + krow * kARowBytes + ((mc ^ (((krow * kARowBytes) >> 7) & SWA)) << 4), a0,
-                                          a1, a2, a3);
-                        }
-                        if constexpr (kTf32) {
-                            mma_m16n8k8_tf32(c[r], tf32_bits(a0), tf32_bits(a1), tf32_bits(a2), tf32_bits(a3),
-                                             tf32_bits(b0), tf32_bits(b1));
-                        } else {
-                            mma_m16n8k16<TAB>(c[r], a0, a1, a2, a3, b0, b1);
-                        }
+                    for (int r = 1; r < kRowTiles; ++r) {  // independent chains, one B fragment
+                        load_a(r, a0, a1, a2, a3);
+                        step(c[r], a0, a1, a2, a3, b0, b1);
                     }
                 }
                 GEMM_PERTURB(kPerturbConsumerRelease, kb);
@@ -234,13 +246,12 @@ struct mma_decode_tma {
             return;
         }
         GEMM_PERTURB(kPerturbEpilogue, 0);
-        const int col = n0 + pcol;
+        const int row = m0 + prow, col = n0 + pcol;
         const bool vec = tc_pairs_aligned<TC>(p) && n0 + BN <= p.n;
 #pragma unroll
         for (int r = 0; r < kRowTiles; ++r) {
-            const int row = m0 + 16 * r + prow;
-            tc_store_pair<TC>(p, row, col, total[r][0], total[r][1], vec);
-            tc_store_pair<TC>(p, row + 8, col, total[r][2], total[r][3], vec);
+            tc_store_pair<TC>(p, row + 16 * r, col, total[r][0], total[r][1], vec);
+            tc_store_pair<TC>(p, row + 16 * r + 8, col, total[r][2], total[r][3], vec);
         }
     }
 
