@@ -82,6 +82,7 @@ struct mma_decode_tma {
                       kSharedBytes <= Cfg::kMaxSharedBytes && kWarps * 8 == BN && kThreads == 32 * kWarps + 32 &&
                       Cfg::kABoxInner == (kAKMajor ? BK : BM) && Cfg::kABoxOuter == (kAKMajor ? BM : BK) &&
                       Cfg::kSwizzleA == (kAKMajor ? 128 : kARowBytes) && BM % 16 == 0 && kRowTiles <= 4 &&
+                      (kAKMajor || kARowBytes == 32 || kARowBytes == 64 || kARowBytes == 128) &&
                       Cfg::kBBoxInner == (kBKMajor ? BK : BN) && Cfg::kBBoxOuter == (kBKMajor ? BN : BK) &&
                       Cfg::kSwizzleB == (kBKMajor ? 128 : BN * (int)sizeof(TAB)) && kRowBytes == 128 &&
                       kStepK == (kTf32 ? 8 : 16) && (!kTf32 || kAKMajor),
