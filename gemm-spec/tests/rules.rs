@@ -1672,15 +1672,31 @@ fn mma_decode_tma_limits() {
     assert_one(tc_errors(false, "stages = 8\n", "stages = 17\n"), format!("sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs stages >= 2 && stages <= 16 (stages = 17): the TMA ring needs a stage loading while another is consumed, and the template supports at most 16 ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"stages >= 2 && stages <= 16\"")).as_str());
 }
 
-/// A decode tile of 32 or 64 rows: each warp runs m / 16 chains, so the A box, the A stage, the
-/// accumulators and a split's partial slots grow with m; tn's A [k, m] rows are 2m bytes at the
-/// 2m-byte swizzle.
+/// A decode tile of 32 or 64 rows: each warp runs m / 16 chains, so the A box, the A stage and the
+/// accumulators grow with m; tn's A [k, m] rows are 2m bytes at the 2m-byte swizzle.
 #[test]
 fn mma_decode_tma_row_tiles() {
-    let tier = TC_TIER.replacen("m = 16\nn = 32\n", "m = 64\nn = 32\n", 1);
-    let v = load(TC_SHARED, &tier).unwrap_or_else(|e| panic!("{e:?}"));
-    let bf16 = "bf16.bf16.f32".parse().unwrap();
-    let d = support::derived(&v, "sm90a", "dec", "d", bf16);
+    // The fixture's decode tile with m rows, validated.
+    let decode_rows = |m: u32| {
+        let tier = TC_TIER.replacen("m = 16\nn = 32\n", &format!("m = {m}\nn = 32\n"), 1);
+        load(TC_SHARED, &tier).unwrap_or_else(|e| panic!("{e:?}"))
+    };
+    // Its tn kernel (A stored [k, m]), derived.
+    let tn = |v: &Validated| {
+        let t = v.specs.tier("sm90a").unwrap();
+        let tile = t.tile("dec", "d").unwrap();
+        let dtype = "bf16.f32.f32".parse().unwrap();
+        v.specs
+            .derive(t, tile, gemm_spec::Op::Tn, dtype)
+            .unwrap()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let map_a = |d: &gemm_spec::kinds::Derived| {
+        let a = &d.tensor_maps[0];
+        (a.box_inner, a.box_outer, a.swizzle_bytes)
+    };
+    let v = decode_rows(64);
+    let d = support::derived(&v, "sm90a", "dec", "d", "bf16.bf16.f32".parse().unwrap());
     // 8 stages of A (64 x 64 halves) and B (64 k x 32 n halves), the mbarriers, the slack.
     assert_eq!(
         d.shared_bytes,
@@ -1688,37 +1704,11 @@ fn mma_decode_tma_row_tiles() {
     );
     assert_eq!(d.accumulators, Some(16));
     assert_eq!(d.threads, 32 * 4 + 32);
-    let a = &d.tensor_maps[0];
-    assert_eq!((a.box_inner, a.box_outer, a.swizzle_bytes), (64, 64, 128));
-    let t = v.specs.tier("sm90a").unwrap();
-    let tn = v
-        .specs
-        .derive(
-            t,
-            t.tile("dec", "d").unwrap(),
-            gemm_spec::Op::Tn,
-            "bf16.f32.f32".parse().unwrap(),
-        )
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let a = &tn.tensor_maps[0];
-    assert_eq!((a.box_inner, a.box_outer, a.swizzle_bytes), (64, 64, 128));
-    let tier32 = TC_TIER.replacen("m = 16\nn = 32\n", "m = 32\nn = 32\n", 1);
-    let v = load(TC_SHARED, &tier32).unwrap_or_else(|e| panic!("{e:?}"));
-    let t = v.specs.tier("sm90a").unwrap();
-    let tn = v
-        .specs
-        .derive(
-            t,
-            t.tile("dec", "d").unwrap(),
-            gemm_spec::Op::Tn,
-            "bf16.f32.f32".parse().unwrap(),
-        )
-        .unwrap()
-        .unwrap_or_else(|e| panic!("{e}"));
-    let a = &tn.tensor_maps[0];
-    assert_eq!((a.box_inner, a.box_outer, a.swizzle_bytes), (32, 64, 64));
-    assert_eq!(tn.accumulators, Some(8));
+    assert_eq!(map_a(&d), (64, 64, 128));
+    assert_eq!(map_a(&tn(&v)), (64, 64, 128));
+    let tn32 = tn(&decode_rows(32));
+    assert_eq!(map_a(&tn32), (32, 64, 64));
+    assert_eq!(tn32.accumulators, Some(8));
 }
 
 /// The decode template's TF32 rules: tn's m-contiguous A goes through transposing ldmatrix,
