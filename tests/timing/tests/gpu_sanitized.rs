@@ -11,7 +11,8 @@
 //!
 //! Small ragged cases (every kernel of the routes, bias, beta, odd leading dimensions, k = 0) and
 //! GPU-filling ones: the reported decode step (dec64 with 296 CTAs over 56 k-blocks, then dec32
-//! over 296 k-blocks), wide, mid and TF32 grids over every SM, the exact staged decode.
+//! over 296 k-blocks), wide, mid and TF32 grids over every SM, the TF32 mma.sync decode tiles
+//! (plain and split), the exact staged decode.
 //! `GEMM_SANITIZED_CASES=small` keeps the small ones only (racecheck, whose cost grows with
 //! every shared-memory access).
 
@@ -59,6 +60,10 @@ fn small_cases() -> Vec<Case> {
             .bias()
             .beta(-0.5),
         Case::new(TC, Op::Tn, F32, (300, 200, 72)).beta(1.0),
+        // TF32 decode on mma.sync from a TMA ring: the plain tile and, in the chunked contract's
+        // region, the split over a cluster.
+        Case::new(TC, Op::Nn, F32, (7, 256, 1024)).bias(),
+        Case::new(TC, Op::Nt, F32, (5, 200, 2100)).beta(0.5),
         // The chunked contract's regions (n <= 1024, k >= 2048 on sm90a): the decode and wgmma
         // K splits across a cluster, and the chunked wgmma kernel.
         Case::new(TC, Op::Nn, BF16, (3, 200, 2100)).bias(),
@@ -81,6 +86,9 @@ fn large_cases() -> Vec<Case> {
         // K splits filling the GPU: decode (n = 1000, 8 CTAs a tile) and wgmma (4 a tile).
         Case::new(TC, Op::Nn, BF16, (5, 1000, 8200)),
         Case::new(TC, Op::Nn, BF16_F32, (64, 1000, 8200)).bias(),
+        // TF32 decode filling the GPU: the plain tile over a wide n, the split over a deep k.
+        Case::new(TC, Op::Nn, F32, (16, 4096, 4096)),
+        Case::new(TC, Op::Nn, F32, (5, 1000, 8200)).bias(),
         Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
         Case::new(EX, Op::Nn, F32, (512, 1024, 1024)),
     ]
