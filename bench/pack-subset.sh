@@ -59,7 +59,7 @@ if [ -n "$(ls -A "$stage")" ]; then
   # One xz stream whose window spans several executables (each about 130 MB, most of it the
   # same embedded cubins): a solid archive then stores the cubins about once. 6 executables:
   # 7.6 MB at a 512 MiB window against 28.3 MB at xz -9's 64 MiB. Compressing takes about 5 GB
-  # of memory and a minute an executable; unpacking, 512 MiB.
+  # of memory and about 80 s an executable; unpacking, 513 MiB.
   tar cf - -C "$stage" . | xz -T1 --lzma2=preset=9e,dict=512MiB > .devx/bins.tar.xz
   echo 'mkdir -p .devx/bin && tar xJf .devx/bins.tar.xz -C .devx/bin' >> .devx/unpack
 fi

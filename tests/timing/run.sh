@@ -18,7 +18,8 @@ dev=$root/${DEVICE_DIR:-.device}
 if [ -f "$dev/unpack" ]; then bash "$dev/unpack"; fi
 bin() {
   local b
-  b=$(ls "$dev"/bin/"$1"-* 2>/dev/null | head -1)
+  # cargo's name (<name>-<hash>, device-pack) or the bare name (bench/pack-subset.sh)
+  b=$(ls "$dev"/bin/"$1" "$dev"/bin/"$1"-* 2>/dev/null | head -1)
   if [ -z "$b" ]; then
     b=$(ls -t "$root"/target/release/deps/"$1"-* 2>/dev/null | grep -v '\.d$' | head -1)
   fi

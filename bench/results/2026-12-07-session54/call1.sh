@@ -9,9 +9,6 @@
 set -u
 : "${COMMIT:?set COMMIT}"
 COMMIT=$COMMIT END=${END:-380} bash bench/results/2026-12-07-session53/call2.sh 2>&1 | tail -12
-# run.sh finds a test executable as DEVICE_DIR/bin/<name>-<hash>, as cargo names it; the subset
-# pack names it <name>.
-for f in .devx/bin/gpu_perturbed .devx/bin/gpu_sanitized; do ln -sf "$(basename $f)" "$f-packed"; done
 OUT=$OUT/timing DEVICE_DIR=.devx STEPS="perturbed sanitized" GEMM_TEST_SEED=20261207 SAN_TIMEOUT=200 \
   timeout 300 bash tests/timing/run.sh > /dev/null 2>&1
 tail -8 $OUT/timing/timing.log
