@@ -14,11 +14,13 @@
 //!   against float64 (or the exact CPU model) and against the plain run's bits ([`digest`]).
 //!
 //! This crate holds what they share: the perturbed set, the co-runner, one GEMM call as host
-//! data ([`case`]) and the reported decode step ([`step`]).
+//! data ([`case`]), what "every kernel kind" of a tier is ([`every_kind`]) and the reported decode
+//! step ([`step`]).
 
 pub mod case;
 pub mod corunner;
 pub mod digest;
+pub mod every_kind;
 pub mod step;
 
 include!(concat!(env!("OUT_DIR"), "/perturbed_kernels.rs"));

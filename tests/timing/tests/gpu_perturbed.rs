@@ -10,11 +10,12 @@
 use gemm_runtime::{
     bf16, Context, Dtype, GemmError, KernelInfo, Op, Policy, RawGemm, RawMatrix, TierChoice,
 };
-use gemm_timing_tests::case::dtypes::{BF16, BF16_F32, F16, F16_F32, F32};
+use gemm_timing_tests::case::dtypes::{BF16, BF16_F32, F16_F32, F32};
 use gemm_timing_tests::case::{first_difference, run, Case, Data, Output, Rng, Uploaded};
+use gemm_timing_tests::every_kind::{kind_of, sm90a_cases, unreached};
 use gemm_timing_tests::step::{kernel_names, StepBuffers, StepHost};
 use gemm_timing_tests::{perturbation_seeds, PERTURBED};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 const TC: Policy = Policy::TensorCore;
 const EX: Policy = Policy::Exact;
@@ -38,12 +39,17 @@ fn contexts(choice: TierChoice) -> (Context, Context) {
     (plain, perturbed)
 }
 
+/// The kernel a run launched, if one ran.
+fn launched(ctx: &Context, out: &Output) -> Option<&'static KernelInfo> {
+    out.launch
+        .as_ref()
+        .and_then(|l| l.kernel)
+        .and_then(|id| ctx.kernels().kernel(id))
+}
+
 /// `family.tile` of the kernel a run launched, with its cluster when it has one.
 fn kind(ctx: &Context, out: &Output) -> String {
-    let Some(launch) = &out.launch else {
-        return "-".into();
-    };
-    let Some(k): Option<&KernelInfo> = launch.kernel.and_then(|id| ctx.kernels().kernel(id)) else {
+    let (Some(launch), Some(k)) = (&out.launch, launched(ctx, out)) else {
         return "-".into();
     };
     let mut s = format!("{}.{}", k.family, k.tile.name);
@@ -59,16 +65,19 @@ fn kind(ctx: &Context, out: &Output) -> String {
     s
 }
 
-/// Runs every case on both contexts and every seed on the perturbed one; returns the failures
-/// and, per kernel the perturbed context ran, how many outputs were compared.
-fn compare(
-    plain: &Context,
-    perturbed: &Context,
-    cases: &[Case],
-    seeds: &[u32],
-) -> (Vec<String>, BTreeMap<String, usize>) {
+/// What [`compare`] found: the outputs that differ, per kernel the perturbed context ran how
+/// many outputs were compared, and the kinds of those kernels ([`kind_of`]).
+struct Compared {
+    failures: Vec<String>,
+    per_kernel: BTreeMap<String, usize>,
+    kinds: BTreeSet<String>,
+}
+
+/// Runs every case on both contexts and every seed on the perturbed one.
+fn compare(plain: &Context, perturbed: &Context, cases: &[Case], seeds: &[u32]) -> Compared {
     let mut failures = Vec::new();
     let mut compared: BTreeMap<String, usize> = BTreeMap::new();
+    let mut kinds = BTreeSet::new();
     for case in cases {
         let data = Data::new(case, &mut Rng::for_label(&case.label()));
         let up_plain = Uploaded::new(plain, case, &data).unwrap();
@@ -80,13 +89,20 @@ fn compare(
             let got = run(perturbed, case, &data, &up_pert)
                 .unwrap_or_else(|e| panic!("{}: {e}", case.label()));
             *compared.entry(kind(perturbed, &got)).or_default() += 1;
+            if let Some(k) = launched(perturbed, &got) {
+                kinds.insert(kind_of(k));
+            }
             if let Some(d) = first_difference(case, &want, &got) {
                 failures.push(format!("seed {seed:#x}: {d}"));
             }
         }
     }
     perturbed.set_timing_perturbation_seed(0).unwrap();
-    (failures, compared)
+    Compared {
+        failures,
+        per_kernel: compared,
+        kinds,
+    }
 }
 
 fn report(what: &str, seeds: &[u32], failures: &[String], compared: &BTreeMap<String, usize>) {
@@ -114,115 +130,31 @@ fn perturbed_kernels_give_the_shipped_bits_for_every_kind() {
         );
         return;
     }
-    let cases = [
-        // TMA decode: the reported step's two GEMMs (the first now routed to pp256 by the
-        // tuned routes; dec32), and dec64 off the shape list (n >= 8192: 141 CTAs, 32 k-blocks).
-        Case::new(TC, Op::Nn, BF16, (5, 18944, 3584)),
-        Case::new(TC, Op::Nn, BF16, (5, 9000, 2048)),
-        Case::new(TC, Op::Nn, BF16, (5, 3584, 18944)),
-        Case::new(TC, Op::Nt, F16, (16, 264, 200)).beta(0.5),
-        Case::new(TC, Op::Tn, BF16_F32, (9, 1000, 136)).bias(),
-        // Persistent wgmma: mid64, mid, mid2, and wide in clusters of 2 (TMA-store epilogue).
-        Case::new(TC, Op::Nn, BF16_F32, (64, 4096, 1024)),
-        Case::new(TC, Op::Nt, BF16, (100, 4096, 512)).bias(),
-        Case::new(TC, Op::Nn, BF16, (200, 8192, 1024)),
-        Case::new(TC, Op::Nn, BF16, (1000, 4096, 2048)),
-        // The tier sends the wide tile (clusters of 2 here) n >= 8192 above m = 1024.
-        Case::new(TC, Op::Nn, BF16, (1500, 8192, 512)),
-        Case::new(TC, Op::Tn, BF16_F32, (520, 1000, 264)).beta(1.0),
-        Case::new(TC, Op::Nt, F16_F32, (777, 2048, 520))
-            .bias()
-            .beta(-0.5),
-        // Ping-pong (consumers on alternate tiles), where the tuned routes name it: pp256 at
-        // mid m over a wide n, pp128 at large m over GPT-2's short reductions (nt), pp256c2 at
-        // the odd vocabulary (B repacked).
-        Case::new(TC, Op::Nn, BF16, (40, 18944, 3584)),
-        Case::new(TC, Op::Nt, BF16, (1100, 2304, 768)).bias(),
-        Case::new(TC, Op::Nn, BF16, (1030, 50257, 768)),
-        // The unaligned kernel (plain loads).
-        Case::new(TC, Op::Nn, F16, (33, 65, 47)).pad(3),
-        Case::new(TC, Op::Nn, BF16_F32, (300, 1024, 512)).a_offset(1),
-        // Those two are now repacked for the TMA kernels; k = 0 still takes the plain loads.
-        Case::new(TC, Op::Nt, BF16_F32, (7, 64, 0)).bias(),
-        // The chunked contract (tc-k16-c512) off the tuned shapes, so the tier's region routes
-        // pick: the decode splits of 8 and 4, the wgmma splits of 4 and 8, the chunked mid64,
-        // mid, mid2 and mid2n192 (128 x 192, n above 2048 at m 513-1024).
-        Case::new(TC, Op::Nn, BF16, (5, 1000, 8200)),
-        Case::new(TC, Op::Nt, BF16_F32, (9, 2000, 9000)).bias(),
-        Case::new(TC, Op::Nn, BF16_F32, (64, 1000, 8200)).beta(0.5),
-        Case::new(TC, Op::Nn, BF16, (40, 500, 3000)),
-        Case::new(TC, Op::Tn, BF16_F32, (200, 1000, 8200)).beta(1.0),
-        Case::new(TC, Op::Nn, BF16, (700, 1000, 8200)).bias(),
-        Case::new(TC, Op::Nn, BF16, (1500, 1000, 8200)),
-        Case::new(TC, Op::Nt, BF16, (700, 2200, 7000)).bias(),
-        // TF32: wgmma (C^T = B^T A^T) 16-row decode, 64 x 64, 128 x 64 and 256 x 128 tiles;
-        // TN's cp.async wide; the unaligned kernel.
-        Case::new(TC, Op::Nn, F32, (16, 1024, 512)),
-        Case::new(TC, Op::Nt, F32, (200, 512, 256)).bias(),
-        Case::new(TC, Op::Nn, F32, (256, 4096, 1024)).beta(0.5),
-        Case::new(TC, Op::Nn, F32, (1500, 4096, 2048)),
-        Case::new(TC, Op::Tn, F32, (600, 512, 320)).beta(1.0),
-        Case::new(TC, Op::Nn, F32, (33, 65, 47)).pad(3),
-        // The TF32 TMA kernels take that one repacked; k = 0 keeps the plain loads.
-        Case::new(TC, Op::Nt, F32, (7, 64, 0)).bias(),
-        // TF32 chunked (tc-tf32-k8-c512): 16-row tiles in a K split of 4, 64 x 64 in a split
-        // of 8 (a last round some ranks sit out), and 128 x 64 with a second accumulator set.
-        Case::new(TC, Op::Nn, F32, (5, 1000, 8200)),
-        Case::new(TC, Op::Nt, F32, (40, 700, 8200)).bias(),
-        Case::new(TC, Op::Nn, F32, (700, 1000, 8200)),
-        // Exact: the cp.async-staged decode, the transposed decode, the warp-tiled kernels,
-        // NT's mid tile, and the K split over a cluster of 8 (fmaws).
-        Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
-        Case::new(EX, Op::Nn, F32, (12, 4096, 2048)),
-        Case::new(EX, Op::Nt, BF16_F32, (8, 1024, 1024)),
-        Case::new(EX, Op::Nn, F32, (100, 1024, 1024)),
-        Case::new(EX, Op::Tn, BF16_F32, (512, 512, 768)).bias(),
-        Case::new(EX, Op::Nt, F32, (100, 1024, 1024)).bias(),
-        Case::new(EX, Op::Nn, F32, (128, 1024, 4096)),
-    ];
+    let cases = sm90a_cases();
     let seeds = perturbation_seeds();
-    let (failures, compared) = compare(&plain, &perturbed, &cases, &seeds);
-    // Every kind ran under perturbation, the cluster among them.
-    for want in [
-        "tcdec.dec64",
-        "tcdec.dec32",
-        "tcwide.mid64",
-        "tcwide.mid ",
-        "tcwide.mid2",
-        "tcwide.wide (cluster 2)",
-        "tcwide.pp256 ",
-        "tcwide.pp128 ",
-        "tcwide.pp256c2 (cluster 2)",
-        "tcmma.any",
-        "tcdecsplit.dec64s8 (K split 8)",
-        "tcdecsplit.dec64s4 (K split 4)",
-        "tcwidechunk.mid64s4 (K split 4)",
-        "tcwidechunk.mid64s8 (K split 8)",
-        "tcwidechunk.mid64 ",
-        "tcwidechunk.mid ",
-        "tcwidechunk.mid2 ",
-        "tcwidechunk.mid2n192 ",
-        "tcwide32.dec16 ",
-        "tcwide32.small ",
-        "tcwide32.narrow ",
-        "tcwide32.wide ",
-        "tcwide32chunk.dec16s4 (K split 4)",
-        "tcwide32chunk.small8 (K split 8)",
-        "tcwide32chunk.narrow ",
-        "tcasync32.",
-        "tcmma32.any",
-        "fmadecs.",
-        "fmaw.",
-        "fmaws.ws64s8 (K split 8)",
-        "fma.",
-    ] {
+    let found = compare(&plain, &perturbed, &cases, &seeds);
+    report(
+        "sm90a, every kind",
+        &seeds,
+        &found.failures,
+        &found.per_kernel,
+    );
+    // Every kind a route of the tier launches ran under perturbation (every_kind_cover checks
+    // on the CPU that the cases are routed to each), and the plain-load kernels, which only
+    // k = 0 and the cases' odd layouts reach.
+    let missing = unreached(perturbed.kernels(), perturbed.tier().id, &found.kinds);
+    assert!(
+        missing.is_empty(),
+        "no case ran these kinds (a route naming each): {missing:?}; ran: {:?}",
+        found.kinds
+    );
+    for want in ["tcmma.any (unaligned)", "tcmma32.any (unaligned)"] {
         assert!(
-            compared.keys().any(|k| format!("{k} ").contains(want)),
+            found.per_kernel.contains_key(want),
             "no case ran {want:?}: {:?}",
-            compared.keys()
+            found.per_kernel.keys()
         );
     }
-    report("sm90a, every kind", &seeds, &failures, &compared);
 }
 
 /// Every kernel of sm90a that a route of the contract could name (the tuning candidates among
@@ -338,8 +270,8 @@ fn perturbed_sm80_ptx_gives_the_plain_sm80_bits() {
         Case::new(EX, Op::Nn, F32, (200, 512, 512)),
     ];
     let seeds: Vec<u32> = perturbation_seeds().into_iter().take(2).collect();
-    let (failures, compared) = compare(&plain, &perturbed, &cases, &seeds);
-    report("sm80 from PTX", &seeds, &failures, &compared);
+    let found = compare(&plain, &perturbed, &cases, &seeds);
+    report("sm80 from PTX", &seeds, &found.failures, &found.per_kernel);
 }
 
 /// Rows of `X[:m] W` under perturbation equal the plain kernels' rows of `X W` at m = 300, for
