@@ -327,12 +327,22 @@ fn run(cli: Cli) -> Result<(), String> {
                     )
                 };
                 format!(
-                    "This run tuned {tuned} over its shape list{stopped}; the other sections ({} routes) are the earlier file's, verbatim, and their comments carry their own times. Sections are in (op, n, k) order, whichever run wrote them.",
+                    "This run tuned {tuned} over its shape list{stopped}; the other sections ({} routes) are the earlier file's, verbatim, and their comments carry their own times; so are the routes of another dtype or policy inside the sections it rewrote. Sections are in (op, n, k) order, whichever run wrote them.",
                     ops.join(", "),
                 )
             });
-            let text =
-                gemm_aot_tune::routes_text::assembled(&text, &earlier, retuned, note.as_deref());
+            // The routes of the earlier file this run did not tune (another dtype's) stay.
+            let tuned_lines = rewritten
+                .as_deref()
+                .map(|file| tuning.tuned_route_lines(tier, file))
+                .unwrap_or_default();
+            let text = gemm_aot_tune::routes_text::assembled(
+                &text,
+                &earlier,
+                retuned,
+                |line| !tuned_lines.contains(&line),
+                note.as_deref(),
+            );
             write(&out, &text)?;
             println!(
                 "wrote {}: {} routes; include it with routes_files = [\"{}\"] in tier {} (docs/tuning.md)",

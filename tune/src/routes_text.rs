@@ -131,25 +131,28 @@ fn section_of(line: &str) -> Option<(gemm_spec::Op, u64, u64)> {
 /// The (op, n, k) a section is about.
 type SectionKey = (gemm_spec::Op, u64, u64);
 
+/// One section of a routes file: its (op, n, k), the 1-based line of its heading, its text.
+type Section = (SectionKey, usize, String);
+
 /// A routes file (as this module writes them) cut into its header (every line before the
 /// first section heading) and its sections: a `# <op> n = .., k = ..:` heading, then that
 /// (n, k)'s notes and routes up to the next heading, without trailing blank lines. An earlier
 /// run's note on what it kept ends a section and belongs to none: a run writes its own.
-fn sections_of(text: &str) -> (String, Vec<(SectionKey, String)>) {
+fn sections_of(text: &str) -> (String, Vec<Section>) {
     let mut header = String::new();
-    let mut sections: Vec<(SectionKey, String)> = Vec::new();
+    let mut sections: Vec<Section> = Vec::new();
     let mut in_section = false;
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
         if is_kept_note(line) {
             in_section = false;
             continue;
         }
         if let Some(key) = section_of(line) {
-            sections.push((key, String::new()));
+            sections.push((key, i + 1, String::new()));
             in_section = true;
         }
         match sections.last_mut() {
-            Some((_, body)) if in_section => {
+            Some((_, _, body)) if in_section => {
                 body.push_str(line);
                 body.push('\n');
             }
@@ -160,7 +163,7 @@ fn sections_of(text: &str) -> (String, Vec<(SectionKey, String)>) {
             }
         }
     }
-    for (_, body) in &mut sections {
+    for (_, _, body) in &mut sections {
         let trimmed = body.trim_end_matches('\n').len();
         body.truncate(trimmed);
         body.push('\n');
@@ -177,27 +180,39 @@ fn sections_of(text: &str) -> (String, Vec<(SectionKey, String)>) {
 /// only their sections, so the file's diff (and the generated tables' snapshots) shows what
 /// the run changed. A run of one op keeps what earlier runs tuned for the others, so NN, NT
 /// and TN can be tuned in separate runs into one file, and a run stopped by its time limit
-/// keeps the earlier routes of the shapes it did not reach.
+/// keeps the earlier routes of the shapes it did not reach. In a section it retuned, the
+/// earlier routes it did not tune (`untuned`: by the 1-based line of their `[[route]]` in
+/// `old`, those of another dtype or policy) stay too, after this run's, with their notes: so
+/// bf16 and TF32 can be tuned in separate runs over the same (n, k).
 pub fn assembled(
     tuned: &str,
     old: &str,
     retuned: impl Fn(gemm_spec::Op, u64, u64) -> bool,
+    untuned: impl Fn(usize) -> bool,
     note: Option<&str>,
 ) -> String {
     let (mut header, mut sections) = sections_of(tuned);
     let (_, earlier) = sections_of(old);
-    for (key, body) in &mut sections {
-        if let Some((_, before)) = earlier.iter().find(|(k, _)| k == key) {
-            *body = carried_over(body, before);
+    for (key, _, body) in &mut sections {
+        if let Some((_, start, before)) = earlier.iter().find(|(k, _, _)| k == key) {
+            *body = carried_over(body, before) + &untuned_routes(before, *start, &untuned);
         }
     }
-    sections.extend(
-        earlier
-            .into_iter()
-            .filter(|((op, n, k), _)| !retuned(*op, *n, *k)),
-    );
+    for (key, start, before) in earlier {
+        let (op, n, k) = key;
+        if !retuned(op, n, k) {
+            sections.push((key, start, before));
+        } else if !sections.iter().any(|(k, _, _)| *k == key) {
+            // Retuned with nothing to write for the run's dtype: the others' routes stay.
+            let others = untuned_routes(&before, start, &untuned);
+            if !others.is_empty() {
+                let heading = before.lines().next().unwrap_or_default();
+                sections.push((key, start, format!("{heading}\n{others}")));
+            }
+        }
+    }
     // Stable: a key in both (never, as this run wrote what it retuned) keeps this run's first.
-    sections.sort_by_key(|(key, _)| *key);
+    sections.sort_by_key(|(key, _, _)| *key);
     if let Some(note) = note {
         header.push_str("\n#\n");
         for line in wrap(&comment_text(note), WIDTH - 2) {
@@ -208,11 +223,46 @@ pub fn assembled(
     }
     let mut s = header;
     s.push('\n');
-    for (_, body) in sections {
+    for (_, _, body) in sections {
         s.push('\n');
         s.push_str(&body);
     }
     s
+}
+
+/// The routes of the earlier section `before` (its heading at line `start` of its file) whose
+/// `[[route]]` line `untuned` accepts, each with the notes just above it, in their order.
+fn untuned_routes(before: &str, start: usize, untuned: &impl Fn(usize) -> bool) -> String {
+    let mut out = String::new();
+    let mut notes: Vec<&str> = Vec::new();
+    // The route being read, and whether it is kept.
+    let mut block: Option<bool> = None;
+    for (i, line) in before.lines().enumerate().skip(1) {
+        if line.trim() == "[[route]]" {
+            let keep = untuned(start + i);
+            if keep {
+                for n in &notes {
+                    out.push_str(n);
+                    out.push('\n');
+                }
+                out.push_str(line);
+                out.push('\n');
+            }
+            notes.clear();
+            block = Some(keep);
+        } else if line.starts_with('#') || line.trim().is_empty() {
+            if block.take().is_some() {
+                notes.clear();
+            }
+            if line.starts_with('#') {
+                notes.push(line);
+            }
+        } else if block == Some(true) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A retuned section's `body` with what the earlier file's section `before` said that this
@@ -375,7 +425,7 @@ mod tests {
     /// The sections `assembled` keeps of `old` when `retuned` were retuned and this run wrote
     /// nothing: the text after the header.
     fn kept(old: &str, retuned: impl Fn(Op, u64, u64) -> bool) -> String {
-        let file = assembled("# header\n", old, retuned, None);
+        let file = assembled("# header\n", old, retuned, |_| false, None);
         file.strip_prefix("# header\n").unwrap().to_string()
     }
 
@@ -421,7 +471,7 @@ mod tests {
     fn a_retuned_section_keeps_the_earlier_notes_of_ranges_below_from_m_and_its_layers() {
         let old = "# header\n\n# nt n = 4096, k = 14336: Llama-3 8B down_proj; Mistral 7B down_proj\n# m 129-256 (timed at m = 256): tcwide.pp128 0.0506 ms, kept from the earlier tuning\n[[route]]\nkernel = \"tcwide.pp128\"\n# m 513-1024 (timed at m = 1024): tcwide.wide 0.1517 ms against 0.1593 ms for the routed tcwide.mid2 (4.8% faster)\n[[route]]\nkernel = \"tcwide.wide\"\n# m 1025-2048: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\nkernel = \"tcwide.mid2\"\n";
         let tuned = "# this run\n\n# nt n = 4096, k = 14336: Llama-3 8B down_proj\n# m 129-256: tcwide.pp128, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\nkernel = \"tcwide.pp128\"\n# m 513-1024: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\nkernel = \"tcwide.mid2\"\n# m 1025-2048: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n# m >= 8193 (timed at m = 32768): tcwide.sq192 1 ms against 2 ms for the routed tcwide.mid2 (50.0% faster)\n[[route]]\nkernel = \"tcwide.sq192\"\n";
-        let file = assembled(tuned, old, |_, _, _| true, None);
+        let file = assembled(tuned, old, |_, _, _| true, |_| false, None);
         assert_eq!(
             file,
             // The earlier layers this run's list lacks; the 129-256 note with its time; the
@@ -430,7 +480,10 @@ mod tests {
             "# this run\n\n# nt n = 4096, k = 14336: Llama-3 8B down_proj; Mistral 7B down_proj\n# m 129-256 (timed at m = 256): tcwide.pp128 0.0506 ms, kept from the earlier tuning\n[[route]]\nkernel = \"tcwide.pp128\"\n# m 513-1024: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n[[route]]\nkernel = \"tcwide.mid2\"\n# m 1025-2048: tcwide.mid2, kept from the earlier tuning (not timed: below --from-m)\n# m >= 8193 (timed at m = 32768): tcwide.sq192 1 ms against 2 ms for the routed tcwide.mid2 (50.0% faster)\n[[route]]\nkernel = \"tcwide.sq192\"\n"
         );
         // Assembled again over its own output, the same text.
-        assert_eq!(assembled(tuned, &file, |_, _, _| true, None), file);
+        assert_eq!(
+            assembled(tuned, &file, |_, _, _| true, |_| false, None),
+            file
+        );
         // A range's note is not another's whose label begins the same (m 1025-2048 vs m 1025-20480).
         assert_eq!(
             earlier_notes(
@@ -481,6 +534,35 @@ mod tests {
     }
 
     #[test]
+    fn a_rewritten_section_keeps_the_routes_of_another_dtype_with_their_notes() {
+        // The earlier file: nn 512 x 3584 holds a bf16 route (line 5) and a TF32 route (line
+        // 10); nn 768 x 768 a TF32 route only (line 15). This run tuned bf16 over both.
+        let old = "# header\n\n# nn n = 512, k = 3584: k_proj\n# m 17-32: bf16 note\n[[route]]\ndtype = \"any\"\nkernel = \"tcdecsplit.a\"\n# m 17-32: tf32 note\n# m 33-64: tf32 note\n[[route]]\ndtype = \"any\"\nkernel = \"tcdec32split.b\"\n\n# nn n = 768, k = 768: c_proj\n[[route]]\nkernel = \"tcdec32split.c\"\n";
+        assert_eq!(old.lines().nth(4), Some("[[route]]"));
+        assert_eq!(old.lines().nth(9), Some("[[route]]"));
+        assert_eq!(old.lines().nth(14), Some("[[route]]"));
+        let tuned = "# this run\n\n# nn n = 512, k = 3584: k_proj\n# m 17-32: new bf16 note\n[[route]]\nkernel = \"tcdecsplit.n\"\n";
+        let bf16_lines = [5];
+        let file = assembled(
+            tuned,
+            old,
+            |_, _, _| true,
+            |line| !bf16_lines.contains(&line),
+            None,
+        );
+        assert_eq!(
+            file,
+            "# this run\n\n# nn n = 512, k = 3584: k_proj\n# m 17-32: new bf16 note\n[[route]]\nkernel = \"tcdecsplit.n\"\n# m 17-32: tf32 note\n# m 33-64: tf32 note\n[[route]]\ndtype = \"any\"\nkernel = \"tcdec32split.b\"\n\n# nn n = 768, k = 768: c_proj\n[[route]]\nkernel = \"tcdec32split.c\"\n"
+        );
+        // Every route tuned by this run: the earlier ones give way, as before.
+        let all = assembled(tuned, old, |_, _, _| true, |_| false, None);
+        assert!(
+            !all.contains("tcdec32split") && !all.contains("tcdecsplit.a"),
+            "{all}"
+        );
+    }
+
+    #[test]
     fn sections_are_written_in_op_n_k_order_whichever_run_wrote_them() {
         // This run retuned nt 4096 x 4096 and wrote nn 600 x 3584 anew; the earlier file's
         // other sections go around them, so a rerun's diff is its own sections only.
@@ -492,6 +574,7 @@ mod tests {
             tuned,
             OLD,
             retuned,
+            |_| false,
             Some("This run tuned nt; the other sections are the earlier file's."),
         );
         assert_eq!(
@@ -500,7 +583,7 @@ mod tests {
         );
         // Assembling the written file again over itself, nothing retuned, changes nothing but
         // the header (this run's).
-        let again = assembled("# Routes of this run\n#\n# Include it\n#\n# This run tuned nt; the other sections are the earlier file's.\n", &file, |_, _, _| false, None);
+        let again = assembled("# Routes of this run\n#\n# Include it\n#\n# This run tuned nt; the other sections are the earlier file's.\n", &file, |_, _, _| false, |_| false, None);
         assert_eq!(again, file);
     }
 }

@@ -11,9 +11,9 @@ use crate::error::TuneError;
 use crate::shapes::{regime, NkShape, ShapeList};
 use crate::tier_view::{measured_dtype, Dtypes, Pick, TierView};
 use crate::timer::{Timer, TimerError};
-use gemm_spec::{Dtype, DtypeTriple, Op, Policy, SpecSet};
+use gemm_spec::{Dtype, DtypeTriple, Op, Policy, SpecSet, Tier};
 use serde::Serialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 macro_rules! kept {
     () => {
@@ -232,6 +232,18 @@ impl Tuning {
 }
 
 impl Tuning {
+    /// The lines of the `[[route]]`s of routes file `file` (as the tier names it) that serve
+    /// what this run tuned: its policy and its (op, dtype)s. The others (another dtype's, say)
+    /// are kept where the file is rewritten (`routes_text::assembled`).
+    pub fn tuned_route_lines(&self, tier: &Tier, file: &str) -> HashSet<usize> {
+        self.measured
+            .iter()
+            .flat_map(|&(op, dtype)| tier.routes_for(self.policy, op, dtype))
+            .filter(|r| r.location.file == file)
+            .map(|r| r.location.line)
+            .collect()
+    }
+
     /// Whether any region's kernel changes: only then is a routes file written.
     pub fn changed(&self) -> bool {
         self.regions.iter().any(|r| r.chosen.is_some())

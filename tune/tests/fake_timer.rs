@@ -699,6 +699,7 @@ fn a_run_stopped_by_its_time_limit_keeps_the_earlier_routes_it_did_not_reach() {
         &routes_file(&t, &provenance()).unwrap(),
         &earlier,
         |op, n, k| t.retuned(op, n, k),
+        |_| false,
         None,
     );
     let at = |heading: &str| {
@@ -968,6 +969,7 @@ fn a_run_over_a_shorter_list_keeps_the_earlier_sections_of_the_other_shapes() {
         &routes_file(&t, &provenance()).unwrap(),
         &earlier,
         |op, n, k| t.retuned(op, n, k),
+        |_| false,
         None,
     );
     let dir = specs_with(&text);
@@ -1090,6 +1092,7 @@ fn an_earlier_route_the_tiers_own_kernel_beats_goes_with_a_note() {
         &text,
         &earlier,
         |op, n, k| t.retuned(op, n, k),
+        |_| false,
         None,
     );
     assert!(
