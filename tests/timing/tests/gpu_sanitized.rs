@@ -64,6 +64,10 @@ fn small_cases() -> Vec<Case> {
         // region, the split over a cluster.
         Case::new(TC, Op::Nn, F32, (7, 256, 1024)).bias(),
         Case::new(TC, Op::Nt, F32, (5, 200, 2100)).beta(0.5),
+        // The decode tiles of 32 and 64 rows a CTA (two or four row tiles a warp), where the
+        // tuned routes name them: bf16 at 512 x 3584, TF32 at 768 x 3072.
+        Case::new(TC, Op::Nn, BF16, (40, 512, 3584)).bias(),
+        Case::new(TC, Op::Nn, F32, (20, 768, 3072)).beta(0.5),
         // The chunked contract's regions (n <= 1024, k >= 2048 on sm90a): the decode and wgmma
         // K splits across a cluster, and the chunked wgmma kernel.
         Case::new(TC, Op::Nn, BF16, (3, 200, 2100)).bias(),
@@ -89,6 +93,9 @@ fn large_cases() -> Vec<Case> {
         // TF32 decode filling the GPU: the plain tile over a wide n, the split over a deep k.
         Case::new(TC, Op::Nn, F32, (16, 4096, 4096)),
         Case::new(TC, Op::Nn, F32, (5, 1000, 8200)).bias(),
+        // The row tiles filling the GPU: 32 rows split 8 (bf16), 64 rows split 4 (TF32).
+        Case::new(TC, Op::Nn, BF16, (32, 1024, 8192)),
+        Case::new(TC, Op::Nn, F32, (100, 1024, 8192)).bias(),
         Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
         Case::new(EX, Op::Nn, F32, (512, 1024, 1024)),
     ]
