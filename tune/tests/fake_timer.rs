@@ -5,7 +5,7 @@ use gemm_aot_tune::{
     report, rewritten_name, routes_file, tune, Options, Provenance, RecordedTimer, ShapeList,
     Timer, TimerError, TuneError, Tuning,
 };
-use gemm_spec::{DtypeTriple, Op, Policy, SpecSet};
+use gemm_spec::{Dtype, DtypeTriple, Op, Policy, SpecSet};
 use std::path::{Path, PathBuf};
 
 const SHAPES: &str = r#"
@@ -1168,4 +1168,55 @@ fn a_bucket_whose_routing_changes_inside_it_goes_to_the_tiers_own_kernel_with_a_
     let dir = specs_with(&routes_file(&t, &provenance()).unwrap());
     let after = load(dir.path());
     assert_eq!(kernel_at(&after, 40, 4096, 4096), own);
+}
+
+#[test]
+fn a_run_of_one_dtype_keeps_another_dtypes_routes_in_the_sections_it_rewrites() {
+    // An earlier TF32 run chose tcwide32.wide at 4096 x 4096, m 257-512.
+    let mut tf32 = Options::new("sm90a");
+    tf32.input = Dtype::F32;
+    let mut timer = FakeTimer::default().rule("tcwide32.wide", (4096, 4096), (257, 512), 0.5);
+    let first = run(&shipped(), &mut timer, &tf32);
+    let earlier = routes_file(&first, &provenance()).unwrap();
+    let dir = specs_with(&earlier);
+    let specs = load(dir.path());
+    let f32_at = |specs: &SpecSet, m| {
+        let f32s: DtypeTriple = "f32.f32.f32".parse().unwrap();
+        specs
+            .tier("sm90a")
+            .unwrap()
+            .select(Policy::TensorCore, Op::Nn, f32s, m, 4096, 4096)
+            .unwrap()
+            .kernel_ref()
+    };
+    assert_eq!(f32_at(&specs, 512), "tcwide32.wide");
+    // Then bf16 over the same list, rewriting that file: its section of 4096 x 4096 is new.
+    let mut opts = Options::new("sm90a");
+    opts.rewritten = Some("sm90a.tuned.toml".into());
+    let t = run(&specs, &mut faster_mid(), &opts);
+    assert!(t.retuned(Op::Nn, 4096, 4096));
+    let tier = specs.tier("sm90a").unwrap();
+    let tuned = t.tuned_route_lines(tier, "sm90a.tuned.toml");
+    let text = gemm_aot_tune::routes_text::assembled(
+        &routes_file(&t, &provenance()).unwrap(),
+        &earlier,
+        |op, n, k| t.retuned(op, n, k),
+        |line| !tuned.contains(&line),
+        None,
+    );
+    assert_eq!(text.matches("# nn n = 4096, k = 4096").count(), 1, "{text}");
+    let dir = specs_with(&text);
+    let specs = load(dir.path());
+    // The TF32 choice stays; the bf16 one is there.
+    assert_eq!(f32_at(&specs, 512), "tcwide32.wide", "{text}");
+    assert_eq!(kernel_at(&specs, 64, 4096, 4096), "tcwide.mid", "{text}");
+    // Without the lines of the other dtype's routes, the rewrite had dropped them.
+    let dropped = gemm_aot_tune::routes_text::assembled(
+        &routes_file(&t, &provenance()).unwrap(),
+        &earlier,
+        |op, n, k| t.retuned(op, n, k),
+        |_| false,
+        None,
+    );
+    assert!(!dropped.contains("tcwide32.wide"), "{dropped}");
 }
