@@ -147,6 +147,24 @@ int main() {
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
 
+    // How many clusters of 1, 2, 4, 8 CTAs along z fit at once with one CTA an SM (about 200 KB of
+    // shared memory, as the split tiles take): a grid of more runs in two waves.
+    for (int cz : {1, 2, 4, 8}) {
+        cudaLaunchConfig_t lc{};
+        lc.gridDim = dim3(1, 1, cz);
+        lc.blockDim = dim3(64);
+        lc.dynamicSmemBytes = 200 * 1024;
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = 1;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = cz;
+        lc.attrs = at;
+        lc.numAttrs = 1;
+        int n = 0;
+        CHECK(cudaOccupancyMaxActiveClusters(&n, loads, &lc));
+        printf("# clusters of %d at once (200 KB of shared memory a CTA): %d (%d CTAs)\n", cz, n, n * cz);
+    }
     struct Case { int n, k, m; };
     const Case cases[] = {{512, 3584, 256}, {1024, 8192, 128}, {1024, 4096, 256}};
     for (const Case& c : cases) {
