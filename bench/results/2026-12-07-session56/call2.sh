@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Session 56, call 2: the unsplit chunked row tiles (tcdecsplit.dec64cm32 / dec64cm64, the split
+# of 2 dec64s2m32; TF32 tcdec32split.dec32cm32 / dec32cm64). Bits first (gpu_split_k: every
+# chunked kernel against the routed one and float64), then the tuner's times of the new tiles
+# against the routed kernels and the other narrow-deep tiles at m = 64-1024 over the narrow-deep
+# (n, k), bf16 then TF32 (scratch routes files; the JSON is what is read), then the every-candidate
+# tests.
+#   bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench gpu_split_k gpu_tensor_core
+#   COMMIT=<head> END=400 bash bench/results/2026-12-07-session56/call2.sh      (carry [".devx"])
+set -u
+bash .devx/unpack
+B=$PWD/.devx/bin
+C="${COMMIT:?set COMMIT}"
+R=$OUT/call2; mkdir -p $R
+S=$R/summary.txt
+echo "commit $C" | tee $S
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/card.txt
+t0=$(date +%s)
+END=${END:-400}
+cap() { v=$(( END - ($(date +%s) - t0) )); [ $v -gt $1 ] && v=$1; [ $v -lt 5 ] && v=5; echo $v; }
+st() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s $(grep -E 'test result|geometric' $3 2>/dev/null | tail -1)" | tee -a $S; }
+D=bench/results/2026-12-07-session56
+timeout $(cap 90) $B/gpu_split_k --ignored --test-threads 1 --nocapture > $R/split_k.log 2>&1; st split_k $? $R/split_k.log
+for dt in bf16 f32; do
+  if [ $dt = f32 ]; then only=tcdec32split.dec32cm32,tcdec32split.dec32cm64,tcdec32split.dec16s4m64,tcdec32split.dec32s4m32,tcwide32chunk.small,tcwide32chunk.small2,tcwide32chunk.small4,tcwide32chunk.narrow
+  else only=tcdecsplit.dec64cm32,tcdecsplit.dec64cm64,tcdecsplit.dec64s2m32,tcdecsplit.dec64s8m32,tcwidechunk.mid64,tcwidechunk.mid64s4dnf,tcwidechunk.mid64s2nf,tcwidechunk.mid2s4nf; fi
+  TL=$(( $(cap 110) - 20 )); [ $TL -lt 5 ] && TL=5
+  timeout $(cap 110) $B/gemm-aot-tune --tier sm90a --dtype $dt --op nn --shapes $D/narrow-deep-shapes.toml --buckets 64,128,256,512,1024 --confirm 0 --reps 10 --time-limit $TL \
+    --only $only --out $R/scratch-$dt.tuned.toml --json $R/tune-$dt.json > $R/tune-$dt.log 2>&1; st tune_$dt $? $R/tune-$dt.log
+done
+timeout $(cap 90) $B/gpu_tensor_core --ignored --test-threads 1 --nocapture every_candidate > $R/tensor_core_candidates.log 2>&1; st tensor_core_candidates $? $R/tensor_core_candidates.log
+xz -9 $R/tune-*.json 2>/dev/null
+cat $S
+cd $OUT && tar cJf call2.tar.xz call2 && rm -rf call2
