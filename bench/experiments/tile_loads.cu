@@ -10,7 +10,12 @@
 //   rotated  the same CTAs, tiles and bytes as gemm, but each CTA starts its walk over its stages
 //            at its own offset, so the CTAs sharing a tile read it at different times;
 //   mcastA   gemm with clusters of 2 along n: each CTA loads half of the A box and multicasts
-//            it to both (A's requests halved), its own B box.
+//            it to both (A's requests halved), its own B box;
+//   gemmC    gemm with the split's ranks in one cluster along z, as the split kernels launch
+//            (cluster barriers at the start and the end, nothing shared).
+// Then the fixed cost of a launch: the same kernel with no stage (prologue, cluster barriers,
+// epilogue), 128 CTAs in clusters of 1, 2, 4 or 8 along z, 20 launches back to back timed
+// together, as the bench times a group.
 // The consumer is one warp that waits for each stage, optionally spins `work` cycles (the
 // tensor cores' share), and releases the stage. Prints, per case: the kernel's median time
 // (events, 20 runs after 3 warm-ups), the cycles a stage takes per CTA, and GB/s into shared memory.
@@ -29,7 +34,7 @@
 constexpr int kBox = 64 * 64 * 2;  // one 64 x 64 bf16 box: 8 KB
 constexpr int kChunkBoxes = 8;      // 512 k in 64-k boxes (tc-k16-c512's chunk)
 
-enum Mode { kGemm = 0, kRotated = 1, kMcastA = 2 };
+enum Mode { kGemm = 0, kRotated = 1, kMcastA = 2, kGemmCluster = 3 };
 
 struct Args {
     CUtensorMap a, b;  // A (k inner, m outer), B (n inner, k outer)
@@ -45,6 +50,7 @@ __global__ void __launch_bounds__(64, 1) loads(const __grid_constant__ Args p) {
     auto full = [&](int s) { return bars + 8u * s; };
     auto empty = [&](int s) { return bars + 8u * (S + s); };
     const bool mc = p.mode == kMcastA;
+    const bool clustered = mc || p.mode == kGemmCluster;
     const uint32_t rank = mc ? cluster_ctarank() : 0;
     const int cta = blockIdx.x, kr = blockIdx.z;
     const int tm = cta / p.nt, tn = cta % p.nt;
@@ -55,7 +61,7 @@ __global__ void __launch_bounds__(64, 1) loads(const __grid_constant__ Args p) {
         }
         mbar_init_fence();
     }
-    if (mc) {
+    if (clustered) {
         asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;" ::: "memory");
     } else {
         __syncthreads();
@@ -105,7 +111,7 @@ __global__ void __launch_bounds__(64, 1) loads(const __grid_constant__ Args p) {
         }
         p.cycles[(size_t)blockIdx.z * gridDim.x + cta] = clock64() - t0;
     }
-    if (mc) asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;" ::: "memory");
+    if (clustered) asm volatile("barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 typedef CUresult (*EncodeFn)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
@@ -168,8 +174,9 @@ int main() {
     struct Case { int n, k, m; };
     const Case cases[] = {{512, 3584, 256}, {1024, 8192, 128}, {1024, 4096, 256}};
     for (const Case& c : cases) {
-        for (int mode : {kGemm, kRotated, kMcastA}) {
+        for (int mode : {kGemm, kRotated, kMcastA, kGemmCluster}) {
             for (int split : {1, 2, 4}) {
+                if (mode == kGemmCluster && split == 1) continue;
                 for (int work : {0, 160}) {
                     for (int stages : {8, 12}) {
                         Args p{};
@@ -193,7 +200,7 @@ int main() {
                         at[0].id = cudaLaunchAttributeClusterDimension;
                         at[0].val.clusterDim.x = mode == kMcastA ? 2 : 1;
                         at[0].val.clusterDim.y = 1;
-                        at[0].val.clusterDim.z = 1;
+                        at[0].val.clusterDim.z = mode == kGemmCluster ? split : 1;
                         lc.attrs = at;
                         lc.numAttrs = 1;
                         std::vector<float> ms;
@@ -214,12 +221,50 @@ int main() {
                         long long cmax = *std::max_element(cy.begin(), cy.end());
                         const double bytes = (double)ctas * p.nk * 2 * kBox;
                         printf("%-8s %5d %6d %6d %3d %5d %6d %5d %9.2f %11.0f %8.0f\n",
-                               mode == kGemm ? "gemm" : mode == kRotated ? "rotated" : "mcastA", c.n, c.k, c.m, split, work,
+                               mode == kGemm ? "gemm" : mode == kRotated ? "rotated" : mode == kMcastA ? "mcastA" : "gemmC",
+                               c.n, c.k, c.m, split, work,
                                stages, ctas * split, us, (double)cmax / stages_per_cta, bytes / (us * 1e3));
                     }
                 }
             }
         }
+    }
+    printf("# fixed cost: no stages, 128 CTAs, 12-stage ring's shared memory, 20 launches timed together\n");
+    printf("%-8s %8s %12s\n", "cluster", "CTAs", "us/launch");
+    for (int cz : {1, 2, 4, 8}) {
+        Args p{};
+        p.mt = 1;
+        p.nt = 128 / cz;
+        p.nk = 0;
+        p.split = cz;
+        p.mode = cz > 1 ? kGemmCluster : kGemm;
+        p.stages = 12;
+        p.cycles = cyc;
+        p.a = map2d(A, 512, 64, 64);
+        p.b = map2d(B, 64, 512, 64);
+        cudaLaunchConfig_t lc{};
+        lc.gridDim = dim3(128 / cz, 1, cz);
+        lc.blockDim = dim3(64);
+        lc.dynamicSmemBytes = 12 * 2 * kBox + 2 * 12 * 8 + 1024;
+        cudaLaunchAttribute at[1];
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = 1;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = cz;
+        lc.attrs = at;
+        lc.numAttrs = 1;
+        std::vector<float> ms;
+        for (int r = 0; r < 13; ++r) {
+            CHECK(cudaEventRecord(e0));
+            for (int i = 0; i < 20; ++i) CHECK(cudaLaunchKernelEx(&lc, loads, p));
+            CHECK(cudaEventRecord(e1));
+            CHECK(cudaEventSynchronize(e1));
+            float t;
+            CHECK(cudaEventElapsedTime(&t, e0, e1));
+            if (r >= 3) ms.push_back(t / 20);
+        }
+        std::sort(ms.begin(), ms.end());
+        printf("%-8d %8d %12.2f\n", cz, 128, ms[ms.size() / 2] * 1e3);
     }
     return 0;
 }
