@@ -11,9 +11,7 @@
 // from memory once for M rows rather than once for each 16), with
 // fragments from ldmatrix (transposed where a 16-bit operand is MN-major; nn's n-contiguous
 // TF32 B by 32-bit loads at the swizzled address, as ldmatrix's transpose moves 16-bit
-// elements only); a warp loads every fragment of a stage before its first mma of the stage, so
-// the loads' latencies overlap instead of each mma waiting for its own. TMA zero-fills past m,
-// n and k, so padded steps add nothing.
+// elements only). TMA zero-fills past m, n and k, so padded steps add nothing.
 //  * unchunked (Cfg::kChunk == 0): every output element is one f32 accumulator from +0 over the
 //    k16 (k8 on TF32) steps of all of K in ascending order. Same bits as wgmma_tma_gemm and
 //    mma_gemm (wgmma_tf32_gemm and mma_async_gemm on TF32).
@@ -157,30 +155,44 @@ struct mma_decode_tma {
                 mbar_wait(full(s), ph);
                 GEMM_PERTURB(kPerturbConsumerRead, kb);
                 const uint32_t a = sA0 + s * kABytes, b = sB0 + s * kBBytes;
-                // Row tile r's A fragment of k step kk (rows 16r ..).
-                auto load_a = [&](int kk, int r, uint32_t (&f)[4]) {
-                    if constexpr (kAKMajor) {
-                        // matrices (rows 0-7 | 8-15 of tile r) x (k 0-7 | 8-15; TF32: k 0-3 | 4-7, a float
-                        // being two b16 of an ldmatrix row, so a lane gets (row g, k q) as m16n8k8 reads
-                        // it); 128B swizzle: chunk ^= row % 8
-                        const int row = 16 * r + r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
-                        ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), f[0], f[1], f[2], f[3]);
-                    } else {
-                        // k rows of M m (2M bytes); matrix (m 16r + 0-7 | 8-15) x (k 0-7 | 8-15),
-                        // transposed; the 2M-byte swizzle XORs address bits [4,7) with [7,10)
-                        constexpr int SWA = kARowBytes == 128 ? 7 : kARowBytes == 64 ? 3 : 1;
-                        const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = 2 * r + (mat & 1);
-                        ldsm_x4_trans(a + krow * kARowBytes + ((mc ^ (((krow * kARowBytes) >> 7) & SWA)) << 4), f[0],
-                                      f[1], f[2], f[3]);
-                    }
-                };
-                // The warp's B fragment of k step kk (its 8 columns).
-                auto load_b = [&](int kk, uint32_t (&f)[2]) {
+#pragma unroll
+                for (int kk = 0; kk < BK / kStepK; ++kk) {  // ascending k16 (TF32: k8) steps, 32 B of k each
+                    // Row tile r's A fragment (rows 16r ..) and its mma against the one B fragment.
+                    auto load_a = [&](int r, uint32_t& a0, uint32_t& a1, uint32_t& a2, uint32_t& a3) {
+                        if constexpr (kAKMajor) {
+                            // matrices (rows 0-7 | 8-15 of tile r) x (k 0-7 | 8-15; TF32: k 0-3 | 4-7, a float
+                            // being two b16 of an ldmatrix row, so a lane gets (row g, k q) as m16n8k8 reads
+                            // it); 128B swizzle: chunk ^= row % 8
+                            const int row = 16 * r + r8 + 8 * (mat & 1), kc = kk * 2 + (mat >> 1);
+                            ldsm_x4(a + row * 128 + ((kc ^ (row & 7)) << 4), a0, a1, a2, a3);
+                        } else {
+                            // k rows of M m (2M bytes); matrix (m 16r + 0-7 | 8-15) x (k 0-7 | 8-15),
+                            // transposed; the 2M-byte swizzle XORs address bits [4,7) with [7,10)
+                            constexpr int SWA = kARowBytes == 128 ? 7 : kARowBytes == 64 ? 3 : 1;
+                            const int krow = kk * 16 + (mat >> 1) * 8 + r8, mc = 2 * r + (mat & 1);
+                            ldsm_x4_trans(a + krow * kARowBytes + ((mc ^ (((krow * kARowBytes) >> 7) & SWA)) << 4), a0,
+                                          a1, a2, a3);
+                        }
+                    };
+                    auto step = [&](float (&acc)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                    uint32_t b1) {
+                        if constexpr (kTf32) {
+                            mma_m16n8k8_tf32(acc, tf32_bits(a0), tf32_bits(a1), tf32_bits(a2), tf32_bits(a3),
+                                             tf32_bits(b0), tf32_bits(b1));
+                        } else {
+                            mma_m16n8k16<TAB>(acc, a0, a1, a2, a3, b0, b1);
+                        }
+                    };
+                    // Row tile 0's A, then B, as the 16-row kernel always read them (its code is
+                    // unchanged by the row tiles), then the other row tiles against the same B.
+                    uint32_t a0, a1, a2, a3;
+                    load_a(0, a0, a1, a2, a3);
+                    uint32_t b0, b1;
                     if constexpr (kBKMajor) {
                         // n rows of 128 B of k: matrices k 0-7 | 8-15 (TF32: 0-3 | 4-7) of rows 8 * warp ..;
                         // 128B swizzle
                         const int nrow = warp * 8 + r8, kc = kk * 2 + (mat & 1);
-                        ldsm_x2(b + nrow * 128 + ((kc ^ (nrow & 7)) << 4), f[0], f[1]);
+                        ldsm_x2(b + nrow * 128 + ((kc ^ (nrow & 7)) << 4), b0, b1);
                     } else if constexpr (kTf32) {
                         // k rows of N floats (4N bytes): b0 (k q, n g), b1 (k q + 4, n g) of the warp's
                         // 8 columns, one 32-bit load each at the swizzled address (address bits [4,7)
@@ -190,37 +202,19 @@ struct mma_decode_tma {
                         auto at = [&](int kr) {  // (k kr, n col): its 16-byte chunk swizzled with kr's row
                             return b + kr * RB + ((((col >> 2) ^ ((kr * RB) >> 7)) & (RB / 16 - 1)) << 4) + 4 * (col & 3);
                         };
-                        f[0] = ld_shared_u32(at(k0));
-                        f[1] = ld_shared_u32(at(k0 + 4));
+                        b0 = ld_shared_u32(at(k0));
+                        b1 = ld_shared_u32(at(k0 + 4));
                     } else {
                         // k rows of N (2N bytes): lanes 0-15 give k rows 0..15; swizzle XORs address bits [4,7) with [7,10)
                         constexpr int RB = BN * 2, SWM = RB == 128 ? 7 : RB == 64 ? 3 : 1;
                         const int krow = kk * 16 + (lane % 16);
-                        ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), f[0], f[1]);
+                        ldsm_x2_trans(b + krow * RB + ((warp ^ (((krow * RB) >> 7) & SWM)) << 4), b0, b1);
                     }
-                };
-                // Every fragment of the stage first, so that their loads' latencies overlap, then
-                // the mma steps: row tile r's chain takes the stage's k steps in ascending order
-                // (the chains are independent; their interleaving changes no value).
-                constexpr int kSteps = BK / kStepK;
-                uint32_t fa[kSteps][kRowTiles][4], fb[kSteps][2];
+                    step(c[0], a0, a1, a2, a3, b0, b1);
 #pragma unroll
-                for (int kk = 0; kk < kSteps; ++kk) {  // ascending k16 (TF32: k8) steps, 32 B of k each
-                    load_b(kk, fb[kk]);
-#pragma unroll
-                    for (int r = 0; r < kRowTiles; ++r) load_a(kk, r, fa[kk][r]);
-                }
-#pragma unroll
-                for (int kk = 0; kk < kSteps; ++kk) {
-#pragma unroll
-                    for (int r = 0; r < kRowTiles; ++r) {
-                        const uint32_t(&f)[4] = fa[kk][r];
-                        if constexpr (kTf32) {
-                            mma_m16n8k8_tf32(c[r], tf32_bits(f[0]), tf32_bits(f[1]), tf32_bits(f[2]), tf32_bits(f[3]),
-                                             tf32_bits(fb[kk][0]), tf32_bits(fb[kk][1]));
-                        } else {
-                            mma_m16n8k16<TAB>(c[r], f[0], f[1], f[2], f[3], fb[kk][0], fb[kk][1]);
-                        }
+                    for (int r = 1; r < kRowTiles; ++r) {  // independent chains, one B fragment
+                        load_a(r, a0, a1, a2, a3);
+                        step(c[r], a0, a1, a2, a3, b0, b1);
                     }
                 }
                 GEMM_PERTURB(kPerturbConsumerRelease, kb);
