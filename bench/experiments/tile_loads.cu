@@ -19,7 +19,7 @@
 // The consumer is one warp that waits for each stage, optionally spins `work` cycles (the
 // tensor cores' share), and releases the stage. Prints, per case: the kernel's median time
 // (events, 20 runs after 3 warm-ups), the cycles a stage takes per CTA, and GB/s into shared memory.
-//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates tile_loads.cu
+// Build here and run on the GPU machine with bench/experiments/tile_loads.sh (build | run).
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <algorithm>
