@@ -9,9 +9,7 @@ BUILD=${LOOK_BUILD:-.lookbuild}
 case "${1:-}" in
 build)
   VARIANT=${2:-9f2959c}
-  NVCC=$(cargo run --release -q -p gemm-codegen --bin gemm-aot -- toolchain install | sed -n 's/^nvcc: //p')
-  [ -x "$NVCC" ] || { echo "no nvcc: see \`gemm-aot toolchain install\`" >&2; exit 1; }
-  CU=$(dirname "$(dirname "$NVCC")")
+  . bench/experiments/toolchain.sh  # NVCC and CU
   mkdir -p "$BUILD/variants"
   cargo run --release -q -p gemm-codegen --bin gemm-aot -- build --no-cubins --tier sm90a --out "$BUILD/gen" > "$BUILD/gen.txt"
   git show "$VARIANT:kernels-templates/mma/mma_decode_tma.cuh" > "$BUILD/variant.cuh"

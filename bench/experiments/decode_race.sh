@@ -10,10 +10,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${RACE_BUILD:-.racebuild}
 case "${1:-}" in
 build)
-  # The compiler the generator uses (NVCC, CUDA_HOME, PATH, else the bootstrapped copy, installed if missing).
-  NVCC=$(cargo run --release -q -p gemm-codegen --bin gemm-aot -- toolchain install | sed -n 's/^nvcc: //p')
-  [ -x "$NVCC" ] || { echo "no nvcc: see \`gemm-aot toolchain install\`" >&2; exit 1; }
-  CU=$(dirname "$(dirname "$NVCC")")
+  . bench/experiments/toolchain.sh  # NVCC and CU
   mkdir -p "$BUILD/variants"
   # The decode kernels' configs and TcGemmArgs, as the generator writes them for sm90a.
   cargo run --release -q -p gemm-codegen --bin gemm-aot -- build --no-cubins --tier sm90a --out "$BUILD/gen" > "$BUILD/gen.txt"

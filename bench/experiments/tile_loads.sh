@@ -8,10 +8,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${TILE_LOADS_BUILD:-.probe}
 case "${1:-}" in
 build)
-  # The compiler the generator uses (NVCC, CUDA_HOME, PATH, else the bootstrapped copy, installed if missing).
-  NVCC=$(cargo run --release -q -p gemm-codegen --bin gemm-aot -- toolchain install | sed -n 's/^nvcc: //p')
-  [ -x "$NVCC" ] || { echo "no nvcc: see \`gemm-aot toolchain install\`" >&2; exit 1; }
-  CU=$(dirname "$(dirname "$NVCC")")
+  . bench/experiments/toolchain.sh  # NVCC and CU
   mkdir -p "$BUILD"
   "$NVCC" -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates -I bench/experiments \
     -I "$CU/include" -L "$CU/lib" -Xptxas -v -o "$BUILD/tile_loads" bench/experiments/tile_loads.cu 2>&1 | grep -E "registers|spill" || true
