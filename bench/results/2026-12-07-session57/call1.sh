@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Session 57, call 1: the chunk-group row tiles (mma_decode_tma chunk_groups: tcdecsplit.dec64cm32g2
+# and dec64cm64g2, TF32 tcdec32split.dec32cm32g2 and dec32cm32g4). Bits first (gpu_split_k: every
+# chunked kernel against the routed one and float64), then the tuner's times of the new tiles
+# against the routed kernels and the other narrow-deep tiles at m = 32-1024 over the narrow-deep
+# (n, k), TF32 then bf16 (scratch routes files; the JSON is what is read), then the
+# every-candidate tests, then TF32 over the whole model list at the shipped routes.
+#   bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench gpu_split_k gpu_tensor_core
+#   COMMIT=<head> END=540 bash bench/results/2026-12-07-session57/call1.sh      (carry [".devx"])
+set -u
+bash .devx/unpack
+B=$PWD/.devx/bin
+C="${COMMIT:?set COMMIT}"
+R=$OUT/call1; mkdir -p $R
+S=$R/summary.txt
+echo "commit $C" | tee $S
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/card.txt
+t0=$(date +%s)
+END=${END:-540}
+cap() { v=$(( END - ($(date +%s) - t0) )); [ $v -gt $1 ] && v=$1; [ $v -lt 5 ] && v=5; echo $v; }
+st() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s $(grep -E 'test result|geometric' $3 2>/dev/null | tail -1)" | tee -a $S; }
+D=bench/results/2026-12-07-session57
+timeout $(cap 100) $B/gpu_split_k --ignored --test-threads 1 --nocapture > $R/split_k.log 2>&1; st split_k $? $R/split_k.log
+for dt in f32 bf16; do
+  if [ $dt = f32 ]; then only=tcdec32split.dec32cm32,tcdec32split.dec32cm32g2,tcdec32split.dec32cm32g4,tcdec32split.dec16s4m64,tcwide32chunk.small,tcwide32chunk.small2,tcwide32chunk.small4,tcwide32chunk.narrow
+  else only=tcdecsplit.dec64cm32,tcdecsplit.dec64cm32g2,tcdecsplit.dec64cm64g2,tcdecsplit.dec64s8m32,tcwidechunk.mid64,tcwidechunk.mid64s4dnf,tcwidechunk.mid64s2nf,tcwidechunk.mid2s4nf; fi
+  TL=$(( $(cap 110) - 20 )); [ $TL -lt 5 ] && TL=5
+  timeout $(cap 110) $B/gemm-aot-tune --tier sm90a --dtype $dt --op nn --shapes $D/narrow-deep-shapes.toml --buckets 32,64,128,256,512,1024 --confirm 0 --reps 10 --time-limit $TL \
+    --only $only --out $R/scratch-$dt.tuned.toml --json $R/tune-$dt.json > $R/tune-$dt.log 2>&1; st tune_$dt $? $R/tune-$dt.log
+done
+timeout $(cap 90) $B/gpu_tensor_core --ignored --test-threads 1 --nocapture every_candidate > $R/tensor_core_candidates.log 2>&1; st tensor_core_candidates $? $R/tensor_core_candidates.log
+timeout $(cap 120) $B/gemm-aot-bench --policy tensor-core --dtype f32 --shapes bench/shapes/models.toml --reps 10 --commit $C --out $R/tf32 > $R/bench_tf32.log 2>&1; st bench_tf32 $? $R/bench_tf32.log
+xz -9 $R/tune-*.json 2>/dev/null
+cat $S
+cd $OUT && tar cJf call1.tar.xz call1 && rm -rf call1
