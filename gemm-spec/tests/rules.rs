@@ -1598,7 +1598,7 @@ fn a_key_of_another_kind_is_an_error_naming_the_kinds_keys() {
     );
     assert_one(
         tc_errors(false, "stages = 8\n", "stages = 8\nwarps_m = 1\n"),
-        "sm90a.toml:16: tile dec.d: `warps_m` is not a parameter of template mma_decode_tma (family dec, mma/mma_decode_tma.toml); its keys are family, name, m, n, k, stages, split_k, slots",
+        "sm90a.toml:16: tile dec.d: `warps_m` is not a parameter of template mma_decode_tma (family dec, mma/mma_decode_tma.toml); its keys are family, name, m, n, k, stages, split_k, slots, chunk_groups",
     );
 }
 
