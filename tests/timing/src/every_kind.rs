@@ -6,7 +6,8 @@
 //! A kernel's kind ([`kind_of`]) is its family (one template, one contract, one op and dtype
 //! set) and the code paths a tile switches on inside it: clusters along M or N (B multicast,
 //! the TMA-store epilogue), a K split over a cluster (partials folded through distributed
-//! shared memory), and ping-pong consumers. Tiles that differ only in size are one kind.
+//! shared memory), ping-pong consumers, and chunk groups (warp groups running a CTA's chunks
+//! side by side, folded through shared memory). Tiles that differ only in size are one kind.
 
 use crate::case::dtypes::{BF16, BF16_F32, F16, F16_F32, F32};
 use crate::case::Case;
@@ -17,7 +18,7 @@ const TC: Policy = Policy::TensorCore;
 const EX: Policy = Policy::Exact;
 
 /// The kind of a kernel: `tcwide`, `tcwide (cluster)`, `tcdecsplit (K split)`,
-/// `tcwide (ping-pong)`, ...
+/// `tcwide (ping-pong)`, `tcdec32split (chunk groups)`, ...
 pub fn kind_of(k: &KernelInfo) -> String {
     let mut s = k.family.to_string();
     if k.cluster.0 * k.cluster.1 > 1 {
@@ -28,6 +29,9 @@ pub fn kind_of(k: &KernelInfo) -> String {
     }
     if k.tile.param("pingpong").unwrap_or(0) != 0 {
         s += " (ping-pong)";
+    }
+    if k.tile.param("chunk_groups").unwrap_or(1) > 1 {
+        s += " (chunk groups)";
     }
     s
 }
