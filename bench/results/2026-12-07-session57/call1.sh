@@ -4,9 +4,9 @@
 # chunked kernel against the routed one and float64), then the tuner's times of the new tiles
 # against the routed kernels and the other narrow-deep tiles at m = 32-1024 over the narrow-deep
 # (n, k), TF32 then bf16 (scratch routes files; the JSON is what is read), then the
-# every-candidate tests, then TF32 over the whole model list at the shipped routes.
+# every-candidate tests.
 #   bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench gpu_split_k gpu_tensor_core
-#   COMMIT=<head> END=540 bash bench/results/2026-12-07-session57/call1.sh      (carry [".devx"])
+#   COMMIT=<head> END=420 bash bench/results/2026-12-07-session57/call1.sh      (carry [".devx"])
 set -u
 bash .devx/unpack
 B=$PWD/.devx/bin
@@ -16,7 +16,7 @@ S=$R/summary.txt
 echo "commit $C" | tee $S
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/card.txt
 t0=$(date +%s)
-END=${END:-540}
+END=${END:-420}
 cap() { v=$(( END - ($(date +%s) - t0) )); [ $v -gt $1 ] && v=$1; [ $v -lt 5 ] && v=5; echo $v; }
 st() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s $(grep -E 'test result|geometric' $3 2>/dev/null | tail -1)" | tee -a $S; }
 D=bench/results/2026-12-07-session57
@@ -29,7 +29,6 @@ for dt in f32 bf16; do
     --only $only --out $R/scratch-$dt.tuned.toml --json $R/tune-$dt.json > $R/tune-$dt.log 2>&1; st tune_$dt $? $R/tune-$dt.log
 done
 timeout $(cap 90) $B/gpu_tensor_core --ignored --test-threads 1 --nocapture every_candidate > $R/tensor_core_candidates.log 2>&1; st tensor_core_candidates $? $R/tensor_core_candidates.log
-timeout $(cap 120) $B/gemm-aot-bench --policy tensor-core --dtype f32 --shapes bench/shapes/models.toml --reps 10 --commit $C --out $R/tf32 > $R/bench_tf32.log 2>&1; st bench_tf32 $? $R/bench_tf32.log
 xz -9 $R/tune-*.json 2>/dev/null
 cat $S
 cd $OUT && tar cJf call1.tar.xz call1 && rm -rf call1
