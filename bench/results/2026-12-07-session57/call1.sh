@@ -3,10 +3,11 @@
 # and dec64cm64g2, TF32 tcdec32split.dec32cm32g2 and dec32cm32g4). Bits first (gpu_split_k: every
 # chunked kernel against the routed one and float64), then the tuner's times of the new tiles
 # against the routed kernels and the other narrow-deep tiles at m = 32-1024 over the narrow-deep
-# (n, k), TF32 then bf16 (scratch routes files; the JSON is what is read), then the
-# every-candidate tests.
-#   bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench gpu_split_k gpu_tensor_core
-#   COMMIT=<head> END=420 bash bench/results/2026-12-07-session57/call1.sh      (carry [".devx"])
+# (n, k), TF32 then bf16 (scratch routes files; the JSON is what is read), then the perturbed
+# build's candidate test (every candidate of each contract, the new tiles among them, under seeded
+# delays against the plain routed bits).
+#   bash bench/pack-subset.sh gemm-aot-tune gpu_split_k gpu_perturbed
+#   COMMIT=<head> END=380 bash bench/results/2026-12-07-session57/call1.sh      (carry [".devx"])
 set -u
 bash .devx/unpack
 B=$PWD/.devx/bin
@@ -16,7 +17,7 @@ S=$R/summary.txt
 echo "commit $C" | tee $S
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $R/card.txt
 t0=$(date +%s)
-END=${END:-420}
+END=${END:-380}
 cap() { v=$(( END - ($(date +%s) - t0) )); [ $v -gt $1 ] && v=$1; [ $v -lt 5 ] && v=5; echo $v; }
 st() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s $(grep -E 'test result|geometric' $3 2>/dev/null | tail -1)" | tee -a $S; }
 D=bench/results/2026-12-07-session57
@@ -28,7 +29,7 @@ for dt in f32 bf16; do
   timeout $(cap 110) $B/gemm-aot-tune --tier sm90a --dtype $dt --op nn --shapes $D/narrow-deep-shapes.toml --buckets 32,64,128,256,512,1024 --confirm 0 --reps 10 --time-limit $TL \
     --only $only --out $R/scratch-$dt.tuned.toml --json $R/tune-$dt.json > $R/tune-$dt.log 2>&1; st tune_$dt $? $R/tune-$dt.log
 done
-timeout $(cap 90) $B/gpu_tensor_core --ignored --test-threads 1 --nocapture every_candidate > $R/tensor_core_candidates.log 2>&1; st tensor_core_candidates $? $R/tensor_core_candidates.log
+(cd tests/timing && GEMM_TEST_SEED=20261210 timeout $(cap 100) $B/gpu_perturbed --ignored --test-threads 1 --nocapture perturbed_candidates) > $R/perturbed_candidates.log 2>&1; st perturbed_candidates $? $R/perturbed_candidates.log
 xz -9 $R/tune-*.json 2>/dev/null
 cat $S
 cd $OUT && tar cJf call1.tar.xz call1 && rm -rf call1
