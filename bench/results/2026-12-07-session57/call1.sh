@@ -3,11 +3,11 @@
 # and dec64cm64g2, TF32 tcdec32split.dec32cm32g2 and dec32cm32g4). Bits first (gpu_split_k: every
 # chunked kernel against the routed one and float64), then the tuner's times of the new tiles
 # against the routed kernels and the other narrow-deep tiles at m = 32-1024 over the narrow-deep
-# (n, k), TF32 then bf16 (scratch routes files; the JSON is what is read), then the perturbed
-# build's candidate test (every candidate of each contract, the new tiles among them, under seeded
+# (n, k), TF32 then bf16 (scratch routes files; the JSON is what is read), then (PERTURBED=1)
+# the perturbed build's candidate test (every candidate of each contract, the new tiles among them, under seeded
 # delays against the plain routed bits).
 #   bash bench/pack-subset.sh gemm-aot-tune gpu_split_k gpu_perturbed
-#   COMMIT=<head> END=380 bash bench/results/2026-12-07-session57/call1.sh      (carry [".devx"])
+#   COMMIT=<head> END=300 bash bench/results/2026-12-07-session57/call1.sh      (carry [".devx"])
 set -u
 bash .devx/unpack
 B=$PWD/.devx/bin
@@ -25,11 +25,13 @@ timeout $(cap 100) $B/gpu_split_k --ignored --test-threads 1 --nocapture > $R/sp
 for dt in f32 bf16; do
   if [ $dt = f32 ]; then only=tcdec32split.dec32cm32,tcdec32split.dec32cm32g2,tcdec32split.dec32cm32g4,tcdec32split.dec16s4m64,tcwide32chunk.small,tcwide32chunk.small2,tcwide32chunk.small4,tcwide32chunk.narrow
   else only=tcdecsplit.dec64cm32,tcdecsplit.dec64cm32g2,tcdecsplit.dec64cm64g2,tcdecsplit.dec64s8m32,tcwidechunk.mid64,tcwidechunk.mid64s4dnf,tcwidechunk.mid64s2nf,tcwidechunk.mid2s4nf; fi
-  TL=$(( $(cap 110) - 20 )); [ $TL -lt 5 ] && TL=5
-  timeout $(cap 110) $B/gemm-aot-tune --tier sm90a --dtype $dt --op nn --shapes $D/narrow-deep-shapes.toml --buckets 32,64,128,256,512,1024 --confirm 0 --reps 10 --time-limit $TL \
+  TL=$(( $(cap 100) - 20 )); [ $TL -lt 5 ] && TL=5
+  timeout $(cap 100) $B/gemm-aot-tune --tier sm90a --dtype $dt --op nn --shapes $D/narrow-deep-shapes.toml --buckets 32,64,128,256,512,1024 --confirm 0 --reps 10 --time-limit $TL \
     --only $only --out $R/scratch-$dt.tuned.toml --json $R/tune-$dt.json > $R/tune-$dt.log 2>&1; st tune_$dt $? $R/tune-$dt.log
 done
-(cd tests/timing && GEMM_TEST_SEED=20261210 timeout $(cap 100) $B/gpu_perturbed --ignored --test-threads 1 --nocapture perturbed_candidates) > $R/perturbed_candidates.log 2>&1; st perturbed_candidates $? $R/perturbed_candidates.log
+if [ "${PERTURBED:-0}" = 1 ]; then
+  (cd tests/timing && GEMM_TEST_SEED=20261210 timeout $(cap 100) $B/gpu_perturbed --ignored --test-threads 1 --nocapture perturbed_candidates) > $R/perturbed_candidates.log 2>&1; st perturbed_candidates $? $R/perturbed_candidates.log
+fi
 xz -9 $R/tune-*.json 2>/dev/null
 cat $S
 cd $OUT && tar cJf call1.tar.xz call1 && rm -rf call1
