@@ -8,6 +8,7 @@
 # delays against the plain routed bits).
 #   bash bench/pack-subset.sh gemm-aot-tune gpu_split_k gpu_perturbed
 #   COMMIT=<head> END=300 bash bench/results/2026-12-07-session57/call1.sh      (carry [".devx"])
+# SPLIT_FILTER=<name part> runs only those gpu_split_k tests (the device time this session had left).
 set -u
 bash .devx/unpack
 B=$PWD/.devx/bin
@@ -21,7 +22,7 @@ END=${END:-380}
 cap() { v=$(( END - ($(date +%s) - t0) )); [ $v -gt $1 ] && v=$1; [ $v -lt 5 ] && v=5; echo $v; }
 st() { echo "$1 rc=$2 $(( $(date +%s) - t0 )) s $(grep -E 'test result|geometric' $3 2>/dev/null | tail -1)" | tee -a $S; }
 D=bench/results/2026-12-07-session57
-timeout $(cap 100) $B/gpu_split_k --ignored --test-threads 1 --nocapture > $R/split_k.log 2>&1; st split_k $? $R/split_k.log
+timeout $(cap 100) $B/gpu_split_k --ignored --test-threads 1 --nocapture ${SPLIT_FILTER:-} > $R/split_k.log 2>&1; st split_k $? $R/split_k.log
 for dt in f32 bf16; do
   if [ $dt = f32 ]; then only=tcdec32split.dec32cm32,tcdec32split.dec32cm32g2,tcdec32split.dec32cm32g4,tcdec32split.dec16s4m64,tcwide32chunk.small,tcwide32chunk.small2,tcwide32chunk.small4,tcwide32chunk.narrow
   else only=tcdecsplit.dec64cm32,tcdecsplit.dec64cm32g2,tcdecsplit.dec64cm64g2,tcdecsplit.dec64s8m32,tcwidechunk.mid64,tcwidechunk.mid64s4dnf,tcwidechunk.mid64s2nf,tcwidechunk.mid2s4nf; fi
