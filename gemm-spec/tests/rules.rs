@@ -2516,3 +2516,72 @@ fn accumulators_may_use_the_registers_setmaxnreg_grants() {
         "sm90a.toml:61: tile widechunk.c 128x256x64: min_blocks = 1 cannot be resident on compute capability 9.0 (hardware.toml:91): 1 blocks of 384 threads leave 240 registers a thread of the SM's 65536 (the template grants its accumulating warps 240), fewer than the tile's 256 f32 accumulators a thread"
     );
 }
+
+/// `chunk_groups`: warp groups running whole chunks side by side need a chunked contract, no
+/// split across CTAs and an equal share of the ring each; the derived numbers give every group
+/// its warps and groups 1..G-1 a partial tile of shared memory.
+#[test]
+fn mma_decode_tma_chunk_groups() {
+    // The fixture's decode family under the chunked contract; its route taken out (a decode
+    // route of that contract would need a plain-load kernel of it too), its tile with `extra`.
+    let chunked = TC_SHARED
+        .replacen(
+            "[contract.tc-other]",
+            "[contract.tc-k16-c512]\ndoc = \"chunks of 512 k\"\nk_step = 16\nchunk = 512\n\n[contract.tc-other]",
+            1,
+        )
+        .replacen(
+            "template = \"mma_decode_tma\"\ncontract = \"tc-k16\"",
+            "template = \"mma_decode_tma\"\ncontract = \"tc-k16-c512\"",
+            1,
+        );
+    let tier = |n: u32, extra: &str| {
+        TC_TIER
+            .replacen(
+                "n = 32\nk = 64\nstages = 8\n",
+                &format!("n = {n}\nk = 64\nstages = 8\n{extra}"),
+                1,
+            )
+            .replacen(
+                "[[route]]\npolicy = \"tensor-core\"\nop = \"nn\"\ndtype = \"any\"\nm = { max = 16 }\nkernel = \"dec.d\"\nunaligned = \"plain.p\"\n\n",
+                "",
+                1,
+            )
+    };
+    let errors = |shared: &str, n: u32, extra: &str| match load(shared, &tier(n, extra)) {
+        Ok(_) => panic!("chunk_groups with {extra:?} validated"),
+        Err(e) => e,
+    };
+    let rule = "chunk_groups in [1, 2, 4] && (chunk_groups == 1 || (chunk > 0 && split_k == 1)) && stages % chunk_groups == 0";
+    let why = |values: &str| {
+        format!("sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs {rule} ({values}): warp groups run whole chunks of a chunked contract side by side in one CTA (no split across CTAs with them), each on its own equal share of the 8 stages ({})", support::block_at("mma/mma_decode_tma.toml", &format!("rule = \"{rule}\"")))
+    };
+    // One chain over all of K has no chunks to share out; a split across CTAs shares them
+    // already; three groups cannot share 8 stages equally.
+    assert_one(
+        errors(TC_SHARED, 32, "chunk_groups = 2\n"),
+        &why("chunk_groups = 2, chunk = 0, split_k = 1, stages = 8"),
+    );
+    assert_one(
+        errors(&chunked, 32, "chunk_groups = 2\nsplit_k = 2\nslots = 4\n"),
+        &why("chunk_groups = 2, chunk = 512, split_k = 2, stages = 8"),
+    );
+    assert_one(
+        errors(&chunked, 32, "chunk_groups = 3\n"),
+        &why("chunk_groups = 3, chunk = 512, split_k = 1, stages = 8"),
+    );
+    // Four groups of 8 warps are more consumer warps than the template takes.
+    assert_one(
+        errors(&chunked, 64, "chunk_groups = 4\n"),
+        &format!("sm90a.toml:9: tile dec.d 16x64x64: template mma_decode_tma needs chunk_groups * n / 8 <= 16 (chunk_groups = 4, n = 64): 4 group(s) of n / 8 consumer warps and the producer warp: at most 16 consumer warps (544 threads) ({})", support::block_at("mma/mma_decode_tma.toml", "rule = \"chunk_groups * n / 8 <= 16\"")),
+    );
+    // Two groups of the 16 x 64 tile: 16 consumer warps, half the ring each, and one 16 x 64
+    // f32 partial tile for group 1.
+    let v = load(&chunked, &tier(64, "chunk_groups = 2\n")).unwrap_or_else(|e| panic!("{e:?}"));
+    let d = support::derived(&v, "sm90a", "dec", "d", "bf16.bf16.f32".parse().unwrap());
+    assert_eq!(d.threads, 32 * 2 * 8 + 32);
+    assert_eq!(
+        d.shared_bytes,
+        8 * (16 * 64 + 64 * 64) * 2 + 2 * 8 * 8 + 16 * 64 * 4 + 1024
+    );
+}
