@@ -2552,9 +2552,9 @@ fn mma_decode_tma_chunk_groups() {
         Ok(_) => panic!("chunk_groups with {extra:?} validated"),
         Err(e) => e,
     };
-    let rule = "chunk_groups in [1, 2, 4] && (chunk_groups == 1 || (chunk > 0 && split_k == 1)) && stages % chunk_groups == 0";
+    let rule = "chunk_groups in [1, 2, 4] && (chunk_groups == 1 || (chunk > 0 && split_k == 1)) && stages % chunk_groups == 0 && stages / chunk_groups >= 2";
     let why = |values: &str| {
-        format!("sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs {rule} ({values}): warp groups run whole chunks of a chunked contract side by side in one CTA (no split across CTAs with them), each on its own equal share of the 8 stages ({})", support::block_at("mma/mma_decode_tma.toml", &format!("rule = \"{rule}\"")))
+        format!("sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs {rule} ({values}): warp groups run whole chunks of a chunked contract side by side in one CTA (no split across CTAs with them), each on its own equal share of the 8 stages, at least 2 (one loading while another is read) ({})", support::block_at("mma/mma_decode_tma.toml", &format!("rule = \"{rule}\"")))
     };
     // One chain over all of K has no chunks to share out; a split across CTAs shares them
     // already; three groups cannot share 8 stages equally.
@@ -2569,6 +2569,12 @@ fn mma_decode_tma_chunk_groups() {
     assert_one(
         errors(&chunked, 32, "chunk_groups = 3\n"),
         &why("chunk_groups = 3, chunk = 512, split_k = 1, stages = 8"),
+    );
+    // Four groups sharing 4 stages would each have one: none loading while it is read.
+    let four_stages = tier(32, "chunk_groups = 4\n").replacen("stages = 8\n", "stages = 4\n", 1);
+    assert_one(
+        load(&chunked, &four_stages).unwrap_err(),
+        &format!("sm90a.toml:9: tile dec.d 16x32x64: template mma_decode_tma needs {rule} (chunk_groups = 4, chunk = 512, split_k = 1, stages = 4): warp groups run whole chunks of a chunked contract side by side in one CTA (no split across CTAs with them), each on its own equal share of the 4 stages, at least 2 (one loading while another is read) ({})", support::block_at("mma/mma_decode_tma.toml", &format!("rule = \"{rule}\""))),
     );
     // Four groups of 8 warps are more consumer warps than the template takes.
     assert_one(

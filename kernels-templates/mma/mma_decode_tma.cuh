@@ -90,7 +90,7 @@ struct mma_decode_tma {
     // as stored: a K-major operand in 128-byte swizzled rows of k, 64 halves or 32 floats), the tier's cap.
     static_assert(kSharedBytes == kStages * (kABytes + kBBytes) + 2 * kStages * 8 + kPartialBytes + kGroupBytes + 1024 &&
                       kGroupBytes == (kGroups - 1) * BM * BN * 4 && kWarps == kColWarps * kGroups &&
-                      (kGroups == 1 || (kChunk > 0 && kSplit == 1)) && kRing * kGroups == kStages &&
+                      (kGroups == 1 || (kChunk > 0 && kSplit == 1)) && kRing * kGroups == kStages && kRing >= 2 &&
                       kPartialBytes == (kSplit > 1 ? kSlots * BM * BN * 4 : 0) && kChunk % BK == 0 &&
                       (kSplit == 1 || kChunk > 0) && (BM * BN) % kSplit == 0 &&
                       kSharedBytes <= Cfg::kMaxSharedBytes && kColWarps * 8 == BN && kThreads == 32 * kWarps + 32 &&
@@ -316,6 +316,7 @@ struct mma_decode_tma {
                                       int ch0, int nchunks, int prow, int pcol) {
         extern __shared__ __align__(1024) uint8_t tc_smem_raw[];
         float* slots = reinterpret_cast<float*>(tc_smem_raw + (sG0 - tc_smem_u32(tc_smem_raw)));
+        GEMM_PERTURB(kPerturbEpilogue, ch0);  // seeded delays around the slots' writes and reads
         if (grp > 0 && ch0 + grp < nchunks) {
             float* part = slots + (grp - 1) * BM * BN;
 #pragma unroll
@@ -325,6 +326,7 @@ struct mma_decode_tma {
             }
         }
         named_bar_sync(1, 32 * kWarps);  // the round's partials are in their slots
+        GEMM_PERTURB(kPerturbEpilogue, ch0);
         if (grp == 0) {
 #pragma unroll
             for (int r = 0; r < kRowTiles; ++r)
