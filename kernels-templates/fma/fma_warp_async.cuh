@@ -1,19 +1,20 @@
 // Family `fmawa`, contract `fma-k256` (see common/fma_chunks.cuh): the exact policy's large-m
 // tile for f32 operands, fed by a cp.async ring instead of fma_warp_gemm's registers.
 //
-// Why: fma_warp_gemm stages each k-tile through 16 registers (load, widen, store), and a barrier
-// every tile waits for loads issued one tile before; it runs at 0.76-0.81 of pedantic SGEMM.
-// f32 operands need no widening, so here cp.async copies them straight into shared memory,
-// `Cfg::STAGES` k-tiles deep: no staging registers, and a barrier waits only for a tile issued
-// STAGES - 1 tiles before.
+// Why: fma_warp_gemm stages each k-tile through 16 registers (load, widen, store) and waits on a
+// barrier every tile with only two, so at 128 registers a thread its shared-memory fragments
+// cannot be double-buffered and it runs at 0.76-0.81 of pedantic SGEMM. f32 operands need no
+// widening, so here they are copied to shared memory as stored, by cp.async, `Cfg::STAGES` k-tiles
+// deep: no staging registers, and a barrier waits only for a tile issued STAGES - 1 tiles ago.
 //
-// Schedule: one block per Cfg::M x Cfg::N tile of C, 8 x 8 elements a thread in two runs of 4
-// rows (and 4 columns) M/2 (N/2) apart, warps of 4 x 8 threads, as fma_warp_gemm: a k of a
-// thread's operands is four float4 reads, one shared-memory wavefront a warp each. Both operands
-// land in shared memory as [BK][R] (R = M or N): one stored with its rows contiguous (A of tn, B
-// of nn and tn) by 16-byte copies where its base and leading dimension are 4-element aligned;
-// one stored with k contiguous (A of nn and nt, B of nt) transposed on the way in by 4-byte
-// copies. Every copy zero-fills past the matrix's edge.
+// Schedule: one block per Cfg::M x Cfg::N tile of C, 8 x 8 elements a thread, warps of 4 x 8
+// threads. Each operand keeps its stored layout in shared memory:
+//   rows contiguous (A of tn, B of nn and tn): [BK][R], a thread's 8 rows two runs of 4, R/2 apart,
+//     read as two float4 a k (4 distinct addresses a warp for A, 8 for B: one wavefront);
+//   k contiguous (A of nn and nt, B of nt): [R][BK + 4], a thread's 8 rows t, t + R/8, ... (the
+//     padding puts a warp's 4 or 8 consecutive rows in distinct banks), read as float2 pairs of k.
+// Vectors are 16-byte copies where the operand's base and leading dimension are 4-element
+// aligned, 4-byte copies otherwise; both zero-fill past the matrix's edge.
 //
 // Chunk partials run in registers; at each chunk's end they are folded into the f32 totals in
 // shared memory (each thread owns its slots: no barrier), as in fma_warp_gemm. Which thread runs
@@ -28,55 +29,60 @@
 #include "common/timing_perturbation.cuh"
 #include "tc/cp_async.cuh"
 
-// One operand's stage: BK rows of k, each of R elements (m or n) and kLd floats apart. An operand
-// stored with its rows contiguous lands as stored, by 16-byte copies; one stored with k contiguous
-// is transposed on the way in, one 4-byte copy an element, a warp's lanes along k (whole 32-byte
-// sectors of one row each) and its rows padded by 4 floats so that those lanes hit distinct banks.
+// One operand's stage: R rows (m or n) by BK k, in its stored layout (see above).
 template <int R, int BK, bool kContiguousK, int kThreads>
 struct fma_async_operand {
-    static constexpr int kLd = kContiguousK ? R + 4 : R;
-    static constexpr int kFloats = BK * kLd;
-    static constexpr int kVecs = R * BK / 4;  // 16-byte vectors of a stage stored as it is
-    static constexpr int kCopies = kContiguousK ? R * BK / kThreads : kVecs / kThreads;  // a thread's, a stage
-    static_assert((R * BK) % (4 * kThreads) == 0, "fma_async_operand: whole vectors a thread");
+    static constexpr int kLd = kContiguousK ? BK + 4 : R;  // floats between rows (k-contiguous) or ks
+    static constexpr int kFloats = kContiguousK ? R * kLd : BK * R;
+    static constexpr int kT = R / 8;                       // threads along R
+    static constexpr int kVecs = R * BK / 4;               // 16-byte vectors a stage
+    static_assert(kVecs % kThreads == 0, "fma_async_operand: whole vectors a thread");
 
-    // Where element i (0..7) of thread t's 8 lies along R: two runs of 4, R/2 apart, so that a k
-    // of them is two float4.
-    __device__ __forceinline__ static int row(int t, int i) { return (i < 4 ? 0 : R / 2) + t * 4 + (i & 3); }
-    __device__ __forceinline__ static int at(int r, int kk) { return kk * kLd + r; }
+    // Where element i (0..7) of thread t's rows lies along R.
+    __device__ __forceinline__ static int row(int t, int i) {
+        return kContiguousK ? t + kT * i : (i < 4 ? 0 : R / 2) + t * 4 + (i & 3);
+    }
+    __device__ __forceinline__ static int at(int r, int kk) { return kContiguousK ? r * kLd + kk : kk * R + r; }
 
-    // Copies a thread's share `l` of the stage at k0: `base` is the operand at (row0, 0), `rows`
-    // its valid rows from there, `ks` the valid k from k0, `vec` 16-byte copies allowed (an
-    // operand with its rows contiguous, its base and leading dimension 4-element aligned).
+    // Copies vector v of the stage at k0: `base` is the operand at (row0, 0), `rows` its valid rows
+    // from there, `ks` the valid k from k0, `vec` 16-byte copies allowed.
     __device__ __forceinline__ static void copy(float* stage, const float* base, int ld, int rows, int ks, int k0,
-                                                bool vec, int l) {
-        const int v = threadIdx.x + l * kThreads;
-        if (kContiguousK) {
-            const int kk = v % BK, r = v / BK;
-            const bool in = r < rows && kk < ks;
-            cp_async4_zfill(static_cast<uint32_t>(__cvta_generic_to_shared(stage + at(r, kk))),
-                            in ? base + (size_t)r * ld + k0 + kk : base, in ? 4 : 0);
-            return;
-        }
-        const int kk = v / (R / 4), r = 4 * (v % (R / 4));
-        const int along = rows - r;
+                                                bool vec, int v) {
+        int r, kk;
+        if (kContiguousK) { r = v / (BK / 4); kk = 4 * (v % (BK / 4)); } else { kk = v / (R / 4); r = 4 * (v % (R / 4)); }
+        // Valid elements of the 4 from (r, kk) along the vector's direction.
+        const int along = kContiguousK ? ks - kk : rows - r;
         const int valid = r < rows && kk < ks ? (along < 4 ? along : 4) : 0;
-        const float* src = base + (size_t)(k0 + kk) * ld + r;
+        const size_t off = kContiguousK ? (size_t)r * ld + k0 + kk : (size_t)(k0 + kk) * ld + r;
         const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(stage + at(r, kk)));
         if (vec) {
-            cp_async16_zfill(dst, valid > 0 ? src : base, 4 * valid);
+            cp_async16_zfill(dst, valid > 0 ? base + off : base, 4 * valid);
         } else {
+            // One element at a time: in both layouts the vector's 4 elements are adjacent in
+            // memory and in the stage.
 #pragma unroll
-            for (int q = 0; q < 4; ++q) cp_async4_zfill(dst + 4 * q, q < valid ? src + q : base, q < valid ? 4 : 0);
+            for (int q = 0; q < 4; ++q) cp_async4_zfill(dst + 4 * q, q < valid ? base + off + q : base, q < valid ? 4 : 0);
         }
     }
 
-    // Thread t's 8 values at k kk.
-    __device__ __forceinline__ static void at_k(const float* s, int t, int kk, float (&v)[8]) {
-        const float4 x0 = *reinterpret_cast<const float4*>(s + at(row(t, 0), kk));
-        const float4 x1 = *reinterpret_cast<const float4*>(s + at(row(t, 4), kk));
-        v[0] = x0.x; v[1] = x0.y; v[2] = x0.z; v[3] = x0.w;
-        v[4] = x1.x; v[5] = x1.y; v[6] = x1.z; v[7] = x1.w;
+    // Thread t's 8 values at k pair (kk, kk + 1).
+    __device__ __forceinline__ static void pair(const float* s, int t, int kk, float (&v)[2][8]) {
+        if (kContiguousK) {
+#pragma unroll
+            for (int i = 0; i < 8; ++i) {
+                const float2 x = *reinterpret_cast<const float2*>(s + at(row(t, i), kk));
+                v[0][i] = x.x;
+                v[1][i] = x.y;
+            }
+        } else {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const float4 x0 = *reinterpret_cast<const float4*>(s + at(row(t, 0), kk + h));
+                const float4 x1 = *reinterpret_cast<const float4*>(s + at(row(t, 4), kk + h));
+                v[h][0] = x0.x; v[h][1] = x0.y; v[h][2] = x0.z; v[h][3] = x0.w;
+                v[h][4] = x1.x; v[h][5] = x1.y; v[h][6] = x1.z; v[h][7] = x1.w;
+            }
+        }
     }
 };
 
@@ -92,7 +98,7 @@ struct fma_warp_async {
     using OpB = fma_async_operand<BN, BK, Layout::kBContiguousK, kThreads>;
     // Each stage is carved for the padded layout of both operands, whatever the op, so that the
     // manifest's shared memory does not depend on the op.
-    static constexpr int kSlotA = BK * (BM + 4), kSlotB = BK * (BN + 4);
+    static constexpr int kSlotA = BM * (BK + 4), kSlotB = BN * (BK + 4);
     static constexpr int kStageFloats = kSlotA + kSlotB;
 
     // The layout against the numbers the generator delivers from the manifest
@@ -116,19 +122,17 @@ struct fma_warp_async {
             float* stage = smem + (kt % kStages) * kStageFloats;
             const int k0 = kt * BK, ks = p.k - k0;
 #pragma unroll
-            for (int l = 0; l < OpA::kCopies; ++l) OpA::copy(stage, a, p.lda, rows_a, ks, k0, vec_a, l);
+            for (int l = 0; l < OpA::kVecs / kThreads; ++l)
+                OpA::copy(stage, a, p.lda, rows_a, ks, k0, vec_a, threadIdx.x + l * kThreads);
 #pragma unroll
-            for (int l = 0; l < OpB::kCopies; ++l) OpB::copy(stage + kSlotA, b, p.ldb, rows_b, ks, k0, vec_b, l);
+            for (int l = 0; l < OpB::kVecs / kThreads; ++l)
+                OpB::copy(stage + kSlotA, b, p.ldb, rows_b, ks, k0, vec_b, threadIdx.x + l * kThreads);
         }
         cp_async_commit_group();
     }
 
     // One k into the chain: one FMA per element.
-    __device__ __forceinline__ static void step(const float* As, const float* Bs, int kk, int ty, int tx,
-                                                float (&acc)[8][8]) {
-        float av[8], bv[8];
-        OpA::at_k(As, ty, kk, av);
-        OpB::at_k(Bs, tx, kk, bv);
+    __device__ __forceinline__ static void fma_k(const float (&av)[8], const float (&bv)[8], float (&acc)[8][8]) {
 #pragma unroll
         for (int i = 0; i < 8; ++i)
 #pragma unroll
@@ -176,13 +180,27 @@ struct fma_warp_async {
             const float* As = smem + (kt % kStages) * kStageFloats;
             const float* Bs = As + kSlotA;
             const int kcount = min(BK, p.k - kt * BK);
-            // All BK k unrolled, or only the valid k of K's last k-tile (past K the stage holds
-            // zeros, and a zero step would still change -0.0 to +0.0).
             if (kcount == BK) {
 #pragma unroll
-                for (int kk = 0; kk < BK; ++kk) step(As, Bs, kk, ty, tx, acc);
+                for (int kk = 0; kk < BK; kk += 2) {
+                    float av[2][8], bv[2][8];
+                    OpA::pair(As, ty, kk, av);
+                    OpB::pair(Bs, tx, kk, bv);
+                    fma_k(av[0], bv[0], acc);
+                    fma_k(av[1], bv[1], acc);
+                }
             } else {
-                for (int kk = 0; kk < kcount; ++kk) step(As, Bs, kk, ty, tx, acc);
+                // K's last k-tile: only its valid k (past K the stage holds zeros, and a zero step
+                // would still change -0.0 to +0.0).
+                for (int kk = 0; kk < kcount; ++kk) {
+                    float av[8], bv[8];
+#pragma unroll
+                    for (int i = 0; i < 8; ++i) {
+                        av[i] = As[OpA::at(OpA::row(ty, i), kk)];
+                        bv[i] = Bs[OpB::at(OpB::row(tx, i), kk)];
+                    }
+                    fma_k(av, bv, acc);
+                }
             }
             if ((kt + 1) % kTilesPerChunk == 0 || kt + 1 == tiles) {
                 const int chunk = kt / kTilesPerChunk;
