@@ -1,7 +1,7 @@
 // fma_exact: the exact policy's large-m kernels (contract fma-k256) against each other and
 // against cuBLAS SGEMM in pedantic math (no TF32), f32 in and out.
 //
-// Every kernel of the generated units fma.cu, fmaw.cu, fmawa.cu and fmaws.cu (sm90a, `gemm-aot build --no-cubins`)
+// Every kernel of the generated units fma.cu, fmaw.cu and fmaws.cu (sm90a, `gemm-aot build --no-cubins`)
 // that fma_exact.sh lists runs on random data (uniform in [-1, 1), never zeros) at each shape;
 // the reference bits are the shipped fma.tiled kernel's (the GPU suites check that one against
 // the CPU model of fma-k256), and every other kernel must give them bit for bit, C poisoned
@@ -26,7 +26,6 @@
 
 #include "sm90a/fma.cu"
 #include "sm90a/fmaw.cu"
-#include "sm90a/fmawa.cu"
 #include "sm90a/fmaws.cu"
 
 #include "cuda_check.cuh"

@@ -3,7 +3,7 @@
 # run on the H200.
 #   bash bench/experiments/fma_exact.sh build   # here: generates sm90a's units, builds .fmabuild/fma_exact
 #   bash bench/experiments/fma_exact.sh run     # on the GPU machine (carry .fmabuild): writes fma_exact.log to $OUT
-# Kernels: the shipped fma.tiled (the reference bits) and fma.mid, then every fmaw and fmawa tile of
+# Kernels: the shipped fma.tiled (the reference bits) and fma.mid, then every fmaw tile of
 # specs/sm90a.toml, then every fmaws tile (K split over a cluster), nn f32 (fma_exact.cu says what is checked).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,7 +28,7 @@ def blocks(unit):
 ref = "gemm_sm90a_fma_nn_f32_f32_f32_tiled_m128n128k8"
 chosen = []
 for unit, pattern in (("fma", r"gemm_sm90a_fma_nn_f32_f32_f32_\w+"), ("fmaw", r"gemm_sm90a_fmaw_nn_f32_f32_f32_\w+"),
-                      ("fmawa", r"gemm_sm90a_fmawa_nn_f32_f32_f32_\w+"), ("fmaws", r"gemm_sm90a_fmaws_nn_f32_f32_f32_\w+")):
+                      ("fmaws", r"gemm_sm90a_fmaws_nn_f32_f32_f32_\w+")):
     head, ks = blocks(unit)
     names = sorted((n for n in ks if re.fullmatch(pattern, n)), key=lambda n: n != ref)
     open(f"{build}/sm90a_{unit}.cu", "w").write(head + "\n" + "\n".join(ks[n] for n in names))
@@ -40,7 +40,7 @@ open(f"{build}/fma_exact_kernels.inc", "w").write(
 print("kernels:", " ".join(chosen))
 PY
   mkdir -p "$BUILD/sm90a"
-  for u in fma fmaw fmawa fmaws; do mv "$BUILD/sm90a_$u.cu" "$BUILD/sm90a/$u.cu"; done
+  for u in fma fmaw fmaws; do mv "$BUILD/sm90a_$u.cu" "$BUILD/sm90a/$u.cu"; done
   flags=(-O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -I kernels-templates -I "$BUILD" -I "$BUILD/gen/cuda/include" -I "$CU/include" -L "$CU/lib" -Xptxas -v)
   "$NVCC" "${flags[@]}" -o "$BUILD/fma_exact" bench/experiments/fma_exact.cu -ldl > "$BUILD/ptxas.txt" 2>&1 || { tail -30 "$BUILD/ptxas.txt"; exit 1; }
   grep -E "Compiling entry|registers|spill" "$BUILD/ptxas.txt" | sed 's/ptxas info    : //' || true
