@@ -1,10 +1,13 @@
 // Family `fmaw`, contract `fma-k256` (see common/fma_chunks.cuh), for large m: the exact
 // policy's fast tile.
 //
-// Schedule: one block per Cfg::M x Cfg::N tile of C, 8 x 8 elements a thread, in two halves of
-// 4 rows (and 4 columns) placed M/2 (N/2) apart, so that each thread reads its operands from
-// shared memory as four float4 a k. A warp is 4 x 8 threads: its A reads are 4 distinct float4
-// and its B reads 8, one shared-memory wavefront each (fma_gemm's 2 x 16 warps need 2 for B).
+// Schedule: one block per Cfg::M x Cfg::N tile of C, TM x 8 elements a thread (`thread_m` = 8
+// or 16), in runs of 4 rows placed M/(TM/4) apart and two runs of 4 columns N/2 apart, so that
+// each thread reads its operands from shared memory as TM/4 + 2 float4 a k. A warp is 4 x 8
+// threads: its A reads are 4 distinct float4 and its B reads 8, one shared-memory wavefront each
+// (fma_gemm's 2 x 16 warps need 2 for B). 16 x 8 a thread (the form of cuBLAS's pedantic SGEMM on
+// Hopper, 256 x 128 tiles of 8 warps at 254 registers) reads 6 float4 for 128 FMAs where 8 x 8
+// reads 4 for 64.
 // Operands are widened to f32 into shared memory as [K][M] and [K][N]: an operand stored with k
 // contiguous (A of nn and nt, B of nt) arrives as 4-element vectors along k and is transposed
 // on its way into shared memory (a warp writes 32 consecutive rows of one k: no bank conflict);
@@ -30,12 +33,13 @@ struct fma_warp_gemm {
     static constexpr int BM = Cfg::M, BN = Cfg::N, BK = Cfg::K;
     static constexpr int kChunk = Cfg::kChunk;  // the contract's K chunk
     static constexpr int kThreads = Cfg::kThreads;
-    using W = fma_warp_tiles<TAB, OP, BM, BN, BK, kThreads>;
+    static constexpr int TM = Cfg::THREAD_M;  // rows of C a thread computes (8 or 16), 8 columns
+    using W = fma_warp_tiles<TAB, OP, BM, BN, BK, kThreads, TM>;
     static constexpr int kStageFloats = W::kStageFloats;
     static constexpr int kTotalsFloats = BM * BN;
 
     // The layout against the numbers the generator delivers from the manifest
-    // (fma/fma_warp_gemm.toml): 8 x 8 elements a thread in warps of 4 x 8 threads, two stages of
+    // (fma/fma_warp_gemm.toml): TM x 8 elements a thread in warps of 4 x 8 threads, two stages of
     // A and B as f32 then the chunk totals, whole k-tiles a chunk, the tier's cap.
     static_assert(Cfg::kSharedBytes == (2 * kStageFloats + kTotalsFloats) * (int)sizeof(float) &&
                       Cfg::kSharedBytes <= Cfg::kMaxSharedBytes && kChunk % BK == 0,
@@ -50,10 +54,10 @@ struct fma_warp_gemm {
         const int tx = W::thread_x(), ty = W::thread_y();
         const typename W::Tiles t = W::tiles_at(p, m0, n0);
 
-        float acc[8][8];
+        float acc[TM][8];
         float* totals = smem + 2 * kStageFloats;
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
+        for (int i = 0; i < TM; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j) acc[i][j] = 0.0f;
 
@@ -75,7 +79,7 @@ struct fma_warp_gemm {
             if ((kt + 1) % kTilesPerChunk == 0 || !next) {
                 const int chunk = kt / kTilesPerChunk;
 #pragma unroll
-                for (int i = 0; i < 8; ++i)
+                for (int i = 0; i < TM; ++i)
 #pragma unroll
                     for (int j = 0; j < 8; ++j) {
                         float* s = totals + W::row_of(ty, i) * BN + W::col_of(tx, j);
@@ -93,7 +97,7 @@ struct fma_warp_gemm {
 
         GEMM_PERTURB(kPerturbEpilogue, 0);
 #pragma unroll
-        for (int i = 0; i < 8; ++i) {
+        for (int i = 0; i < TM; ++i) {
             const int m = m0 + W::row_of(ty, i);
 #pragma unroll
             for (int j = 0; j < 8; ++j) {

@@ -1,6 +1,7 @@
 // The operand path and inner step of the warp-tiled exact kernels (fma_warp_gemm, and
-// fma_warp_split, which runs the same chains split over a cluster): 8 x 8 elements a thread in
-// two halves of 4 rows (and 4 columns) placed BM/2 (BN/2) apart, warps of 4 x 8 threads,
+// fma_warp_split, which runs the same chains split over a cluster): TM x 8 elements a thread
+// (TM = 8 or 16) in runs of 4 rows placed BM/(TM/4) apart and two runs of 4 columns BN/2 apart,
+// warps of 4 x 8 threads,
 // operands widened to f32 into shared memory as [K][M] and [K][N] through registers, as
 // 4-element vectors where aligned. Which thread runs an element and how the loads are shaped
 // never changes its reduction order.
@@ -9,17 +10,18 @@
 #include "common/element.cuh"
 #include "common/operand_layout.cuh"
 
-template <typename TAB, int OP, int BM, int BN, int BK, int kThreads>
+template <typename TAB, int OP, int BM, int BN, int BK, int kThreads, int TM = 8>
 struct fma_warp_tiles {
-    static constexpr int TX = BN / 8, TY = BM / 8;  // threads along n and m
+    static constexpr int TX = BN / 8, TY = BM / TM;  // threads along n and m
+    static constexpr int kRunsM = TM / 4;            // a thread's runs of 4 rows, BM / kRunsM apart
     static constexpr int kStageFloats = BK * (BM + BN);
     // Four-element vectors a k-tile of A and of B, and a thread's share of them.
     static constexpr int kVecA = BM * BK / 4, kVecB = BN * BK / 4;
     static constexpr int kLoadsA = (kVecA + kThreads - 1) / kThreads;
     static constexpr int kLoadsB = (kVecB + kThreads - 1) / kThreads;
     using Layout = OperandLayout<OP>;
-    static_assert(kThreads == TX * TY && TX % 8 == 0 && TY % 4 == 0 && BK % 4 == 0,
-                  "fma_warp_tiles: 8 x 8 elements a thread in warps of 4 x 8 threads, k in vectors of 4");
+    static_assert(kThreads == TX * TY && TX % 8 == 0 && TY % 4 == 0 && BK % 4 == 0 && (TM == 8 || TM == 16),
+                  "fma_warp_tiles: TM x 8 elements a thread in warps of 4 x 8 threads, k in vectors of 4");
 
     // Four consecutive elements of an operand, widened to f32: one vector load when `vec` (the
     // operand's base and leading dimension are 4-element aligned) and all four are in bounds,
@@ -127,21 +129,28 @@ struct fma_warp_tiles {
         store_tile<BN, kVecB, kLoadsB, Layout::kBContiguousK>(stage + BK * BM, rb);
     }
 
-    // Row i (0..7) of a thread's tile: two runs of four, BM/2 apart; the same for columns.
-    __device__ __forceinline__ static int row_of(int ty, int i) { return (i < 4 ? 0 : BM / 2) + ty * 4 + (i & 3); }
+    // Row i (0..TM-1) of a thread's tile: runs of four, BM / kRunsM apart; column j (0..7): two
+    // runs of four, BN/2 apart.
+    __device__ __forceinline__ static int row_of(int ty, int i) { return (i / 4) * (BM / kRunsM) + ty * 4 + (i & 3); }
     __device__ __forceinline__ static int col_of(int tx, int j) { return (j < 4 ? 0 : BN / 2) + tx * 4 + (j & 3); }
 
     // One FMA per (element, kk): the chunk's chain, kk ascending.
     __device__ __forceinline__ static void step(const float* As, const float* Bs, int kk, int ty, int tx,
-                                                float (&acc)[8][8]) {
-        const float4 a0 = *reinterpret_cast<const float4*>(As + kk * BM + ty * 4);
-        const float4 a1 = *reinterpret_cast<const float4*>(As + kk * BM + BM / 2 + ty * 4);
+                                                float (&acc)[TM][8]) {
+        float av[TM];
+#pragma unroll
+        for (int r = 0; r < kRunsM; ++r) {
+            const float4 a = *reinterpret_cast<const float4*>(As + kk * BM + r * (BM / kRunsM) + ty * 4);
+            av[4 * r] = a.x;
+            av[4 * r + 1] = a.y;
+            av[4 * r + 2] = a.z;
+            av[4 * r + 3] = a.w;
+        }
         const float4 b0 = *reinterpret_cast<const float4*>(Bs + kk * BN + tx * 4);
         const float4 b1 = *reinterpret_cast<const float4*>(Bs + kk * BN + BN / 2 + tx * 4);
-        const float av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
         const float bv[8] = {b0.x, b0.y, b0.z, b0.w, b1.x, b1.y, b1.z, b1.w};
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
+        for (int i = 0; i < TM; ++i)
 #pragma unroll
             for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
@@ -149,7 +158,7 @@ struct fma_warp_tiles {
     // One stage's k into the chain, ascending: all BK unrolled, or only the valid k of K's last
     // k-tile (past K the stage holds zeros, and a zero step would still change -0.0 to +0.0).
     __device__ __forceinline__ static void steps(const float* As, const float* Bs, int kcount, int ty, int tx,
-                                                 float (&acc)[8][8]) {
+                                                 float (&acc)[TM][8]) {
         if (kcount == BK) {
 #pragma unroll
             for (int kk = 0; kk < BK; ++kk) step(As, Bs, kk, ty, tx, acc);
