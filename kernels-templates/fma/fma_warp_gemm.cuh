@@ -35,8 +35,6 @@ struct fma_warp_gemm {
     static constexpr int kThreads = Cfg::kThreads;
     static constexpr int TM = Cfg::THREAD_M;  // rows of C a thread computes (8 or 16), 8 columns
     using W = fma_warp_tiles<TAB, OP, BM, BN, BK, kThreads, TM>;
-    static constexpr bool kFragmentPipeline = Cfg::FRAGMENT_PIPELINE != 0;
-    static_assert(!kFragmentPipeline || BK % 2 == 0, "fma_warp_gemm: the fragment pipeline alternates two sets");
     static constexpr int kStageFloats = W::kStageFloats;
     static constexpr int kTotalsFloats = BM * BN;
 
@@ -71,37 +69,13 @@ struct fma_warp_gemm {
             W::store(smem, ra, rb);
             __syncthreads();
         }
-        // With the fragment pipeline, a k's shared-memory reads are issued while the k before it
-        // is computed, k-tile boundaries included: the next stage is stored and the barrier
-        // passed before a tile's last k, whose FMAs then cover the reads of the next tile's first.
-        float af[2][TM], bf[2][8];
-        if (kFragmentPipeline && tiles > 0) W::fragment(smem, smem + BK * BM, 0, ty, tx, af[0], bf[0]);
         for (int kt = 0; kt < tiles; ++kt) {
             GEMM_PERTURB(kPerturbConsumerRead, kt);
             const float* As = smem + (kt & 1) * kStageFloats;
             const float* Bs = As + BK * BM;
             const bool next = kt + 1 < tiles;
             if (next) W::load(t, p, (kt + 1) * BK, ra, rb);
-            const int kcount = min(BK, p.k - kt * BK);
-            if (kFragmentPipeline && kcount == BK) {
-                const float* An = smem + ((kt + 1) & 1) * kStageFloats;
-#pragma unroll
-                for (int kk = 0; kk < BK; ++kk) {
-                    if (kk == BK - 1 && next) {
-                        GEMM_PERTURB(kPerturbProducerIssue, kt + 1);
-                        W::store(smem + ((kt + 1) & 1) * kStageFloats, ra, rb);
-                        GEMM_PERTURB(kPerturbConsumerRelease, kt);
-                        __syncthreads();
-                    }
-                    if (kk + 1 < BK)
-                        W::fragment(As, Bs, kk + 1, ty, tx, af[(kk + 1) & 1], bf[(kk + 1) & 1]);
-                    else if (next)
-                        W::fragment(An, An + BK * BM, 0, ty, tx, af[(kk + 1) & 1], bf[(kk + 1) & 1]);
-                    W::fma_fragment(af[kk & 1], bf[kk & 1], acc);
-                }
-            } else {
-                W::steps(As, Bs, kcount, ty, tx, acc);
-            }
+            W::steps(As, Bs, min(BK, p.k - kt * BK), ty, tx, acc);
             if ((kt + 1) % kTilesPerChunk == 0 || !next) {
                 const int chunk = kt / kTilesPerChunk;
 #pragma unroll
@@ -113,8 +87,7 @@ struct fma_warp_gemm {
                         acc[i][j] = 0.0f;
                     }
             }
-            // (Only K's last k-tile can be short, so the pipeline stored the next stage already.)
-            if (next && !kFragmentPipeline) {
+            if (next) {
                 GEMM_PERTURB(kPerturbProducerIssue, kt + 1);
                 W::store(smem + ((kt + 1) & 1) * kStageFloats, ra, rb);
                 GEMM_PERTURB(kPerturbConsumerRelease, kt);

@@ -155,31 +155,6 @@ struct fma_warp_tiles {
             for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
     }
 
-    // A thread's operands at k kk of a stage, and their FMAs into the chain: one step in two
-    // halves, for the loop that reads a k ahead (fma_warp_gemm's `fragment_pipeline`).
-    __device__ __forceinline__ static void fragment(const float* As, const float* Bs, int kk, int ty, int tx,
-                                                    float (&av)[TM], float (&bv)[8]) {
-#pragma unroll
-        for (int r = 0; r < kRunsM; ++r) {
-            const float4 a = *reinterpret_cast<const float4*>(As + kk * BM + r * (BM / kRunsM) + ty * 4);
-            av[4 * r] = a.x;
-            av[4 * r + 1] = a.y;
-            av[4 * r + 2] = a.z;
-            av[4 * r + 3] = a.w;
-        }
-        const float4 b0 = *reinterpret_cast<const float4*>(Bs + kk * BN + tx * 4);
-        const float4 b1 = *reinterpret_cast<const float4*>(Bs + kk * BN + BN / 2 + tx * 4);
-        bv[0] = b0.x; bv[1] = b0.y; bv[2] = b0.z; bv[3] = b0.w;
-        bv[4] = b1.x; bv[5] = b1.y; bv[6] = b1.z; bv[7] = b1.w;
-    }
-    __device__ __forceinline__ static void fma_fragment(const float (&av)[TM], const float (&bv)[8],
-                                                        float (&acc)[TM][8]) {
-#pragma unroll
-        for (int i = 0; i < TM; ++i)
-#pragma unroll
-            for (int j = 0; j < 8; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-    }
-
     // One stage's k into the chain, ascending: all BK unrolled, or only the valid k of K's last
     // k-tile (past K the stage holds zeros, and a zero step would still change -0.0 to +0.0).
     __device__ __forceinline__ static void steps(const float* As, const float* Bs, int kcount, int ty, int tx,
