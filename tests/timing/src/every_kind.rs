@@ -33,6 +33,10 @@ pub fn kind_of(k: &KernelInfo) -> String {
     if k.tile.param("chunk_groups").unwrap_or(1) > 1 {
         s += " (chunk groups)";
     }
+    // (fma_warp_gemm's thread_m; the exact decode kinds use the name for their own rows.)
+    if k.template == "fma_warp_gemm" && k.tile.param("thread_m").unwrap_or(8) > 8 {
+        s += " (16 x 8 a thread)";
+    }
     s
 }
 
@@ -126,8 +130,9 @@ pub fn sm90a_cases() -> Vec<Case> {
         Case::new(TC, Op::Nn, F32, (5, 1000, 8200)),
         Case::new(TC, Op::Nt, F32, (40, 700, 8200)).bias(),
         Case::new(TC, Op::Nn, F32, (700, 1000, 8200)),
-        // Exact: the cp.async-staged decode, the transposed decode, the warp-tiled kernels,
-        // NT's mid tile, and the K split over a cluster of 8 (fmaws).
+        // Exact: the cp.async-staged decode, the transposed decode, the warp-tiled kernels (8 x 8
+        // a thread, and 16 x 8 on a grid of 165 tiles with a short last k-tile), NT's mid tile,
+        // and the K split over a cluster of 8 (fmaws).
         Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
         Case::new(EX, Op::Nn, F32, (12, 4096, 2048)),
         Case::new(EX, Op::Nt, BF16_F32, (8, 1024, 1024)),
@@ -135,6 +140,7 @@ pub fn sm90a_cases() -> Vec<Case> {
         Case::new(EX, Op::Tn, BF16_F32, (512, 512, 768)).bias(),
         Case::new(EX, Op::Nt, F32, (100, 1024, 1024)).bias(),
         Case::new(EX, Op::Nn, F32, (128, 1024, 4096)),
+        Case::new(EX, Op::Nn, F32, (1030, 4100, 603)).bias(),
     ]
 }
 
