@@ -7,7 +7,9 @@
 // shared-memory stages, each a slice of kRows k-rows of B ([kRows][32]) and of A
 // ([M][kRows]), copied with cp.async, so several stages per warp are in flight while the FMA
 // chain consumes the oldest. Decode is bound by how many bytes of B are in flight (a register
-// batch of loads kept too few) and, for larger m, by A loads in the FMA loop.
+// batch of loads kept too few) and by the instructions a slice costs: a slice wholly inside K, n
+// and m with aligned operands is issued without per-piece checks, and A is read four k at a time
+// (one 16-byte read a row for four FMA steps; the FMAs keep their order).
 #pragma once
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
@@ -30,6 +32,7 @@ struct fma_decode_staged {
     static constexpr int kPieceElems = 16 / (int)sizeof(TAB);
     static constexpr int kRowPieces = BN / kPieceElems;
     using Layout = OperandLayout<OP>;
+    static_assert(Layout::kAContiguousK && !Layout::kBContiguousK, "fma_decode_staged: nn only (A [m][k], B [k][n])");
 
     // The layout against the numbers the generator delivers from the manifest
     // (fma/fma_decode_staged.toml): per warp S stages of a B slice and an A slice, then the
@@ -62,10 +65,38 @@ struct fma_decode_staged {
 
     // Starts copying stage `s` of the chunk [k0, k1) into `dst`: the B slice [kRows][BN], then
     // the A slice [BM][kRows] (rows past k1, columns past n and rows past m become zeros).
+    // `vec_a` / `vec_b`: the operand's base and leading dimension are 16-byte aligned, so every
+    // piece of a slice inside K (and n) starts on 16 bytes: such a slice is copied without
+    // per-piece checks. A's rows past m are then not copied at all (they are never read).
     template <typename Args>
     __device__ __forceinline__ static void issue_stage(TAB* dst, const TAB* a, const TAB* b, int s, int k0, int k1,
-                                                       int m0, int j0, int lane, const Args& p) {
+                                                       int m0, int j0, int lane, bool vec_a, bool vec_b,
+                                                       const Args& p) {
         const int kr0 = k0 + s * kRows;
+        constexpr int kAPieces = BM * kRows / kPieceElems;
+        const bool whole_k = kr0 + kRows <= k1;
+        if (whole_k && vec_b && j0 + BN <= p.n && vec_a) {
+            // Lane l copies B pieces (row l / kRowPieces + i * kBRowsStep, column piece l % kRowPieces)
+            // and A pieces (row l / kAPiecesRow + i * kARowsStep, piece l % kAPiecesRow): one
+            // pointer each, advanced by whole rows (NN: B is [k][n], A is [m][k]).
+            constexpr int kBRowsStep = 32 / kRowPieces, kAPiecesRow = kRows / kPieceElems, kARowsStep = 32 / kAPiecesRow;
+            const int brow = lane / kRowPieces, bcol = (lane % kRowPieces) * kPieceElems;
+            const TAB* bl = b + Layout::b_index(kr0 + brow, j0 + bcol, p.ldb);
+            const size_t bstep = (size_t)kBRowsStep * p.ldb;
+#pragma unroll
+            for (int i = 0; i < kRows / kBRowsStep; ++i)
+                cp_async16(dst + (brow + i * kBRowsStep) * BN + bcol, bl + i * bstep);
+            const int arow = lane / kAPiecesRow, au = (lane % kAPiecesRow) * kPieceElems;
+            const TAB* al = a + Layout::a_index(m0 + arow, kr0 + au, p.lda);
+            const size_t astep = (size_t)kARowsStep * p.lda;
+#pragma unroll
+            for (int i = 0; i < (BM + kARowsStep - 1) / kARowsStep; ++i) {
+                const int r = arow + i * kARowsStep;
+                if (r < BM && m0 + r < p.m) cp_async16(dst + kSliceElems + r * kRows + au, al + i * astep);
+            }
+            cp_async_commit();
+            return;
+        }
 #pragma unroll
         for (int i = 0; i < kRows * kRowPieces / 32; ++i) {
             const int q = lane + 32 * i;
@@ -75,7 +106,6 @@ struct fma_decode_staged {
             const int valid = k < k1 ? min(kPieceElems, p.n - (j0 + col)) : 0;
             copy_piece(dst + row * BN + col, b + Layout::b_index(k, j0 + col, p.ldb), valid);
         }
-        constexpr int kAPieces = BM * kRows / kPieceElems;
 #pragma unroll
         for (int i = 0; i < (kAPieces + 31) / 32; ++i) {
             const int q = lane + 32 * i;
@@ -87,6 +117,20 @@ struct fma_decode_staged {
             }
         }
         cp_async_commit();
+    }
+
+    // A at (row, u .. u + 3) of a slice as f32: one 16-byte read (8 for 16-bit A); u % 4 == 0.
+    __device__ __forceinline__ static float4 a4(const TAB* sa, int r, int u) {
+        if constexpr (sizeof(TAB) == 4) {
+            return *reinterpret_cast<const float4*>(sa + r * kRows + u);
+        } else {
+            const uint2 raw = *reinterpret_cast<const uint2*>(sa + r * kRows + u);
+            const TAB* h = reinterpret_cast<const TAB*>(&raw);
+            return make_float4(to_f32(h[0]), to_f32(h[1]), to_f32(h[2]), to_f32(h[3]));
+        }
+    }
+    __device__ __forceinline__ static float lane_of(const float4& v, int q) {
+        return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w;
     }
 
     template <typename Args>
@@ -107,6 +151,8 @@ struct fma_decode_staged {
         const int rounds = (chunks + KS - 1) / KS;
         TAB* mine = stages + warp * S * kStageElems;
         const int fr = threadIdx.x / BN;
+        const bool vec_a = (reinterpret_cast<size_t>(a) & 15) == 0 && (size_t)p.lda * sizeof(TAB) % 16 == 0;
+        const bool vec_b = (reinterpret_cast<size_t>(b) & 15) == 0 && (size_t)p.ldb * sizeof(TAB) % 16 == 0;
         float total = 0.0f;
 
         for (int round = 0; round < rounds; ++round) {
@@ -123,13 +169,13 @@ struct fma_decode_staged {
 #pragma unroll
                 for (int s = 0; s < S - 1; ++s) {
                     GEMM_PERTURB(kPerturbProducerIssue, s);
-                    if (s < nslices) issue_stage(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, p);
+                    if (s < nslices) issue_stage(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, vec_a, vec_b, p);
                     else cp_async_commit();
                 }
                 for (int s = 0; s < nslices; ++s) {
                     const int next = s + S - 1;
                     GEMM_PERTURB(kPerturbProducerIssue, next);
-                    if (next < nslices) issue_stage(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, p);
+                    if (next < nslices) issue_stage(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, vec_a, vec_b, p);
                     else cp_async_commit();
                     GEMM_PERTURB(kPerturbConsumerWait, s);
                     cp_async_wait<S - 1>();
@@ -140,11 +186,17 @@ struct fma_decode_staged {
                     const int kb = k0 + s * kRows;
                     if (kb + kRows <= k1) {
 #pragma unroll
-                        for (int u = 0; u < kRows; ++u) {
-                            const float bv = to_f32(slice[u * BN + lane]);
+                        for (int u = 0; u < kRows; u += 4) {
+                            float4 av[BM];
 #pragma unroll
-                            for (int r = 0; r < BM; ++r)
-                                if (r < rows) part[r] = fmaf(to_f32(sa[r * kRows + u]), bv, part[r]);
+                            for (int r = 0; r < BM; ++r) av[r] = r < rows ? a4(sa, r, u) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                            for (int q = 0; q < 4; ++q) {
+                                const float bv = to_f32(slice[(u + q) * BN + lane]);
+#pragma unroll
+                                for (int r = 0; r < BM; ++r)
+                                    if (r < rows) part[r] = fmaf(lane_of(av[r], q), bv, part[r]);
+                            }
                         }
                     } else {
                         for (int u = 0; u < k1 - kb; ++u) {
