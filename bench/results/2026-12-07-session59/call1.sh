@@ -7,6 +7,8 @@
 # the JSON is what is read); (3) the exact bench: the default rows, then the model list at
 # m = 1, 8, 16 against pedantic SGEMM. (4) TIMING=1: the timing suite's perturbed and sanitized
 # steps (fmadecs's cases, and fmaw's 16 x 8 tile as its own code path: 1030 x 4100 x 603 f32 NN).
+# Before the bench, the tuner's times of fmaw.w256k8t16 (16 x 8 a thread) against the routed
+# exact kernels in NT, TN and NN at Llama-3 8B's (n, k), m = 1024 and 4096 (exact-large-shapes.toml).
 #   bash bench/pack-subset.sh gemm-aot-tune gemm-aot-bench gpu_perturbed gpu_sanitized gpu_exact
 #   COMMIT=<head> END=560 bash bench/results/2026-12-07-session59/call1.sh      (carry [".devx"])
 set -u
@@ -27,6 +29,8 @@ TL=$(( $(cap 110) - 15 )); [ $TL -lt 5 ] && TL=5
 timeout $(cap 110) $B/gemm-aot-tune --tier sm90a --policy exact --dtype f32 --op nn --shapes $D/decode-shapes.toml --buckets 1,4,8,16 --confirm 0 --reps 10 --time-limit $TL \
   --only fmadecs.dec4,fmadecs.dec16,fmadecs.dec4s3,fmadecs.dec4k8,fmadecs.dec4k8s3,fmadecs.dec8,fmadecs.dec8k16 \
   --out $R/scratch-exact.tuned.toml --json $R/tune-exact.json > $R/tune-exact.log 2>&1; st tune_exact $? $R/tune-exact.log
+timeout $(cap 60) $B/gemm-aot-tune --tier sm90a --policy exact --dtype f32 --op nt,tn,nn --shapes $D/exact-large-shapes.toml --buckets 1024 --confirm 0 --reps 5 --time-limit 40 \
+  --only fmaw.w256k8t16,fmaw.w128 --out $R/scratch-exact-large.tuned.toml --json $R/tune-exact-large.json > $R/tune-exact-large.log 2>&1; st tune_exact_large $? $R/tune-exact-large.log
 timeout $(cap 45) $B/gemm-aot-bench --policy exact --commit $C --out $R/exact > $R/bench_exact.log 2>&1; st bench_exact $? $R/bench_exact.log
 timeout $(cap 70) $B/gemm-aot-bench --policy exact --shapes bench/shapes/models.toml --m 1,8,16 --commit $C --out $R/models_decode > $R/bench_exact_decode.log 2>&1; st bench_exact_decode $? $R/bench_exact_decode.log
 if [ "${TIMING:-0}" = 1 ]; then
