@@ -76,45 +76,45 @@ struct fma_decode_staged {
         constexpr int kAPieces = BM * kRows / kPieceElems;
         const bool whole_k = kr0 + kRows <= k1;
         if (whole_k && vec_b && j0 + BN <= p.n && vec_a) {
-            // Lane l copies B pieces (row l / kRowPieces + i * kBRowsStep, column piece l % kRowPieces)
-            // and A pieces (row l / kAPiecesRow + i * kARowsStep, piece l % kAPiecesRow): one
-            // pointer each, advanced by whole rows (NN: B is [k][n], A is [m][k]).
-            constexpr int kBRowsStep = 32 / kRowPieces, kAPiecesRow = kRows / kPieceElems, kARowsStep = 32 / kAPiecesRow;
-            const int brow = lane / kRowPieces, bcol = (lane % kRowPieces) * kPieceElems;
-            const TAB* bl = b + Layout::b_index(kr0 + brow, j0 + bcol, p.ldb);
-            const size_t bstep = (size_t)kBRowsStep * p.ldb;
+        // Lane l copies B pieces (row l / kRowPieces + i * kBRowsStep, column piece l % kRowPieces)
+        // and A pieces (row l / kAPiecesRow + i * kARowsStep, piece l % kAPiecesRow): one
+        // pointer each, advanced by whole rows (NN: B is [k][n], A is [m][k]).
+        constexpr int kBRowsStep = 32 / kRowPieces, kAPiecesRow = kRows / kPieceElems, kARowsStep = 32 / kAPiecesRow;
+        const int brow = lane / kRowPieces, bcol = (lane % kRowPieces) * kPieceElems;
+        const TAB* bl = b + Layout::b_index(kr0 + brow, j0 + bcol, p.ldb);
+        const size_t bstep = (size_t)kBRowsStep * p.ldb;
 #pragma unroll
-            for (int i = 0; i < kRows / kBRowsStep; ++i)
-                cp_async16(dst + (brow + i * kBRowsStep) * BN + bcol, bl + i * bstep);
-            const int arow = lane / kAPiecesRow, au = (lane % kAPiecesRow) * kPieceElems;
-            const TAB* al = a + Layout::a_index(m0 + arow, kr0 + au, p.lda);
-            const size_t astep = (size_t)kARowsStep * p.lda;
+        for (int i = 0; i < kRows / kBRowsStep; ++i)
+            cp_async16(dst + (brow + i * kBRowsStep) * BN + bcol, bl + i * bstep);
+        const int arow = lane / kAPiecesRow, au = (lane % kAPiecesRow) * kPieceElems;
+        const TAB* al = a + Layout::a_index(m0 + arow, kr0 + au, p.lda);
+        const size_t astep = (size_t)kARowsStep * p.lda;
 #pragma unroll
-            for (int i = 0; i < (BM + kARowsStep - 1) / kARowsStep; ++i) {
-                const int r = arow + i * kARowsStep;
-                if (r < BM && m0 + r < p.m) cp_async16(dst + kSliceElems + r * kRows + au, al + i * astep);
-            }
-            cp_async_commit();
-            return;
+        for (int i = 0; i < (BM + kARowsStep - 1) / kARowsStep; ++i) {
+            const int r = arow + i * kARowsStep;
+            if (r < BM && m0 + r < p.m) cp_async16(dst + kSliceElems + r * kRows + au, al + i * astep);
+        }
+        cp_async_commit();
+        return;
         }
 #pragma unroll
         for (int i = 0; i < kRows * kRowPieces / 32; ++i) {
-            const int q = lane + 32 * i;
-            const int row = q / kRowPieces;
-            const int col = (q % kRowPieces) * kPieceElems;
-            const int k = kr0 + row;
-            const int valid = k < k1 ? min(kPieceElems, p.n - (j0 + col)) : 0;
-            copy_piece(dst + row * BN + col, b + Layout::b_index(k, j0 + col, p.ldb), valid);
+        const int q = lane + 32 * i;
+        const int row = q / kRowPieces;
+        const int col = (q % kRowPieces) * kPieceElems;
+        const int k = kr0 + row;
+        const int valid = k < k1 ? min(kPieceElems, p.n - (j0 + col)) : 0;
+        copy_piece(dst + row * BN + col, b + Layout::b_index(k, j0 + col, p.ldb), valid);
         }
 #pragma unroll
         for (int i = 0; i < (kAPieces + 31) / 32; ++i) {
-            const int q = lane + 32 * i;
-            if (q < kAPieces) {
-                const int r = q / (kRows / kPieceElems);
-                const int u = (q % (kRows / kPieceElems)) * kPieceElems;
-                const int valid = m0 + r < p.m ? min(kPieceElems, k1 - (kr0 + u)) : 0;
-                copy_piece(dst + kSliceElems + r * kRows + u, a + Layout::a_index(m0 + r, kr0 + u, p.lda), valid);
-            }
+        const int q = lane + 32 * i;
+        if (q < kAPieces) {
+            const int r = q / (kRows / kPieceElems);
+            const int u = (q % (kRows / kPieceElems)) * kPieceElems;
+            const int valid = m0 + r < p.m ? min(kPieceElems, k1 - (kr0 + u)) : 0;
+            copy_piece(dst + kSliceElems + r * kRows + u, a + Layout::a_index(m0 + r, kr0 + u, p.lda), valid);
+        }
         }
         cp_async_commit();
     }
@@ -122,15 +122,73 @@ struct fma_decode_staged {
     // A at (row, u .. u + 3) of a slice as f32: one 16-byte read (8 for 16-bit A); u % 4 == 0.
     __device__ __forceinline__ static float4 a4(const TAB* sa, int r, int u) {
         if constexpr (sizeof(TAB) == 4) {
-            return *reinterpret_cast<const float4*>(sa + r * kRows + u);
+        return *reinterpret_cast<const float4*>(sa + r * kRows + u);
         } else {
-            const uint2 raw = *reinterpret_cast<const uint2*>(sa + r * kRows + u);
-            const TAB* h = reinterpret_cast<const TAB*>(&raw);
-            return make_float4(to_f32(h[0]), to_f32(h[1]), to_f32(h[2]), to_f32(h[3]));
+        const uint2 raw = *reinterpret_cast<const uint2*>(sa + r * kRows + u);
+        const TAB* h = reinterpret_cast<const TAB*>(&raw);
+        return make_float4(to_f32(h[0]), to_f32(h[1]), to_f32(h[2]), to_f32(h[3]));
         }
     }
     __device__ __forceinline__ static float lane_of(const float4& v, int q) {
         return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w;
+    }
+
+    // Chunk c's chain into `part` (zeros on entry): the block's rows at column j0 + lane, k
+    // ascending, streamed through this warp's S stages at `mine`. Shared with fma_decode_split.
+    template <typename Args>
+    __device__ __forceinline__ static void run_chunk(float (&part)[BM], TAB* mine, const TAB* a, const TAB* b, int c,
+                                                     int m0, int j0, int lane, int rows, bool vec_a, bool vec_b,
+                                                     const Args& p) {
+        const int k0 = c * kChunk;
+        const int k1 = min(k0 + kChunk, p.k);
+        const int nslices = (k1 - k0 + kRows - 1) / kRows;
+        // Prologue: S - 1 stages in flight. Every issue commits a group (empty past
+        // the last slice), so "at most S - 1 groups pending" means slice s arrived.
+#pragma unroll
+        for (int s = 0; s < S - 1; ++s) {
+            GEMM_PERTURB(kPerturbProducerIssue, s);
+            if (s < nslices) issue_stage(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, vec_a, vec_b, p);
+            else cp_async_commit();
+        }
+        for (int s = 0; s < nslices; ++s) {
+            const int next = s + S - 1;
+            GEMM_PERTURB(kPerturbProducerIssue, next);
+            if (next < nslices) issue_stage(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, vec_a, vec_b, p);
+            else cp_async_commit();
+            GEMM_PERTURB(kPerturbConsumerWait, s);
+            cp_async_wait<S - 1>();
+            __syncwarp();
+            GEMM_PERTURB(kPerturbConsumerRead, s);
+            const TAB* slice = mine + (s % S) * kStageElems;
+            const TAB* sa = slice + kSliceElems;
+            const int kb = k0 + s * kRows;
+            if (kb + kRows <= k1) {
+#pragma unroll
+                for (int u = 0; u < kRows; u += 4) {
+                    float4 av[BM];
+#pragma unroll
+                    for (int r = 0; r < BM; ++r) av[r] = r < rows ? a4(sa, r, u) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+                    for (int q = 0; q < 4; ++q) {
+                        const float bv = to_f32(slice[(u + q) * BN + lane]);
+#pragma unroll
+                        for (int r = 0; r < BM; ++r)
+                            if (r < rows) part[r] = fmaf(lane_of(av[r], q), bv, part[r]);
+                    }
+                }
+            } else {
+                for (int u = 0; u < k1 - kb; ++u) {
+                    const float bv = to_f32(slice[u * BN + lane]);
+#pragma unroll
+                    for (int r = 0; r < BM; ++r)
+                        if (r < rows) part[r] = fmaf(to_f32(sa[r * kRows + u]), bv, part[r]);
+                }
+            }
+            // Every lane is done with slice s before the next issue overwrites it.
+            GEMM_PERTURB(kPerturbConsumerRelease, s);
+            __syncwarp();
+        }
+        cp_async_wait<0>();
     }
 
     template <typename Args>
@@ -160,58 +218,7 @@ struct fma_decode_staged {
             float part[BM];
 #pragma unroll
             for (int r = 0; r < BM; ++r) part[r] = 0.0f;
-            if (c < chunks) {
-                const int k0 = c * kChunk;
-                const int k1 = min(k0 + kChunk, p.k);
-                const int nslices = (k1 - k0 + kRows - 1) / kRows;
-                // Prologue: S - 1 stages in flight. Every issue commits a group (empty past
-                // the last slice), so "at most S - 1 groups pending" means slice s arrived.
-#pragma unroll
-                for (int s = 0; s < S - 1; ++s) {
-                    GEMM_PERTURB(kPerturbProducerIssue, s);
-                    if (s < nslices) issue_stage(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, vec_a, vec_b, p);
-                    else cp_async_commit();
-                }
-                for (int s = 0; s < nslices; ++s) {
-                    const int next = s + S - 1;
-                    GEMM_PERTURB(kPerturbProducerIssue, next);
-                    if (next < nslices) issue_stage(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, vec_a, vec_b, p);
-                    else cp_async_commit();
-                    GEMM_PERTURB(kPerturbConsumerWait, s);
-                    cp_async_wait<S - 1>();
-                    __syncwarp();
-                    GEMM_PERTURB(kPerturbConsumerRead, s);
-                    const TAB* slice = mine + (s % S) * kStageElems;
-                    const TAB* sa = slice + kSliceElems;
-                    const int kb = k0 + s * kRows;
-                    if (kb + kRows <= k1) {
-#pragma unroll
-                        for (int u = 0; u < kRows; u += 4) {
-                            float4 av[BM];
-#pragma unroll
-                            for (int r = 0; r < BM; ++r) av[r] = r < rows ? a4(sa, r, u) : make_float4(0.f, 0.f, 0.f, 0.f);
-#pragma unroll
-                            for (int q = 0; q < 4; ++q) {
-                                const float bv = to_f32(slice[(u + q) * BN + lane]);
-#pragma unroll
-                                for (int r = 0; r < BM; ++r)
-                                    if (r < rows) part[r] = fmaf(lane_of(av[r], q), bv, part[r]);
-                            }
-                        }
-                    } else {
-                        for (int u = 0; u < k1 - kb; ++u) {
-                            const float bv = to_f32(slice[u * BN + lane]);
-#pragma unroll
-                            for (int r = 0; r < BM; ++r)
-                                if (r < rows) part[r] = fmaf(to_f32(sa[r * kRows + u]), bv, part[r]);
-                        }
-                    }
-                    // Every lane is done with slice s before the next issue overwrites it.
-                    GEMM_PERTURB(kPerturbConsumerRelease, s);
-                    __syncwarp();
-                }
-                cp_async_wait<0>();
-            }
+            if (c < chunks) run_chunk(part, mine, a, b, c, m0, j0, lane, rows, vec_a, vec_b, p);
             total = fma_fold_round<BM, BN, KS>(partials, part, warp, lane, fr, round, chunks, total);
         }
         if (fr < rows && col_ok) epilogue_store<TC>(total, m0 + fr, j, p);
