@@ -326,7 +326,9 @@ fn every_exact_kernel(
 }
 
 /// Partial tiles, several chunks, odd leading dimensions (the elementwise loads), bias, beta;
-/// eleven chunks, so a K split over a cluster (fmaws) runs several rounds, the last one partial.
+/// eleven chunks, so a K split over a cluster (fmaws) runs several rounds, the last one partial;
+/// eighteen, so a decode split of 16 chunks a round (fmadecsplit) runs two, with a partial
+/// column strip and a short last slice.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn every_exact_kernel_gives_the_models_bits() {
@@ -336,6 +338,7 @@ fn every_exact_kernel_gives_the_models_bits() {
             (257, 129, 300, 0, true, 0.0),
             (131, 67, 517, 3, false, 0.5),
             (33, 65, 2600, 1, true, 0.5),
+            (5, 40, 4500, 0, true, 0.5),
         ],
         false,
     );
