@@ -9,13 +9,14 @@ d = json.load(lzma.open(sys.argv[1]) if sys.argv[1].endswith(".xz") else open(sy
 t = defaultdict(dict)  # (m, n, k) -> kernel -> ms
 for r in d["measurements"]:
     t[(r["m"], r["n"], r["k"])][r["kernel"]] = r["ms"]
-kernels = sorted({k for v in t.values() for k in v})
+kernels = sorted({k for v in t.values() for k in v if k.startswith("fmadec")})
 short = [k.split(".")[-1] for k in kernels]
 for m in sorted({m for m, _, _ in t}):
     print(f"\nm = {m}: time / fastest at (n, k); GB/s of the fastest")
     print(f"{'n':>7} {'k':>6} " + " ".join(f"{s:>8}" for s in short) + "   best     GB/s")
     logs = defaultdict(list)
     for (mm, n, k), v in sorted(t.items()):
+        v = {kk: x for kk, x in v.items() if kk in kernels}
         if mm != m or len(v) < len(kernels):
             continue
         best = min(v.values())
