@@ -76,45 +76,45 @@ struct fma_decode_staged {
         constexpr int kAPieces = BM * kRows / kPieceElems;
         const bool whole_k = kr0 + kRows <= k1;
         if (whole_k && vec_b && j0 + BN <= p.n && vec_a) {
-        // Lane l copies B pieces (row l / kRowPieces + i * kBRowsStep, column piece l % kRowPieces)
-        // and A pieces (row l / kAPiecesRow + i * kARowsStep, piece l % kAPiecesRow): one
-        // pointer each, advanced by whole rows (NN: B is [k][n], A is [m][k]).
-        constexpr int kBRowsStep = 32 / kRowPieces, kAPiecesRow = kRows / kPieceElems, kARowsStep = 32 / kAPiecesRow;
-        const int brow = lane / kRowPieces, bcol = (lane % kRowPieces) * kPieceElems;
-        const TAB* bl = b + Layout::b_index(kr0 + brow, j0 + bcol, p.ldb);
-        const size_t bstep = (size_t)kBRowsStep * p.ldb;
+            // Lane l copies B pieces (row l / kRowPieces + i * kBRowsStep, column piece l % kRowPieces)
+            // and A pieces (row l / kAPiecesRow + i * kARowsStep, piece l % kAPiecesRow): one
+            // pointer each, advanced by whole rows (NN: B is [k][n], A is [m][k]).
+            constexpr int kBRowsStep = 32 / kRowPieces, kAPiecesRow = kRows / kPieceElems, kARowsStep = 32 / kAPiecesRow;
+            const int brow = lane / kRowPieces, bcol = (lane % kRowPieces) * kPieceElems;
+            const TAB* bl = b + Layout::b_index(kr0 + brow, j0 + bcol, p.ldb);
+            const size_t bstep = (size_t)kBRowsStep * p.ldb;
 #pragma unroll
-        for (int i = 0; i < kRows / kBRowsStep; ++i)
-            cp_async16(dst + (brow + i * kBRowsStep) * BN + bcol, bl + i * bstep);
-        const int arow = lane / kAPiecesRow, au = (lane % kAPiecesRow) * kPieceElems;
-        const TAB* al = a + Layout::a_index(m0 + arow, kr0 + au, p.lda);
-        const size_t astep = (size_t)kARowsStep * p.lda;
+            for (int i = 0; i < kRows / kBRowsStep; ++i)
+                cp_async16(dst + (brow + i * kBRowsStep) * BN + bcol, bl + i * bstep);
+            const int arow = lane / kAPiecesRow, au = (lane % kAPiecesRow) * kPieceElems;
+            const TAB* al = a + Layout::a_index(m0 + arow, kr0 + au, p.lda);
+            const size_t astep = (size_t)kARowsStep * p.lda;
 #pragma unroll
-        for (int i = 0; i < (BM + kARowsStep - 1) / kARowsStep; ++i) {
-            const int r = arow + i * kARowsStep;
-            if (r < BM && m0 + r < p.m) cp_async16(dst + kSliceElems + r * kRows + au, al + i * astep);
-        }
-        cp_async_commit();
-        return;
+            for (int i = 0; i < (BM + kARowsStep - 1) / kARowsStep; ++i) {
+                const int r = arow + i * kARowsStep;
+                if (r < BM && m0 + r < p.m) cp_async16(dst + kSliceElems + r * kRows + au, al + i * astep);
+            }
+            cp_async_commit();
+            return;
         }
 #pragma unroll
         for (int i = 0; i < kRows * kRowPieces / 32; ++i) {
-        const int q = lane + 32 * i;
-        const int row = q / kRowPieces;
-        const int col = (q % kRowPieces) * kPieceElems;
-        const int k = kr0 + row;
-        const int valid = k < k1 ? min(kPieceElems, p.n - (j0 + col)) : 0;
-        copy_piece(dst + row * BN + col, b + Layout::b_index(k, j0 + col, p.ldb), valid);
+            const int q = lane + 32 * i;
+            const int row = q / kRowPieces;
+            const int col = (q % kRowPieces) * kPieceElems;
+            const int k = kr0 + row;
+            const int valid = k < k1 ? min(kPieceElems, p.n - (j0 + col)) : 0;
+            copy_piece(dst + row * BN + col, b + Layout::b_index(k, j0 + col, p.ldb), valid);
         }
 #pragma unroll
         for (int i = 0; i < (kAPieces + 31) / 32; ++i) {
-        const int q = lane + 32 * i;
-        if (q < kAPieces) {
-            const int r = q / (kRows / kPieceElems);
-            const int u = (q % (kRows / kPieceElems)) * kPieceElems;
-            const int valid = m0 + r < p.m ? min(kPieceElems, k1 - (kr0 + u)) : 0;
-            copy_piece(dst + kSliceElems + r * kRows + u, a + Layout::a_index(m0 + r, kr0 + u, p.lda), valid);
-        }
+            const int q = lane + 32 * i;
+            if (q < kAPieces) {
+                const int r = q / (kRows / kPieceElems);
+                const int u = (q % (kRows / kPieceElems)) * kPieceElems;
+                const int valid = m0 + r < p.m ? min(kPieceElems, k1 - (kr0 + u)) : 0;
+                copy_piece(dst + kSliceElems + r * kRows + u, a + Layout::a_index(m0 + r, kr0 + u, p.lda), valid);
+            }
         }
         cp_async_commit();
     }
@@ -122,11 +122,11 @@ struct fma_decode_staged {
     // A at (row, u .. u + 3) of a slice as f32: one 16-byte read (8 for 16-bit A); u % 4 == 0.
     __device__ __forceinline__ static float4 a4(const TAB* sa, int r, int u) {
         if constexpr (sizeof(TAB) == 4) {
-        return *reinterpret_cast<const float4*>(sa + r * kRows + u);
+            return *reinterpret_cast<const float4*>(sa + r * kRows + u);
         } else {
-        const uint2 raw = *reinterpret_cast<const uint2*>(sa + r * kRows + u);
-        const TAB* h = reinterpret_cast<const TAB*>(&raw);
-        return make_float4(to_f32(h[0]), to_f32(h[1]), to_f32(h[2]), to_f32(h[3]));
+            const uint2 raw = *reinterpret_cast<const uint2*>(sa + r * kRows + u);
+            const TAB* h = reinterpret_cast<const TAB*>(&raw);
+            return make_float4(to_f32(h[0]), to_f32(h[1]), to_f32(h[2]), to_f32(h[3]));
         }
     }
     __device__ __forceinline__ static float lane_of(const float4& v, int q) {
