@@ -246,8 +246,15 @@ impl KernelSet {
         if k.vector_bytes > 0 && self.conversion_for(tier, dtype.ab, dtype.ab).is_some() {
             let _ = writeln!(
                 s,
-                "  reads A and B as {}-byte vectors where their addresses and leading dimensions allow: an operand off that is copied (bits unchanged) into aligned scratch and this kernel reads the copy, within the context's repack limit (element by element beyond it, the same bits)",
-                k.vector_bytes
+                "  reads A and B as {}-byte vectors where their addresses and leading dimensions allow: an operand off that is copied (bits unchanged) into aligned scratch and this kernel reads the copy, within the context's repack limit (element by element beyond it, the same bits){}",
+                k.vector_bytes,
+                match routed.unaligned {
+                    Some(u) if std::ptr::eq(k, routed.kernel)
+                        && u.vector_bytes > 0
+                        && u.vector_bytes < k.vector_bytes =>
+                        ", unless the unaligned kernel below takes both as they are",
+                    _ => "",
+                }
             );
         }
         let repacks = routed.kernel.operands == OperandPath::Tma
@@ -258,7 +265,23 @@ impl KernelSet {
                 "  when TMA cannot take A or B for its address or ld alone: that operand is copied (bits unchanged) into aligned scratch and this kernel reads the copy, within the context's repack limit"
             );
         }
-        if let Some(u) = routed.unaligned.filter(|_| !k0_unaligned) {
+        // A vector-path kernel's unaligned kernel runs only through a narrower vector path
+        // (`Routed::vector_unaligned`); a plain-load route names none otherwise.
+        let narrower =
+            |u: &KernelInfo| u.vector_bytes > 0 && u.vector_bytes < routed.kernel.vector_bytes;
+        let loads = routed.kernel.operands == OperandPath::Loads;
+        let vector_unaligned = routed.unaligned.filter(|u| loads && narrower(u));
+        if let Some(u) = vector_unaligned {
+            let _ = writeln!(
+                s,
+                "  when A or B is off {} bytes (address, or ld * element size) and both are on {}: kernel {} (id {}), tile {}, reads them as they are (nothing copied)",
+                routed.kernel.vector_bytes,
+                u.vector_bytes,
+                u.name,
+                u.id.0,
+                u.tile
+            );
+        } else if let Some(u) = routed.unaligned.filter(|_| !k0_unaligned && !loads) {
             let _ = writeln!(
                 s,
                 "  {}{}: kernel {} (id {}), tile {}",

@@ -136,7 +136,9 @@ pub struct StoredAb {
 /// Why the route's unaligned kernel runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnalignedWhy {
-    /// A cp.async kernel's A or B is not 16-byte aligned (address or `ld * size`).
+    /// A cp.async kernel's A or B is not 16-byte aligned (address or `ld * size`), or a
+    /// vector-path kernel's is off its `vector_bytes` where the route's unaligned kernel's
+    /// vector path takes both operands as they are ([`Routed::vector_unaligned`]).
     Misaligned(Operand),
     /// TMA cannot take A or B.
     Tma(Operand, TmaProblem),
@@ -374,11 +376,43 @@ pub(crate) fn map_key(
     }
 }
 
+/// The first of A and B whose address or row pitch is off `vector` bytes (`None`: both on it,
+/// or absent).
+fn off_vector(vector: u32, ab: &StoredAb) -> Option<Operand> {
+    let (vector, elem) = (u64::from(vector), ab.dtype.size_bytes());
+    [(Operand::A, ab.a), (Operand::B, ab.b)]
+        .into_iter()
+        .find(|(_, s)| {
+            s.is_some_and(|s| {
+                !s.address.is_multiple_of(vector) || !(s.ld * elem).is_multiple_of(vector)
+            })
+        })
+        .map(|(o, _)| o)
+}
+
 impl Routed {
+    /// The operand that makes the route's vector-path kernel give way to its unaligned kernel:
+    /// one off the kernel's `vector_bytes`, where the unaligned kernel (plain loads, a vector
+    /// path of its own) takes A and B as they are. Then neither is copied (an odd vocabulary's
+    /// weight at decode would be copied whole every call) and the unaligned kernel runs: the
+    /// same contract, so the same bits. Decided by addresses and leading dimensions alone.
+    pub fn vector_unaligned(&self, ab: &StoredAb) -> Option<Operand> {
+        let (k, u) = (self.kernel, self.unaligned?);
+        if k.operands != OperandPath::Loads || k.vector_bytes == 0 || ab.a_transposed {
+            return None;
+        }
+        let takes = u.operands == OperandPath::Loads
+            && u.prepass == Prepass::None
+            && u.vector_bytes > 0
+            && off_vector(u.vector_bytes, ab).is_none();
+        off_vector(k.vector_bytes, ab).filter(|_| takes)
+    }
+
     /// The kernel that runs the call: the route's, or its unaligned kernel (same contract, so
     /// the same bits) when the route's kernel cannot take A or B: a cp.async kernel's operands
-    /// not 16-byte aligned, or a TMA kernel's map of A or B refused by TMA (k = 0 leaves them
-    /// without elements). Decided by addresses, leading dimensions and k, never by m: TMA's
+    /// not 16-byte aligned, a TMA kernel's map of A or B refused by TMA (k = 0 leaves them
+    /// without elements), or a vector-path kernel's operand off its path where the unaligned
+    /// kernel's takes it ([`Routed::vector_unaligned`]). Decided by addresses, leading dimensions and k, never by m: TMA's
     /// rules read the rows only as "at least one" ([`check_tma`]).
     pub fn pick(&self, ab: &StoredAb) -> Result<Picked, PickError> {
         let k = self.kernel;
@@ -387,18 +421,9 @@ impl Routed {
             _ if k.prepass == Prepass::TransposeA && !ab.a_transposed => {
                 Some(UnalignedWhy::NotCopied(Operand::A))
             }
-            OperandPath::Loads => None,
+            OperandPath::Loads => self.vector_unaligned(ab).map(UnalignedWhy::Misaligned),
             OperandPath::CpAsync => {
-                let align = u64::from(k.operands.alignment());
-                let elem = ab.dtype.size_bytes();
-                [(Operand::A, ab.a), (Operand::B, ab.b)]
-                    .into_iter()
-                    .find(|(_, s)| {
-                        s.is_some_and(|s| {
-                            !s.address.is_multiple_of(align) || !(s.ld * elem).is_multiple_of(align)
-                        })
-                    })
-                    .map(|(o, _)| UnalignedWhy::Misaligned(o))
+                off_vector(k.operands.alignment(), ab).map(UnalignedWhy::Misaligned)
             }
             OperandPath::Tma => {
                 let mut why = None;

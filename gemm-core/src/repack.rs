@@ -6,7 +6,9 @@
 //!
 //! A plain-load kernel with a vector path (its manifest's `vector_bytes`: the exact policy's
 //! decode and warp-tiled kernels) reads an operand off that alignment element by element, the
-//! same values several times slower; such an operand is copied as for TMA.
+//! same values several times slower; such an operand is copied as for TMA, unless the route's
+//! unaligned kernel has a narrower vector path that takes the operands as they are
+//! ([`Routed::vector_unaligned`]): then that kernel runs and nothing is copied.
 //!
 //! A kernel whose family has `prepass = "transpose-a"` (TF32 tn on wgmma) reads A transposed:
 //! its A is always copied, `[k, m]` into `[m, k]`, the same values in the layout the kernel
@@ -120,6 +122,9 @@ impl RepackPlan {
 pub enum NoRepack {
     /// The kernel takes A and B as they are (or reads no tensor maps).
     NotNeeded,
+    /// The operand is off the kernel's vector path, but the route's unaligned kernel reads
+    /// both as they are ([`Routed::vector_unaligned`]): that kernel runs, nothing is copied.
+    UnalignedKernel(Operand),
     /// The tier has no repack (or, for a transposed copy, no transposing) conversion for the
     /// operands' type.
     NoConversion,
@@ -156,6 +161,9 @@ impl Routed {
         let vector = u64::from(k.vector_bytes);
         if k.operands != OperandPath::Tma && !transposes_a && vector == 0 {
             return Err(NoRepack::NotNeeded);
+        }
+        if let Some(o) = self.vector_unaligned(ab) {
+            return Err(NoRepack::UnalignedKernel(o));
         }
         let mut copies: [Option<RepackedOperand>; 2] = [None, None];
         if transposes_a {

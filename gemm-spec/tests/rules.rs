@@ -1831,7 +1831,7 @@ fn unaligned_kernels_are_checked() {
     assert_one(tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\n"), "sm90a.toml:46: route 1: kernel `dec.d` is a mma_decode_tma kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"`, a plain-load kernel of contract tc-k16 for operands it cannot take");
     assert_one(
         tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"plain.p\"\nunaligned = \"plain.p\"\n"),
-        "sm90a.toml:46: route 1: unaligned kernel `plain.p` is given, but the route's kernel plain.p is a mma_gemm kernel, which reads A and B with plain loads: only routes to kernels that need aligned operands (TMA, cp.async) have an unaligned kernel",
+        "sm90a.toml:46: route 1: unaligned kernel `plain.p` is given, but the route's kernel plain.p is a mma_gemm kernel, which reads A and B with plain loads: only routes to kernels that need aligned operands (TMA, cp.async) or read them through a vector path (`vector_bytes`) have an unaligned kernel",
     );
     assert_one(
         tc_errors(false, "kernel = \"dec.d\"\nunaligned = \"plain.p\"\n", "kernel = \"dec.d\"\nunaligned = \"wide.w\"\n"),

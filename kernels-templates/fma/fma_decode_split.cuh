@@ -53,8 +53,9 @@ struct fma_decode_split {
         const int chunks = fma_chunk_count<kChunk>(p.k);
         const int rounds = (chunks + kPerRound - 1) / kPerRound;
         TAB* mine = stages + warp * S * Staged::kStageElems;
-        const bool vec_a = (reinterpret_cast<size_t>(a) & 15) == 0 && (size_t)p.lda * sizeof(TAB) % 16 == 0;
-        const bool vec_b = (reinterpret_cast<size_t>(b) & 15) == 0 && (size_t)p.ldb * sizeof(TAB) % 16 == 0;
+        const bool wide_a = Staged::template aligned_to<16>(a, p.lda), wide_b = Staged::template aligned_to<16>(b, p.ldb);
+        const bool vec_a = wide_a || (Staged::kNarrow && Staged::template aligned_to<4>(a, p.lda));
+        const bool vec_b = wide_b || (Staged::kNarrow && Staged::template aligned_to<4>(b, p.ldb));
         const uint32_t partials_at = tc_smem_u32(partials);
         float total[kFoldRows];
 #pragma unroll
@@ -65,7 +66,7 @@ struct fma_decode_split {
             float part[BM];
 #pragma unroll
             for (int r = 0; r < BM; ++r) part[r] = 0.0f;
-            if (c < chunks) Staged::run_chunk(part, mine, a, b, c, m0, j0, lane, rows, vec_a, vec_b, p);
+            if (c < chunks) Staged::run_chunk(part, mine, a, b, c, m0, j0, lane, rows, vec_a, vec_b, p, wide_a, wide_b);
             if (round > 0) cluster_wait_acquire();  // rank 0 has read the last round's partials
 #pragma unroll
             for (int r = 0; r < BM; ++r) partials[(warp * BM + r) * BN + lane] = part[r];

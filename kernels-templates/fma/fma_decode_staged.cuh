@@ -10,6 +10,11 @@
 // batch of loads kept too few) and by the instructions a slice costs: a slice wholly inside K, n
 // and m with aligned operands is issued without per-piece checks, and A is read four k at a time
 // (one 16-byte read a row for four FMA steps; the FMAs keep their order).
+//
+// Cfg::COPY_BYTES == 4 (f32 only): an operand whose address or leading dimension is off 16
+// bytes (an odd vocabulary) is copied 4 bytes a lane, a slice row at a time, instead of element
+// by element through registers; such a tile is a route's `unaligned` kernel, so the aligned
+// tiles keep their code. The shared-memory layout and the FMA chain are the same.
 #pragma once
 #include "common/element.cuh"
 #include "common/epilogue.cuh"
@@ -31,6 +36,9 @@ struct fma_decode_staged {
     // 16-byte pieces of one slice row, and elements in a piece.
     static constexpr int kPieceElems = 16 / (int)sizeof(TAB);
     static constexpr int kRowPieces = BN / kPieceElems;
+    // Operands off 16 bytes copied 4 bytes at a time (f32 elements only: 16-bit ones at odd
+    // offsets cannot be).
+    static constexpr bool kNarrow = Cfg::COPY_BYTES == 4 && sizeof(TAB) == 4;
     using Layout = OperandLayout<OP>;
     static_assert(Layout::kAContiguousK && !Layout::kBContiguousK, "fma_decode_staged: nn only (A [m][k], B [k][n])");
 
@@ -45,6 +53,10 @@ struct fma_decode_staged {
     __device__ __forceinline__ static void cp_async16(void* smem, const void* gmem) {
         const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem) : "memory");
+    }
+    __device__ __forceinline__ static void cp_async4(void* smem, const void* gmem) {
+        const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem) : "memory");
     }
     // "memory": the compiler must not move the plain shared-memory reads of a stage across the
     // wait (the __syncwarp after it also keeps them there).
@@ -65,13 +77,14 @@ struct fma_decode_staged {
 
     // Starts copying stage `s` of the chunk [k0, k1) into `dst`: the B slice [kRows][BN], then
     // the A slice [BM][kRows] (rows past k1, columns past n and rows past m become zeros).
-    // `vec_a` / `vec_b`: the operand's base and leading dimension are 16-byte aligned, so every
-    // piece of a slice inside K (and n) starts on 16 bytes: such a slice is copied without
-    // per-piece checks. A's rows past m are then not copied at all (they are never read).
+    // `vec_a` / `vec_b`: every piece of the operand starts on a copy width (16 bytes; 4 in a
+    // kNarrow kernel, `wide_a` / `wide_b` saying whether 16): such a slice inside K (and n) is
+    // copied without per-piece checks; A's rows past m are then not copied at all (they are
+    // never read).
     template <typename Args>
     __device__ __forceinline__ static void issue_stage(TAB* dst, const TAB* a, const TAB* b, int s, int k0, int k1,
                                                        int m0, int j0, int lane, bool vec_a, bool vec_b,
-                                                       const Args& p) {
+                                                       const Args& p, bool wide_a, bool wide_b) {
         const int kr0 = k0 + s * kRows;
         constexpr int kAPieces = BM * kRows / kPieceElems;
         const bool whole_k = kr0 + kRows <= k1;
@@ -80,19 +93,38 @@ struct fma_decode_staged {
             // and A pieces (row l / kAPiecesRow + i * kARowsStep, piece l % kAPiecesRow): one
             // pointer each, advanced by whole rows (NN: B is [k][n], A is [m][k]).
             constexpr int kBRowsStep = 32 / kRowPieces, kAPiecesRow = kRows / kPieceElems, kARowsStep = 32 / kAPiecesRow;
-            const int brow = lane / kRowPieces, bcol = (lane % kRowPieces) * kPieceElems;
-            const TAB* bl = b + Layout::b_index(kr0 + brow, j0 + bcol, p.ldb);
-            const size_t bstep = (size_t)kBRowsStep * p.ldb;
+            if (!kNarrow || wide_b) {
+                const int brow = lane / kRowPieces, bcol = (lane % kRowPieces) * kPieceElems;
+                const TAB* bl = b + Layout::b_index(kr0 + brow, j0 + bcol, p.ldb);
+                const size_t bstep = (size_t)kBRowsStep * p.ldb;
 #pragma unroll
-            for (int i = 0; i < kRows / kBRowsStep; ++i)
-                cp_async16(dst + (brow + i * kBRowsStep) * BN + bcol, bl + i * bstep);
-            const int arow = lane / kAPiecesRow, au = (lane % kAPiecesRow) * kPieceElems;
-            const TAB* al = a + Layout::a_index(m0 + arow, kr0 + au, p.lda);
-            const size_t astep = (size_t)kARowsStep * p.lda;
+                for (int i = 0; i < kRows / kBRowsStep; ++i)
+                    cp_async16(dst + (brow + i * kBRowsStep) * BN + bcol, bl + i * bstep);
+            } else if constexpr (kNarrow) {
+                // Lane l copies column j0 + l of each of the slice's k-rows: 128 bytes a row, one
+                // pointer advanced a row at a time (a partial unroll: 32 addresses held at once spill).
+                const TAB* bl = b + Layout::b_index(kr0, j0 + lane, p.ldb);
+#pragma unroll 8
+                for (int i = 0; i < kRows; ++i) {
+                    cp_async4(dst + i * BN + lane, bl);
+                    bl += p.ldb;
+                }
+            }
+            if (!kNarrow || wide_a) {
+                const int arow = lane / kAPiecesRow, au = (lane % kAPiecesRow) * kPieceElems;
+                const TAB* al = a + Layout::a_index(m0 + arow, kr0 + au, p.lda);
+                const size_t astep = (size_t)kARowsStep * p.lda;
 #pragma unroll
-            for (int i = 0; i < (BM + kARowsStep - 1) / kARowsStep; ++i) {
-                const int r = arow + i * kARowsStep;
-                if (r < BM && m0 + r < p.m) cp_async16(dst + kSliceElems + r * kRows + au, al + i * astep);
+                for (int i = 0; i < (BM + kARowsStep - 1) / kARowsStep; ++i) {
+                    const int r = arow + i * kARowsStep;
+                    if (r < BM && m0 + r < p.m) cp_async16(dst + kSliceElems + r * kRows + au, al + i * astep);
+                }
+            } else if constexpr (kNarrow) {
+                // Lane l copies k = kr0 + l of each of the block's rows.
+                const TAB* al = a + Layout::a_index(m0, kr0 + lane, p.lda);
+#pragma unroll
+                for (int r = 0; r < BM; ++r)
+                    if (m0 + r < p.m) cp_async4(dst + kSliceElems + r * kRows + lane, al + (size_t)r * p.lda);
             }
             cp_async_commit();
             return;
@@ -119,6 +151,12 @@ struct fma_decode_staged {
         cp_async_commit();
     }
 
+    // Whether an operand at `x` with leading dimension `ld` has every row start on `B` bytes.
+    template <int B>
+    __device__ __forceinline__ static bool aligned_to(const TAB* x, int ld) {
+        return (reinterpret_cast<size_t>(x) & (B - 1)) == 0 && (size_t)ld * sizeof(TAB) % B == 0;
+    }
+
     // A at (row, u .. u + 3) of a slice as f32: one 16-byte read (8 for 16-bit A); u % 4 == 0.
     __device__ __forceinline__ static float4 a4(const TAB* sa, int r, int u) {
         if constexpr (sizeof(TAB) == 4) {
@@ -138,7 +176,7 @@ struct fma_decode_staged {
     template <typename Args>
     __device__ __forceinline__ static void run_chunk(float (&part)[BM], TAB* mine, const TAB* a, const TAB* b, int c,
                                                      int m0, int j0, int lane, int rows, bool vec_a, bool vec_b,
-                                                     const Args& p) {
+                                                     const Args& p, bool wide_a = true, bool wide_b = true) {
         const int k0 = c * kChunk;
         const int k1 = min(k0 + kChunk, p.k);
         const int nslices = (k1 - k0 + kRows - 1) / kRows;
@@ -147,13 +185,13 @@ struct fma_decode_staged {
 #pragma unroll
         for (int s = 0; s < S - 1; ++s) {
             GEMM_PERTURB(kPerturbProducerIssue, s);
-            if (s < nslices) issue_stage(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, vec_a, vec_b, p);
+            if (s < nslices) issue_stage(mine + s * kStageElems, a, b, s, k0, k1, m0, j0, lane, vec_a, vec_b, p, wide_a, wide_b);
             else cp_async_commit();
         }
         for (int s = 0; s < nslices; ++s) {
             const int next = s + S - 1;
             GEMM_PERTURB(kPerturbProducerIssue, next);
-            if (next < nslices) issue_stage(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, vec_a, vec_b, p);
+            if (next < nslices) issue_stage(mine + (next % S) * kStageElems, a, b, next, k0, k1, m0, j0, lane, vec_a, vec_b, p, wide_a, wide_b);
             else cp_async_commit();
             GEMM_PERTURB(kPerturbConsumerWait, s);
             cp_async_wait<S - 1>();
@@ -209,8 +247,9 @@ struct fma_decode_staged {
         const int rounds = (chunks + KS - 1) / KS;
         TAB* mine = stages + warp * S * kStageElems;
         const int fr = threadIdx.x / BN;
-        const bool vec_a = (reinterpret_cast<size_t>(a) & 15) == 0 && (size_t)p.lda * sizeof(TAB) % 16 == 0;
-        const bool vec_b = (reinterpret_cast<size_t>(b) & 15) == 0 && (size_t)p.ldb * sizeof(TAB) % 16 == 0;
+        const bool wide_a = aligned_to<16>(a, p.lda), wide_b = aligned_to<16>(b, p.ldb);
+        const bool vec_a = wide_a || (kNarrow && aligned_to<4>(a, p.lda));
+        const bool vec_b = wide_b || (kNarrow && aligned_to<4>(b, p.ldb));
         float total = 0.0f;
 
         for (int round = 0; round < rounds; ++round) {
@@ -218,7 +257,7 @@ struct fma_decode_staged {
             float part[BM];
 #pragma unroll
             for (int r = 0; r < BM; ++r) part[r] = 0.0f;
-            if (c < chunks) run_chunk(part, mine, a, b, c, m0, j0, lane, rows, vec_a, vec_b, p);
+            if (c < chunks) run_chunk(part, mine, a, b, c, m0, j0, lane, rows, vec_a, vec_b, p, wide_a, wide_b);
             total = fma_fold_round<BM, BN, KS>(partials, part, warp, lane, fr, round, chunks, total);
         }
         if (fr < rows && col_ok) epilogue_store<TC>(total, m0 + fr, j, p);

@@ -197,9 +197,9 @@ pub use error::{GemmError, Operand};
 pub use gemm::{vendor_calls, DIM_MAX};
 pub use gemm_core::{
     check_tma, DefaultPolicy, DeviceCaps, DispatchFn, ExplainError, Explanation, KernelSet,
-    KernelSetError, KernelSetParts, NotRunnable, Query, Refusal, TensorMapKey, TierChoice,
-    TierChoiceError, TierCode, TierSelection, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM,
-    TMA_MAX_STRIDE_BYTES,
+    KernelSetError, KernelSetParts, NotRunnable, Query, Refusal, Routed, StoredAb, StoredOperand,
+    TensorMapKey, TierChoice, TierChoiceError, TierCode, TierSelection, TmaProblem, TMA_MAX_BOX,
+    TMA_MAX_DIM, TMA_MAX_STRIDE_BYTES,
 };
 pub use half::{bf16, f16};
 pub use observer::{

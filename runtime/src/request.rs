@@ -125,7 +125,8 @@ pub struct Launch {
     /// Whether `kernel` is the route's unaligned kernel, run because an operand failed TMA's
     /// rules (address, leading dimension) or k is 0 for a TMA kernel, or A or B is not 16-byte
     /// aligned (address or leading dimension) for a cp.async kernel: the same contract, the
-    /// slow path.
+    /// slow path; or, for a kernel with a vector path, an operand off it that the unaligned
+    /// kernel's narrower vector path reads as stored (nothing copied).
     pub unaligned: bool,
     /// Whether A or B was copied (bits unchanged) into aligned scratch so `kernel`, the
     /// route's own TMA kernel, could read it, and how much scratch the copies took.

@@ -7,7 +7,9 @@
 //! on A as stored.
 //!
 //! A plain-load kernel with a vector path (`vector_bytes`): exactly the operands whose address
-//! or row pitch is off it are copied, and the kernel itself runs either way.
+//! or row pitch is off it are copied, and the kernel itself runs either way; unless its route's
+//! unaligned kernel has a vector path that takes both operands as they are: then nothing is
+//! copied and that kernel runs.
 
 use super::*;
 use crate::table::{ConversionKind, Op, Operand, Prepass, RouteHit};
@@ -251,6 +253,24 @@ fn a_vector_kernels_operands_off_its_alignment_are_copied_and_no_others() {
         let vb = u64::from(k.vector_bytes);
         assert!(vb.is_power_of_two() && vb <= 16, "{}: {vb}", k.name);
         let (m, n, depth) = (7, 4096, 2048);
+        if vb <= elem {
+            // Every element starts on the path (an f32 kernel copying 4 bytes a lane): an
+            // operand one element off is read as it is.
+            for (da, shift) in [(1, 0), (0, elem)] {
+                let mut ab = stored_ab(k.op, (m, n, depth), (depth + da, n), 1 << 20, dtype);
+                ab.b = ab.b.map(|b| StoredOperand {
+                    address: b.address + shift,
+                    ..b
+                });
+                assert_eq!(
+                    r.repack(set, k.tier, &ab, u64::MAX).err(),
+                    Some(NoRepack::NotNeeded),
+                    "{}",
+                    k.name
+                );
+            }
+            continue;
+        }
         let dense = |op: Op| {
             let lda = if op == Op::Tn { m } else { depth };
             let ldb = if op == Op::Nt { depth } else { n };
@@ -313,6 +333,71 @@ fn a_vector_kernels_operands_off_its_alignment_are_copied_and_no_others() {
     // Every kind whose manifest names a vector path is a plain-load kind.
     for k in &kernels {
         assert_eq!(k.operands, OperandPath::Loads, "{}", k.name);
+    }
+}
+
+/// Every shipped route whose kernel has a vector path and names an unaligned kernel: a call
+/// whose B is off the kernel's path (an odd vocabulary, B's ld 50257) but on the unaligned
+/// kernel's copies nothing and runs the unaligned kernel; one off both (16-bit elements at an
+/// odd ld, where the unaligned kernel's path stays 16 bytes) is copied for the route's kernel.
+#[test]
+fn a_vector_routes_unaligned_kernel_reads_what_its_path_takes_uncopied() {
+    let set = shipped();
+    let mut seen = 0;
+    for route in set.routes() {
+        let (Some(k), Some(u)) = (
+            set.kernel(route.kernel),
+            route.unaligned.and_then(|id| set.kernel(id)),
+        ) else {
+            continue;
+        };
+        if k.vector_bytes == 0 {
+            continue;
+        }
+        assert_eq!(u.operands, OperandPath::Loads, "{}", u.name);
+        assert!(u.vector_bytes <= k.vector_bytes, "{} {}", k.name, u.name);
+        let r = routed(k, Some(u));
+        let dtype = k.dtype.ab;
+        let elem = dtype.size_bytes();
+        let (m, n, depth) = (8, 50257, 768);
+        let dense = stored_ab(k.op, (m, n, depth), (depth, 50264), 1 << 20, dtype);
+        assert_eq!(
+            r.repack(set, k.tier, &dense, u64::MAX).err(),
+            Some(NoRepack::NotNeeded)
+        );
+        assert!(std::ptr::eq(r.pick(&dense).unwrap().kernel, k));
+        let odd = stored_ab(k.op, (m, n, depth), (depth, n), 1 << 20, dtype);
+        let off_u = !(n * elem).is_multiple_of(u64::from(u.vector_bytes.max(1)));
+        let picked = r.pick(&odd).unwrap();
+        if u.vector_bytes > 0 && !off_u {
+            assert_eq!(
+                r.repack(set, k.tier, &odd, u64::MAX).err(),
+                Some(NoRepack::UnalignedKernel(Operand::B)),
+                "{} at {}",
+                k.name,
+                route.location
+            );
+            assert!(std::ptr::eq(picked.kernel, u), "{}", route.location);
+            assert_eq!(picked.unaligned, Some(UnalignedWhy::Misaligned(Operand::B)));
+            seen += 1;
+        } else {
+            let plan = r.repack(set, k.tier, &odd, u64::MAX).unwrap();
+            assert!(plan.a.is_none() && plan.b.is_some(), "{}", route.location);
+            assert!(std::ptr::eq(picked.kernel, k) && picked.unaligned.is_none());
+        }
+    }
+    let any_narrow = set
+        .routes()
+        .iter()
+        .filter_map(|r| r.unaligned.and_then(|id| set.kernel(id)))
+        .any(|u| u.vector_bytes > 0 && u.vector_bytes < 16);
+    assert_eq!(
+        seen > 0,
+        any_narrow,
+        "routes to a narrower vector path: {seen}"
+    );
+    if !any_narrow {
+        eprintln!("skipped: no shipped route's unaligned kernel has a narrower vector path");
     }
 }
 

@@ -1,8 +1,8 @@
 //! Odd leading dimensions on the GPU: the repack (A or B copied, bits unchanged, into aligned
 //! scratch for the route's TMA kernel) and prepared weights give the bits of the unaligned
 //! kernel of the same contract, rows stay independent of the batch, the copies are recorded,
-//! and the scratch bound is kept. The exact kernels' vector path reads such copies with the
-//! bits of their element-by-element path, and a tn kernel that reads A's transposed copy gives
+//! and the scratch bound is kept. The exact kernels' vector path reads such copies, or the
+//! route's unaligned kernel reads the operands as stored, with the bits of 16-byte rows, and a tn kernel that reads A's transposed copy gives
 //! the routed tn kernel's bits.
 //!
 //! Skips, saying why, where the tier has no tensor-core route for bf16.
@@ -349,10 +349,12 @@ fn prepass_kernels_read_a_transposed_copy_with_the_routed_bits() {
     }
 }
 
-/// The exact policy's kernels with a vector path (`vector_bytes`: fmadecs, fmaw, fmaws) read an
-/// operand off it through an aligned copy: the launch reports the copy, the bits are those of
-/// the same kernel reading the operands as stored (element by element, repack off), and the
-/// copies are recorded before the GEMM.
+/// The exact policy's kernels with a vector path (`vector_bytes`: fmadecs, fmaw, fmaws) take an
+/// operand off it one of two ways: the route's unaligned kernel, where its own vector path
+/// takes the operands as they are (f32 decode copying 4 bytes a lane: nothing copied, one
+/// launch), or an aligned copy read by the route's kernel (the launch reports the copy, the
+/// copies are recorded before the GEMM). Either way, and with the repack off, the bits are
+/// those of the route's kernel on the same values stored with 16-byte rows.
 #[test]
 #[ignore = "needs a CUDA device"]
 fn exact_vector_kernels_read_aligned_copies_with_the_same_bits() {
@@ -370,18 +372,34 @@ fn exact_vector_kernels_read_aligned_copies_with_the_same_bits() {
         );
         return;
     }
-    let mut checked = 0;
+    let (mut copied_seen, mut unaligned_seen) = (0, 0);
     // An odd vocabulary (B's ld 1001) and an odd reduction (A's ld 1003), at decode, mid and
     // large m (the decode, split and warp-tiled kernels).
     for (n, k) in [(1001usize, 768usize), (264, 1003)] {
         for m in [1usize, 16, 64, 300] {
             let mut rng = Rng::fresh(&format!("exact vector {m}x{n}x{k}"));
-            let x = ctx.upload(&rng.vec::<f32>(m * k)).unwrap();
-            let w = ctx.upload(&rng.vec::<f32>(k * n)).unwrap();
-            let run = |limit: u64, rec: Option<&mut Recorder>| -> (Launch, Vec<u32>) {
+            let xv = rng.vec::<f32>(m * k);
+            let wv = rng.vec::<f32>(k * n);
+            // The same values with rows of a multiple of 4 f32 (16 bytes).
+            let (lda, ldb) = (k.next_multiple_of(4), n.next_multiple_of(4));
+            let pad = |v: &[f32], rows: usize, cols: usize, ld: usize| {
+                let mut out = vec![poison::<f32>(); rows * ld];
+                for r in 0..rows {
+                    out[r * ld..r * ld + cols].copy_from_slice(&v[r * cols..(r + 1) * cols]);
+                }
+                out
+            };
+            let x = ctx.upload(&xv).unwrap();
+            let w = ctx.upload(&wv).unwrap();
+            let x16 = ctx.upload(&pad(&xv, m, k, lda)).unwrap();
+            let w16 = ctx.upload(&pad(&wv, k, n, ldb)).unwrap();
+            let run = |limit: u64,
+                       rec: Option<&mut Recorder>,
+                       (x, w): (Mat<'_, f32>, Mat<'_, f32>)|
+             -> (Launch, Vec<u32>) {
                 ctx.set_repack_limit(limit);
                 let mut c = ctx.upload(&vec![poison::<f32>(); m * n]).unwrap();
-                let req = GemmRequest::linear(x.mat(k), w.mat(n), None, c.mat_mut(n), (m, n, k))
+                let req = GemmRequest::linear(x, w, None, c.mat_mut(n), (m, n, k))
                     .with_policy(Policy::Exact);
                 let launch = match rec {
                     Some(r) => ctx.gemm_observed(req, r),
@@ -392,36 +410,59 @@ fn exact_vector_kernels_read_aligned_copies_with_the_same_bits() {
                 let bits = ctx.download(&c).unwrap().into_iter().map(bits).collect();
                 (launch, bits)
             };
-            let (plain, want) = run(0, None);
-            let info = plain.kernel.and_then(kernel).unwrap();
+            let (aligned, want) = run(u64::MAX, None, (x16.mat(lda), w16.mat(ldb)));
+            let info = aligned.kernel.and_then(kernel).unwrap();
             if info.vector_bytes == 0 {
                 eprintln!("{m}x{n}x{k}: {} has no vector path", info.name);
                 continue;
             }
+            assert!(
+                aligned.repacked.is_none() && !aligned.unaligned,
+                "{aligned:?}"
+            );
+            let same = |got: &[u32], how: &str, on: &str| {
+                let diff = got.iter().zip(&want).position(|(g, w)| g != w);
+                assert!(
+                    diff.is_none(),
+                    "{m}x{n}x{k}: element {} differs between {how} on {on} and 16-byte rows on {}",
+                    diff.unwrap_or(0),
+                    info.name
+                );
+            };
+            let (plain, got) = run(0, None, (x.mat(k), w.mat(n)));
             assert!(plain.repacked.is_none(), "{plain:?}");
+            let plain_info = plain.kernel.and_then(kernel).unwrap();
+            same(&got, "the repack off", plain_info.name);
             let mut rec = Recorder::with_capacity(4);
-            let (copied, got) = run(u64::MAX, Some(&mut rec));
-            assert_eq!(copied.kernel, plain.kernel);
-            let r = copied
-                .repacked
-                .expect("an operand off the vector path is copied");
-            assert_eq!((r.a, r.b), (k % 4 != 0, n % 4 != 0), "{m}x{n}x{k}");
+            let (copied, got) = run(u64::MAX, Some(&mut rec), (x.mat(k), w.mat(n)));
             let kinds: Vec<LaunchKind> = rec.records().iter().map(|r| r.kind).collect();
             assert_eq!(kinds.last(), Some(&LaunchKind::Gemm));
-            assert_eq!(kinds.len(), 1 + usize::from(r.a) + usize::from(r.b));
-            let diff = got.iter().zip(&want).position(|(g, w)| g != w);
-            assert!(
-                diff.is_none(),
-                "{m}x{n}x{k} on {}: element {} differs between the copy and the operands as stored",
-                info.name,
-                diff.unwrap_or(0)
-            );
-            eprintln!("{m}x{n}x{k} on {}: copies give the bits", info.name);
-            checked += 1;
+            let ran = copied.kernel.and_then(kernel).unwrap();
+            if copied.unaligned {
+                // The route's unaligned kernel read the operands as stored: nothing copied.
+                assert!(copied.repacked.is_none(), "{copied:?}");
+                assert_eq!(kinds.len(), 1);
+                assert!(ran.vector_bytes > 0 && ran.vector_bytes < info.vector_bytes);
+                assert_eq!(copied.kernel, plain.kernel);
+                same(&got, "the operands as stored", ran.name);
+                eprintln!("{m}x{n}x{k} on {}: no copy, the bits", ran.name);
+                unaligned_seen += 1;
+            } else {
+                assert_eq!(copied.kernel, aligned.kernel);
+                let r = copied
+                    .repacked
+                    .expect("an operand off the vector path is copied");
+                assert_eq!((r.a, r.b), (k % 4 != 0, n % 4 != 0), "{m}x{n}x{k}");
+                assert_eq!(kinds.len(), 1 + usize::from(r.a) + usize::from(r.b));
+                same(&got, "the copy", ran.name);
+                eprintln!("{m}x{n}x{k} on {}: copies give the bits", info.name);
+                copied_seen += 1;
+            }
         }
     }
     assert!(
-        checked > 0,
+        copied_seen + unaligned_seen > 0,
         "no exact route reached a kernel with a vector path"
     );
+    eprintln!("{copied_seen} calls read copies, {unaligned_seen} ran the unaligned kernel");
 }

@@ -168,7 +168,8 @@ pub mod keys {
     pub const ACCUMULATOR_REGISTERS: &str = "accumulator_registers";
     /// Bytes a plain-load kernel reads A and B in where their addresses and leading
     /// dimensions (in bytes) are multiples of it, element by element elsewhere; 0 or absent:
-    /// no such path. The runtime copies an operand off it into aligned scratch (the repack).
+    /// no such path. The runtime copies an operand off it into aligned scratch (the repack), or
+    /// runs the route's unaligned kernel where that one takes the operands as they are.
     pub const VECTOR_BYTES: &str = "vector_bytes";
 }
 
@@ -314,6 +315,12 @@ fn is_snake(s: &str) -> bool {
 }
 
 impl Kind {
+    /// Whether it declares a vector path ([`keys::VECTOR_BYTES`]): its routes may name an
+    /// unaligned kernel for operands off it.
+    pub fn has_vector_path(&self) -> bool {
+        self.lets.iter().any(|l| l.name == keys::VECTOR_BYTES)
+    }
+
     /// Parses and checks the manifest `file` (relative to the templates folder, as errors name
     /// it) whose header is `header`.
     pub fn parse(file: &str, header: &str, text: &str) -> Result<Kind, Vec<SpecError>> {

@@ -1,16 +1,18 @@
 //! A route's `unaligned` kernel: the plain-load kernel a route falls back to when its kernel
 //! cannot take the operands (TMA kinds, and cp.async kinds copying 16-byte chunks, need 16-byte
-//! aligned bases and leading dimensions). It must exist on the tier, need no alignment itself,
-//! and share the route family's policy and contract, so a call gives the same bits whichever
-//! kernel runs.
+//! aligned bases and leading dimensions), or whose kernel reads them through a vector path
+//! (`vector_bytes`) that an operand may miss: that route's unaligned kernel, when it takes the
+//! operands as they are, runs instead of copying them. It must exist on the tier, need no
+//! alignment itself, and share the route family's policy and contract, so a call gives the
+//! same bits whichever kernel runs.
 
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
 use crate::model::*;
 use crate::raw::RawRoute;
 
-/// A route's `unaligned` kernel: present exactly when the route's family needs aligned
-/// operands (its kind's `operands` are cp.async or tma); a tile of the tier whose family has the route
+/// A route's `unaligned` kernel: present when the route's family needs aligned operands (its
+/// kind's `operands` are cp.async or tma: then required) or has a vector path; a tile of the tier whose family has the route
 /// family's contract and policy and needs no alignment. `Err` after an error; the (op, dtype) variants are checked per expanded route.
 pub(super) fn resolve_unaligned<'s>(
     sink: &mut Sink,
@@ -51,11 +53,11 @@ pub(super) fn resolve_unaligned<'s>(
         );
         Err(())
     };
-    if !family.kind.operands.needs_unaligned() {
+    if !family.kind.operands.needs_unaligned() && !family.kind.has_vector_path() {
         return problem(
             sink,
             format!(
-                "is given, but the route's kernel {} is a {} kernel, which {}: only routes to kernels that need aligned operands (TMA, cp.async) have an unaligned kernel",
+                "is given, but the route's kernel {} is a {} kernel, which {}: only routes to kernels that need aligned operands (TMA, cp.async) or read them through a vector path (`vector_bytes`) have an unaligned kernel",
                 raw.kernel,
                 family.kind.template,
                 family.kind.operands.describe()

@@ -180,7 +180,8 @@ impl Case {
     }
 
     /// (rows, columns) of A, B and C as stored.
-    fn stored(&self) -> [(usize, usize); 3] {
+    /// (rows, columns) of A, B and C as the op stores them.
+    pub fn stored(&self) -> [(usize, usize); 3] {
         let a = if self.op == Op::Tn {
             (self.k, self.m)
         } else {

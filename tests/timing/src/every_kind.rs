@@ -7,11 +7,15 @@
 //! set) and the code paths a tile switches on inside it: clusters along M or N (B multicast,
 //! the TMA-store epilogue), a K split over a cluster (partials folded through distributed
 //! shared memory), ping-pong consumers, and chunk groups (warp groups running a CTA's chunks
-//! side by side, folded through shared memory). Tiles that differ only in size are one kind.
+//! side by side, folded through shared memory), and 4-byte copies (an exact decode tile reading
+//! f32 operands off 16 bytes, a route's unaligned kernel). Tiles that differ only in size are
+//! one kind.
 
 use crate::case::dtypes::{BF16, BF16_F32, F16, F16_F32, F32};
 use crate::case::Case;
-use gemm_runtime::{Dtype, DtypeTriple, KernelInfo, KernelSet, Op, Policy, TierId};
+use gemm_runtime::{
+    Dtype, DtypeTriple, KernelInfo, KernelSet, Op, Policy, StoredAb, StoredOperand, TierId,
+};
 use std::collections::{BTreeMap, BTreeSet};
 
 const TC: Policy = Policy::TensorCore;
@@ -33,6 +37,9 @@ pub fn kind_of(k: &KernelInfo) -> String {
     if k.tile.param("chunk_groups").unwrap_or(1) > 1 {
         s += " (chunk groups)";
     }
+    if k.tile.param("copy_bytes") == Some(4) && k.vector_bytes == 4 {
+        s += " (4-byte copies)";
+    }
     // (fma_warp_gemm's thread_m; the exact decode kinds use the name for their own rows.)
     if k.template == "fma_warp_gemm" && k.tile.param("thread_m").unwrap_or(8) > 8 {
         s += " (16 x 8 a thread)";
@@ -48,6 +55,13 @@ pub fn routed_kinds(set: &KernelSet, tier: TierId) -> BTreeMap<String, &'static 
     for r in set.routes().iter().filter(|r| r.tier == tier) {
         if let Some(k) = set.kernel(r.kernel) {
             kinds.entry(kind_of(k)).or_insert(r.location);
+            // An unaligned kernel with a vector path of its own runs operands as stored
+            // (`Routed::vector_unaligned`), a code path of its own.
+            if let Some(u) = r.unaligned.and_then(|id| set.kernel(id)) {
+                if k.vector_bytes > 0 && u.vector_bytes > 0 {
+                    kinds.entry(kind_of(u)).or_insert(r.location);
+                }
+            }
         }
     }
     kinds
@@ -62,7 +76,26 @@ pub fn routed_kind(set: &KernelSet, tier: TierId, case: &Case) -> Option<String>
     let dtype = DtypeTriple::new(case.ab, case.c, Dtype::F32);
     let (m, n, k) = (case.m as u64, case.n as u64, case.k as u64);
     let routed = set.route(tier, case.policy, case.op, dtype, m, n, k).ok()?;
-    Some(kind_of(routed.kernel))
+    // The operands as the case stores them (A `a_offset` elements into a fresh allocation):
+    // where the route's unaligned kernel reads them uncopied, it runs.
+    let [(ar, ac), (br, bc), _] = case.stored();
+    let elem = case.ab.size_bytes();
+    let operand = |address: u64, rows: usize, cols: usize| StoredOperand {
+        address,
+        rows: rows as u64,
+        cols: cols as u64,
+        ld: (cols + case.pad) as u64,
+    };
+    let ab = StoredAb {
+        a: Some(operand(1 << 20 | case.a_offset as u64 * elem, ar, ac)),
+        b: Some(operand(1 << 30, br, bc)),
+        dtype: case.ab,
+        a_transposed: false,
+    };
+    match (routed.vector_unaligned(&ab), routed.unaligned) {
+        (Some(_), Some(u)) => Some(kind_of(u)),
+        _ => Some(kind_of(routed.kernel)),
+    }
 }
 
 /// The cases `gpu_perturbed` runs to reach every kind of sm90a, at shapes that fill the GPU
@@ -141,6 +174,10 @@ pub fn sm90a_cases() -> Vec<Case> {
         Case::new(EX, Op::Nt, F32, (100, 1024, 1024)).bias(),
         Case::new(EX, Op::Nn, F32, (128, 1024, 4096)),
         Case::new(EX, Op::Nn, F32, (1030, 4100, 603)).bias(),
+        // The decode routes' unaligned kernel, copying 4 bytes a lane: an odd vocabulary's B
+        // (ld 5001), and A one element off 16 bytes.
+        Case::new(EX, Op::Nn, F32, (6, 5001, 1000)).bias(),
+        Case::new(EX, Op::Nn, F32, (13, 264, 1000)).a_offset(1),
     ]
 }
 

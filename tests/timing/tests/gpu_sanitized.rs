@@ -12,7 +12,7 @@
 //! Small ragged cases (every kernel of the routes, bias, beta, odd leading dimensions, k = 0) and
 //! GPU-filling ones: the reported decode step (dec64 with 296 CTAs over 56 k-blocks, then dec32
 //! over 296 k-blocks), wide, mid and TF32 grids over every SM, the TF32 mma.sync decode tiles
-//! (plain and split), the exact staged decode.
+//! (plain and split), the exact staged decode, and its unaligned kernels on an odd vocabulary.
 //! `GEMM_SANITIZED_CASES=small` keeps the small ones only (racecheck, whose cost grows with
 //! every shared-memory access).
 
@@ -76,6 +76,12 @@ fn small_cases() -> Vec<Case> {
         Case::new(EX, Op::Nn, BF16, (3, 300, 600)).bias(),
         Case::new(EX, Op::Nt, F32, (40, 130, 520)).beta(0.5),
         Case::new(EX, Op::Tn, BF16_F32, (130, 70, 300)).pad(1),
+        // The exact decode's unaligned kernels, copying f32 operands off 16 bytes 4 bytes a
+        // lane: B's ld odd (the last strip and K's tail element by element), A one element in.
+        Case::new(EX, Op::Nn, F32, (5, 1001, 600)).bias(),
+        Case::new(EX, Op::Nn, F32, (13, 264, 1000))
+            .a_offset(1)
+            .beta(0.5),
     ]
 }
 
@@ -98,6 +104,8 @@ fn large_cases() -> Vec<Case> {
         Case::new(TC, Op::Nn, F32, (100, 1024, 8192)).bias(),
         Case::new(EX, Op::Nn, BF16, (4, 18944, 3584)),
         Case::new(EX, Op::Nn, F32, (512, 1024, 1024)),
+        // An odd vocabulary at decode: 1571 column strips of B (ld 50257) copied 4 bytes a lane.
+        Case::new(EX, Op::Nn, F32, (8, 50257, 768)),
     ]
 }
 
