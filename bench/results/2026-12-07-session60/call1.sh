@@ -4,7 +4,8 @@
 # values with 16-byte rows, and the copies elsewhere; (2) the exact bench over the model list's odd
 # (n, k) at m = 1-32 (odd-shapes.toml), then its default rows; (3) gpu_exact's routed sweeps and
 # the TF32 bound test; (4) gpu_invariance's exact f32 sweep; (5) the exact bench over the model
-# list at m = 1, 8, 16 (session 59's routes by n, not yet benched); (6) the timing suite's
+# list at m = 1, 8, 16 (session 59's routes by n and this session's at m <= 4 by k and n, not yet
+# benched); (6) the timing suite's
 # perturbed and sanitized steps (new cases: the unaligned decode kernels).
 #   bash bench/pack-subset.sh gemm-aot-bench gpu_repack gpu_perturbed gpu_sanitized gpu_exact gpu_invariance
 #   COMMIT=<head> END=330 bash bench/results/2026-12-07-session60/call1.sh      (carry [".devx"])
