@@ -87,7 +87,7 @@ pub fn routed_kind(set: &KernelSet, tier: TierId, case: &Case) -> Option<String>
         ld: (cols + case.pad) as u64,
     };
     let ab = StoredAb {
-        a: Some(operand(1 << 20 | case.a_offset as u64 * elem, ar, ac)),
+        a: Some(operand((1 << 20) | (case.a_offset as u64 * elem), ar, ac)),
         b: Some(operand(1 << 30, br, bc)),
         dtype: case.ab,
         a_transposed: false,
