@@ -161,9 +161,8 @@ fn run_case_on<A: Element, C: Element>(
         for i in 0..m {
             for j in 0..n {
                 let (r, mag) = (reference[i * n + j], magnitude[i * n + j]);
-                let bound = (k as f64 + 2.0) * unit * mag
-                    + tolerance::<C>() * r.abs()
-                    + subnormal_half;
+                let bound =
+                    (k as f64 + 2.0) * unit * mag + tolerance::<C>() * r.abs() + subnormal_half;
                 let err = (got[i * ldc + j].to_f32() as f64 - r).abs();
                 assert!(
                     err <= bound,
