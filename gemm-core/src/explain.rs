@@ -248,12 +248,10 @@ impl KernelSet {
                 s,
                 "  reads A and B as {}-byte vectors where their addresses and leading dimensions allow: an operand off that is copied (bits unchanged) into aligned scratch and this kernel reads the copy, within the context's repack limit (element by element beyond it, the same bits){}",
                 k.vector_bytes,
-                match routed.unaligned {
-                    Some(u) if std::ptr::eq(k, routed.kernel)
-                        && u.vector_bytes > 0
-                        && u.vector_bytes < k.vector_bytes =>
-                        ", unless the unaligned kernel below takes both as they are",
-                    _ => "",
+                if std::ptr::eq(k, routed.kernel) && routed.narrower_unaligned().is_some() {
+                    ", unless the unaligned kernel below takes both as they are"
+                } else {
+                    ""
                 }
             );
         }
@@ -265,13 +263,10 @@ impl KernelSet {
                 "  when TMA cannot take A or B for its address or ld alone: that operand is copied (bits unchanged) into aligned scratch and this kernel reads the copy, within the context's repack limit"
             );
         }
-        // A vector-path kernel's unaligned kernel runs only through a narrower vector path
-        // (`Routed::vector_unaligned`); a plain-load route names none otherwise.
-        let narrower =
-            |u: &KernelInfo| u.vector_bytes > 0 && u.vector_bytes < routed.kernel.vector_bytes;
+        // A plain-load route's unaligned kernel runs only through a narrower vector path
+        // (`Routed::vector_unaligned`).
         let loads = routed.kernel.operands == OperandPath::Loads;
-        let vector_unaligned = routed.unaligned.filter(|u| loads && narrower(u));
-        if let Some(u) = vector_unaligned {
+        if let Some(u) = routed.narrower_unaligned() {
             let _ = writeln!(
                 s,
                 "  when A or B is off {} bytes (address, or ld * element size) and both are on {}: kernel {} (id {}), tile {}, reads them as they are (nothing copied)",

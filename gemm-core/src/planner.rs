@@ -397,23 +397,33 @@ impl Routed {
     /// weight at decode would be copied whole every call) and the unaligned kernel runs: the
     /// same contract, so the same bits. Decided by addresses and leading dimensions alone.
     pub fn vector_unaligned(&self, ab: &StoredAb) -> Option<Operand> {
-        let (k, u) = (self.kernel, self.unaligned?);
-        if k.operands != OperandPath::Loads || k.vector_bytes == 0 || ab.a_transposed {
+        let u = self.narrower_unaligned()?;
+        if ab.a_transposed || off_vector(u.vector_bytes, ab).is_some() {
             return None;
         }
-        let takes = u.operands == OperandPath::Loads
+        off_vector(self.kernel.vector_bytes, ab)
+    }
+
+    /// The route's unaligned kernel where it can stand in for a vector-path kernel without a
+    /// copy ([`Routed::vector_unaligned`]): both plain-load kernels, the unaligned one with a
+    /// narrower vector path of its own and no prepass. Operands decide whether it runs.
+    pub fn narrower_unaligned(&self) -> Option<&'static KernelInfo> {
+        let (k, u) = (self.kernel, self.unaligned?);
+        let narrower = u.vector_bytes > 0 && u.vector_bytes < k.vector_bytes;
+        (k.operands == OperandPath::Loads
+            && u.operands == OperandPath::Loads
             && u.prepass == Prepass::None
-            && u.vector_bytes > 0
-            && off_vector(u.vector_bytes, ab).is_none();
-        off_vector(k.vector_bytes, ab).filter(|_| takes)
+            && narrower)
+            .then_some(u)
     }
 
     /// The kernel that runs the call: the route's, or its unaligned kernel (same contract, so
     /// the same bits) when the route's kernel cannot take A or B: a cp.async kernel's operands
     /// not 16-byte aligned, a TMA kernel's map of A or B refused by TMA (k = 0 leaves them
     /// without elements), or a vector-path kernel's operand off its path where the unaligned
-    /// kernel's takes it ([`Routed::vector_unaligned`]). Decided by addresses, leading dimensions and k, never by m: TMA's
-    /// rules read the rows only as "at least one" ([`check_tma`]).
+    /// kernel's takes it ([`Routed::vector_unaligned`]). Decided by addresses, leading
+    /// dimensions and k, never by m: TMA's rules read the rows only as "at least one"
+    /// ([`check_tma`]).
     pub fn pick(&self, ab: &StoredAb) -> Result<Picked, PickError> {
         let k = self.kernel;
         let why = match k.operands {

@@ -55,10 +55,10 @@ pub fn routed_kinds(set: &KernelSet, tier: TierId) -> BTreeMap<String, &'static 
     for r in set.routes().iter().filter(|r| r.tier == tier) {
         if let Some(k) = set.kernel(r.kernel) {
             kinds.entry(kind_of(k)).or_insert(r.location);
-            // An unaligned kernel with a vector path of its own runs operands as stored
-            // (`Routed::vector_unaligned`), a code path of its own.
+            // An unaligned kernel with a narrower vector path runs operands as stored
+            // (`Routed::narrower_unaligned`), a code path of its own.
             if let Some(u) = r.unaligned.and_then(|id| set.kernel(id)) {
-                if k.vector_bytes > 0 && u.vector_bytes > 0 {
+                if k.vector_bytes > 0 && u.vector_bytes > 0 && u.vector_bytes < k.vector_bytes {
                     kinds.entry(kind_of(u)).or_insert(r.location);
                 }
             }
