@@ -204,6 +204,7 @@ fn a_new_kernel_kind_from_files_alone() {
         m,
         n: 4096,
         k: 4096,
+        sms: None,
     };
     let small = set.explain(tier_id, &query(4)).unwrap();
     assert!(small.to_string().contains(TEMPLATE), "{small}");

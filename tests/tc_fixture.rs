@@ -241,6 +241,7 @@ fn explain_names_the_unaligned_kernel_and_the_persistent_grid() {
         m: 1000,
         n: 4096,
         k: 4096,
+        sms: None,
     };
     let text = gemm_codegen::explain::explain(&plan, "sm90a", &q).unwrap();
     assert!(

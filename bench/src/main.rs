@@ -96,6 +96,10 @@ struct Args {
     /// under --policy (see `streams.rs`) instead.
     #[arg(long)]
     streams: bool,
+    /// Run routes' own kernels only, never a route's `wave_fit` kernels
+    /// (`Context::set_wave_fit(false)`): to time the wave model's choices against them.
+    #[arg(long)]
+    no_wave_fit: bool,
 }
 
 const L2_BYTES: usize = 60 << 20;
@@ -236,6 +240,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => Context::new(0)?,
     };
     println!("{}", ctx.tier_selection());
+    if args.no_wave_fit {
+        ctx.set_wave_fit(false);
+        println!("wave fit off: routes' own kernels only");
+    }
     // A named tier's results are filed apart from the device's own tier's.
     let tier_tag = args
         .tier

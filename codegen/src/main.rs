@@ -99,6 +99,10 @@ enum Command {
         n: u64,
         #[arg(short)]
         k: u64,
+        /// SMs of the device: names the kernel a route's `wave_fit` picks there (one CTA of
+        /// each kernel an SM; 132 on an H100 SXM or H200).
+        #[arg(long)]
+        sms: Option<u32>,
     },
     /// List the kernels and routes of the specs.
     List {
@@ -302,6 +306,7 @@ fn run(cli: Cli) -> Result<(), String> {
             m,
             n,
             k,
+            sms,
         } => {
             let files =
                 gemm_codegen::pipeline::template_files(&templates_of(templates, extra_templates))
@@ -320,6 +325,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 m,
                 n,
                 k,
+                sms,
             };
             print!(
                 "{}",

@@ -111,6 +111,7 @@ pub fn kernel_set(catalog: &KernelCatalog) -> &'static KernelSet {
                 abi: leak(family.map_or("", |f| f.abi.as_str())),
                 prepass: k.prepass,
                 vector_bytes: k.derived.vector_bytes.unwrap_or(0),
+                tile_ps_per_k: k.tile.tile_ps_per_k.unwrap_or(0),
             }
         })
         .collect();
@@ -152,6 +153,15 @@ pub fn kernel_set(catalog: &KernelCatalog) -> &'static KernelSet {
                 .as_ref()
                 .and_then(|u| catalog.kernel_for(&tier.name, &u.family, &u.tile, r.op, r.dtype))
                 .map(|u| KernelId(u.id as u16));
+            let wave_fit = slice(
+                r.wave_fit
+                    .iter()
+                    .filter_map(|w| {
+                        catalog.kernel_for(&tier.name, &w.family, &w.tile, r.op, r.dtype)
+                    })
+                    .map(|w| KernelId(w.id as u16))
+                    .collect(),
+            );
             routes.push(RouteInfo {
                 tier: TierId(ti as u16),
                 rule: u16::try_from(r.rule).unwrap_or(u16::MAX),
@@ -163,6 +173,7 @@ pub fn kernel_set(catalog: &KernelCatalog) -> &'static KernelSet {
                 k: r.k,
                 kernel: KernelId(k.id as u16),
                 unaligned,
+                wave_fit,
                 location: leak(&r.location.to_string()),
             });
         }

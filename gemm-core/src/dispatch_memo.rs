@@ -132,6 +132,7 @@ mod tests {
             kernel: KernelId(kernel),
             rule: 1,
             unaligned: None,
+            wave_fit: &[],
         })
     }
 

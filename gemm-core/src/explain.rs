@@ -27,6 +27,9 @@ pub struct Query {
     pub n: u64,
     /// The reduction length.
     pub k: u64,
+    /// SMs of the device to name a route's `wave_fit` choice for, one CTA of each kernel an
+    /// SM; `None`: the text lists the candidates and leaves the choice to the device.
+    pub sms: Option<u32>,
 }
 
 /// Why a query cannot be explained at all.
@@ -69,6 +72,61 @@ pub struct Explanation {
 impl std::fmt::Display for Explanation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
+    }
+}
+
+impl KernelSet {
+    /// The lines on a route's `wave_fit`, and the routed call with the kernel the wave model
+    /// picks on `q.sms` SMs (unchanged without them).
+    fn explain_wave_fit(&self, s: &mut String, routed: Routed, q: &Query) -> Routed {
+        let name = |k: &KernelInfo| format!("{}.{}", k.family, k.tile.name);
+        let others: Vec<&'static KernelInfo> = routed
+            .hit
+            .wave_fit
+            .iter()
+            .filter_map(|&id| self.kernel(id))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  wave fit: each call runs whichever of {} and {} the wave model says finishes first on the device (rounds of tiles, as many at once as are co-resident, x the tile's time per k x k); the same contract, so the same bits",
+            name(routed.kernel),
+            others.iter().map(|k| name(k)).collect::<Vec<_>>().join(", ")
+        );
+        let Some(sms) = q.sms else {
+            let _ = writeln!(
+                s,
+                "    (--sms N names the kernel for a device of N SMs, one CTA of each an SM)"
+            );
+            return routed;
+        };
+        for k in std::iter::once(routed.kernel).chain(others) {
+            if let Some(ps) = crate::wave_time(k, q.m, q.n, q.k, sms) {
+                let _ = writeln!(
+                    s,
+                    "    {} ({}x{}): {} ps a k a round -> {:.1} us on {sms} SMs",
+                    name(k),
+                    k.tile.m,
+                    k.tile.n,
+                    k.tile_ps_per_k,
+                    ps as f64 / 1e6
+                );
+            }
+        }
+        let fitted = routed.fit_waves(self, q.m, q.n, q.k, |_| Some(sms));
+        let _ = writeln!(
+            s,
+            "    runs {}{}",
+            name(fitted.kernel),
+            if std::ptr::eq(fitted.kernel, routed.kernel) {
+                format!(
+                    " (the route's: no other kernel at least {}% sooner)",
+                    crate::WAVE_FIT_MARGIN_PERCENT
+                )
+            } else {
+                String::new()
+            }
+        );
+        fitted
     }
 }
 
@@ -141,7 +199,7 @@ impl KernelSet {
             "tier {} ({}), {} {} {}, m = {}, n = {}, k = {}",
             t.name, t.spec_file, q.policy, q.op, q.dtype, q.m, q.n, q.k
         );
-        let routed = match self.route(tier, q.policy, q.op, q.dtype, q.m, q.n, q.k) {
+        let mut routed = match self.route(tier, q.policy, q.op, q.dtype, q.m, q.n, q.k) {
             Ok(r) => r,
             Err(refusal) => {
                 let how = match refusal {
@@ -199,6 +257,9 @@ impl KernelSet {
                 r.conditions(),
                 misses.join(", ")
             );
+        }
+        if !routed.hit.wave_fit.is_empty() {
+            routed = self.explain_wave_fit(&mut s, routed, q);
         }
         let k_present = (q.k > 0).then_some(ALIGNED);
         // The call as routed: a kernel that reads A's transposed copy gets it (below); the half

@@ -12,6 +12,7 @@
 //! - [`repack`]: the aligned copy of an operand TMA cannot take, for the route's own kernel;
 //! - [`tma`]: TMA's rules for a tensor map;
 //! - [`tier_choice`]: which tier a device runs, from which code;
+//! - [`wave_fit`]: the wave model that picks among a route's `wave_fit` kernels by m and n;
 //! - [`explain`]: the route a shape takes, in words, over any set.
 
 #![warn(missing_docs)]
@@ -27,6 +28,7 @@ pub mod table;
 pub mod tier_choice;
 pub mod tma;
 pub mod vocab;
+pub mod wave_fit;
 
 pub use args::{AbiFieldInfo, AbiFlagInfo, AbiInfo, ArgBytes, ArgSources, BindFn, FieldKind};
 pub use explain::{ExplainError, Explanation, Query};
@@ -44,3 +46,4 @@ pub use tma::{
     check_tma, MapBatch, TensorMapKey, TmaProblem, TMA_MAX_BOX, TMA_MAX_DIM, TMA_MAX_STRIDE_BYTES,
 };
 pub use vocab::{DimRange, Dtype, DtypeTriple, Op, Policy, UnknownWord, DIM_MAX};
+pub use wave_fit::{wave_time, WAVE_FIT_MARGIN_PERCENT};

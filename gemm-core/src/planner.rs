@@ -535,6 +535,7 @@ mod tests {
             abi: "a",
             prepass: crate::table::Prepass::None,
             vector_bytes: 0,
+            tile_ps_per_k: 0,
         }
     }
 

@@ -484,6 +484,9 @@ pub struct KernelInfo {
     /// must be multiples of for it (element by element otherwise, the same bits); the repack
     /// copies an operand off it into aligned scratch. 0: no such path.
     pub vector_bytes: u32,
+    /// The wave model's cost of one tile, in picoseconds per unit of k (the tile's
+    /// `tile_ps_per_k`): what a route's `wave_fit` weighs. 0: none.
+    pub tile_ps_per_k: u32,
 }
 
 impl KernelInfo {
@@ -609,6 +612,9 @@ pub struct RouteHit {
     /// For a kernel that needs aligned operands (TMA, cp.async): the kernel of the same
     /// contract to launch instead when it cannot take them. `None` for other kernels.
     pub unaligned: Option<KernelId>,
+    /// Kernels of the same contract the wave model may run instead of `kernel` (the route's
+    /// `wave_fit`; [`crate::Routed::fit_waves`]). Empty for most routes.
+    pub wave_fit: &'static [KernelId],
 }
 
 /// One expanded route of a tier's table, as data: what the generated `dispatch` match
@@ -635,6 +641,8 @@ pub struct RouteInfo {
     pub kernel: KernelId,
     /// Its unaligned kernel, for kernels that need aligned operands.
     pub unaligned: Option<KernelId>,
+    /// Its `wave_fit` kernels: the wave model may run one of them instead.
+    pub wave_fit: &'static [KernelId],
     /// `sm90a.toml:120`: where the route is written.
     pub location: &'static str,
 }
@@ -651,6 +659,7 @@ impl RouteInfo {
             kernel: self.kernel,
             rule: self.rule,
             unaligned: self.unaligned,
+            wave_fit: self.wave_fit,
         }
     }
 

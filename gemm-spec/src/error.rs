@@ -77,6 +77,12 @@ pub enum SpecErrorKind {
         kernel: String,
         problem: String,
     },
+    #[error("route {rule}: wave_fit kernel `{kernel}` {problem}")]
+    RouteWaveFit {
+        rule: u32,
+        kernel: String,
+        problem: String,
+    },
     #[error("{what} `{name}` is not defined; defined: {known}")]
     UnknownReference {
         what: &'static str,

@@ -437,6 +437,9 @@ pub struct Tile {
     /// A candidate for `gemm-aot tune` (key `tuning_candidate`): compiled whether or not a
     /// route names it, without the unreached-kernel warning.
     pub tuning_candidate: bool,
+    /// The wave model's cost (key `tile_ps_per_k`): picoseconds one CTA spends on one tile per
+    /// unit of k on the tier's GPU. Required of the kernels a route's `wave_fit` names.
+    pub tile_ps_per_k: Option<u32>,
     pub location: Location,
 }
 
@@ -488,6 +491,11 @@ pub struct Route {
     /// need 16-byte aligned operands only: TMA, cp.async): a plain-load tile of the same
     /// contract.
     pub unaligned: Option<TileRef>,
+    /// Kernels of the same contract that may run instead of the route's (key `wave_fit`): the
+    /// runtime runs whichever of them and the route's kernel finishes first under the wave
+    /// model (rounds of tiles on the device's SMs times each tile's `tile_ps_per_k` times k).
+    /// Which one runs depends on m, never how an element is computed.
+    pub wave_fit: Vec<TileRef>,
     pub location: Location,
 }
 

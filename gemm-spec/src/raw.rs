@@ -217,6 +217,9 @@ pub struct RawTile {
     /// Compiled for `gemm-aot tune` to choose among: no warning when no route names it.
     #[serde(default)]
     pub tuning_candidate: bool,
+    /// The wave model's cost of one tile, in picoseconds per unit of k: how long one CTA
+    /// spends on one tile of this kernel per k on the tier's GPU (routes' `wave_fit`).
+    pub tile_ps_per_k: Option<u32>,
     /// Every other key: the parameters of the family's kind (its manifest's `[[param]]`s).
     #[serde(flatten)]
     pub params: BTreeMap<String, toml::Value>,
@@ -261,6 +264,9 @@ pub struct RawRoute {
     /// `family.tile` of a plain-load kernel of the same contract, used when TMA cannot take
     /// an operand; routes to TMA kernels only (and they must have it).
     pub unaligned: Option<String>,
+    /// `family.tile` kernels of the route's contract that may run instead of `kernel`: each
+    /// call runs whichever of them and `kernel` the wave model says finishes first.
+    pub wave_fit: Option<Vec<String>>,
 }
 
 /// A parsed file with what is needed to turn spans into lines.

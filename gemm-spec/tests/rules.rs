@@ -2591,3 +2591,96 @@ fn mma_decode_tma_chunk_groups() {
         8 * (16 * 64 + 64 * 64) * 2 + 2 * 8 * 8 + 16 * 64 * 4 + 1024
     );
 }
+
+/// The tensor-core base spec with a second wide tile `w2` (128 x 128) and the costs the wave
+/// model reads on `dec.d`, `wide.w` and `wide.w2`, with `route2` as its second route's kernel
+/// lines.
+fn wave_fit_spec(route2: &str) -> String {
+    TC_TIER
+        .replacen(
+            "stages = 8\n",
+            "stages = 8\ntile_ps_per_k = 1500\n",
+            1,
+        )
+        .replacen(
+            "consumers = 2\ncluster_m = 1\n",
+            "consumers = 2\ncluster_m = 1\ntile_ps_per_k = 11500\n\n[[tile]]\nfamily = \"wide\"\nname = \"w2\"\nm = 128\nn = 128\nk = 64\nstages = 6\nconsumers = 2\ntile_ps_per_k = 5900\n",
+            1,
+        )
+        .replacen(
+            "kernel = \"wide.w\"\nunaligned = \"plain.p\"\n",
+            route2,
+            1,
+        )
+}
+
+#[test]
+fn wave_fit_kernels_are_checked() {
+    let ok = wave_fit_spec(
+        "kernel = \"wide.w\"\nwave_fit = [\"wide.w2\", \"dec.d\"]\nunaligned = \"plain.p\"\n",
+    );
+    let v = load(TC_SHARED, &ok).unwrap_or_else(|e| panic!("{e:?}"));
+    let t = v.specs.tier("sm90a").unwrap();
+    for r in &t.routes {
+        let fit: Vec<String> = r.wave_fit.iter().map(|w| w.to_string()).collect();
+        let want: &[&str] = if r.rule == 2 {
+            &["wide.w2", "dec.d"]
+        } else {
+            &[]
+        };
+        assert_eq!(fit, want, "route {} {}", r.rule, r.dtype);
+    }
+    assert_eq!(t.tile("wide", "w2").unwrap().tile_ps_per_k, Some(5900));
+    let errors = |route2: &str| match load(TC_SHARED, &wave_fit_spec(route2)) {
+        Ok(_) => panic!("{route2:?} validated"),
+        Err(e) => e,
+    };
+    let cases = [
+        (
+            "kernel = \"wide.w\"\nwave_fit = [\"other.o\"]\nunaligned = \"plain.p\"\n",
+            "route 2: wave_fit kernel `other.o` is family other (policy tensor-core, contract tc-other), but the route's kernel wide.w is policy tensor-core, contract tc-k16: a call must give the same bits whichever kernel the wave model runs",
+        ),
+        (
+            "kernel = \"wide.w\"\nwave_fit = [\"plain.p\"]\nunaligned = \"plain.p\"\n",
+            "route 2: wave_fit kernel `plain.p` says no `tile_ps_per_k`: give tile plain.p its time per unit of k (picoseconds one CTA spends on one tile), which the wave model weighs",
+        ),
+        (
+            "kernel = \"wide.w\"\nwave_fit = [\"wide.w3\"]\nunaligned = \"plain.p\"\n",
+            "route 2: wave_fit kernel `wide.w3` names tile w3, which tier sm90a does not define for wide",
+        ),
+        (
+            "kernel = \"wide.w\"\nwave_fit = [\"wide.w\"]\nunaligned = \"plain.p\"\n",
+            "route 2: wave_fit kernel `wide.w` is named twice (the route's kernel always takes part)",
+        ),
+        (
+            "kernel = \"wide.w\"\nwave_fit = [\"widew2\"]\nunaligned = \"plain.p\"\n",
+            "route 2: wave_fit kernel `widew2` must read `family.tile`, e.g. `tcwide.wide`",
+        ),
+        (
+            "kernel = \"wide.w\"\nwave_fit = []\nunaligned = \"plain.p\"\n",
+            "route 2: `wave_fit = []` lists nothing; name the kernels the wave model may run instead of the route's, or leave the key out",
+        ),
+    ];
+    for (route2, want) in cases {
+        let got = errors(route2);
+        assert!(
+            got.len() == 1 && got[0].ends_with(want),
+            "{route2:?}: {got:#?}"
+        );
+    }
+    // A plain-load route's kernel: no cost of its own, and no unaligned kernel for a TMA one.
+    assert_errors(
+        errors("kernel = \"plain.p\"\nwave_fit = [\"wide.w2\"]\n"),
+        &[
+            "sm90a.toml:66: route 2: wave_fit kernel `wide.w2` is named, but the route's own kernel plain.p says no `tile_ps_per_k`: the wave model compares every kernel's cost, the route's too",
+            "sm90a.toml:66: route 2: wave_fit kernel `wide.w2` is a wgmma_tma_gemm kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"` for operands it cannot take",
+        ],
+    );
+    // A tile's cost is at least one picosecond.
+    let zero = ok.replacen("tile_ps_per_k = 5900", "tile_ps_per_k = 0", 1);
+    let got = load(TC_SHARED, &zero).unwrap_err();
+    assert!(
+        got.iter().any(|e| e.contains("tile wide.w2: `tile_ps_per_k` = 0: a tile's time per unit of k is at least 1 picosecond")),
+        "{got:#?}"
+    );
+}

@@ -21,7 +21,7 @@ impl Context {
     pub unsafe fn on_borrowed_stream(&self, stream: CUstream) -> Context {
         // SAFETY: the caller promises a live stream of this context (see above).
         let stream = unsafe { self.device.cuda.wrap_borrowed_stream(stream) };
-        Context {
+        let ctx = Context {
             device: self.device.clone(),
             own: StreamState::new(
                 stream,
@@ -29,7 +29,9 @@ impl Context {
                 self.policy(),
                 self.max_persistent_ctas(),
             ),
-        }
+        };
+        ctx.set_wave_fit(self.wave_fit());
+        ctx
     }
 
     /// The raw handle of this context's stream (for a caller handing it to another library).

@@ -99,10 +99,11 @@ impl Context {
     /// with this context: the loaded modules and functions (nothing is loaded again), the
     /// allocation registry (the same buffers are valid on both), encoded tensor maps,
     /// occupancy. The stream's own: the half fallback's scratch, the cuBLAS handle, the default
-    /// mode and policy and the cap on persistent grids (starting as this context's). Packages
+    /// mode and policy, the cap on persistent grids and the wave-fit switch (starting as this
+    /// context's). Packages
     /// remember which stream they were made for.
     pub fn new_stream(&self) -> Result<Context, GemmError> {
-        Ok(Context {
+        let ctx = Context {
             device: self.device.clone(),
             own: StreamState::new(
                 self.device.cuda.new_stream()?,
@@ -110,7 +111,9 @@ impl Context {
                 self.policy(),
                 self.max_persistent_ctas(),
             ),
-        })
+        };
+        ctx.set_wave_fit(self.wave_fit());
+        Ok(ctx)
     }
 
     /// The tier serving this device (a tier of [`kernels`](Self::kernels)).
@@ -210,6 +213,20 @@ impl Context {
     /// The cap on persistent grids' CTAs, if any.
     pub fn max_persistent_ctas(&self) -> Option<u32> {
         self.own.persistent_cap()
+    }
+
+    /// Whether calls on this stream may run a route's `wave_fit` kernels where the wave model
+    /// says one finishes first (the default), or only routes' own kernels. Either way the same
+    /// bits: every such kernel implements the route's contract. Off pins each (route, shape)
+    /// to one kernel whatever the device's SM count (to compare with a trace, or to time the
+    /// routes' own kernels).
+    pub fn set_wave_fit(&self, on: bool) {
+        self.own.set_wave_fit(on);
+    }
+
+    /// Whether routes' `wave_fit` kernels may run on this stream.
+    pub fn wave_fit(&self) -> bool {
+        self.own.wave_fit()
     }
 
     /// Streaming multiprocessors of the device.

@@ -67,6 +67,15 @@ impl Context {
         if m == 0 || n == 0 {
             return Ok(Launch::none(policy, mode));
         }
+        // Among the route's kernel and its `wave_fit` kernels, the one the wave model says
+        // finishes first on this device: the same contract, so the same bits whichever runs.
+        let routed = if self.wave_fit() {
+            routed.fit_waves(self.kernels(), m, n, k, |info| {
+                crate::launch_plan::concurrent_ctas(self, info)
+            })
+        } else {
+            routed
+        };
         let facts = RequestFacts::of(&req, (m, n, k), policy, policy_from_context);
         let launch_info = |p: PlanSummary| Launch {
             kernel: Some(p.kernel),

@@ -119,6 +119,21 @@ impl MapEntries {
     }
 }
 
+/// CTAs of `info` that run at once on `ctx`, the wave model's slots
+/// ([`gemm_core::wave_time`]): a persistent kernel's grid cap (co-resident, capped by the
+/// stream's cap), else the co-resident count. `None` where the device cannot say.
+pub(crate) fn concurrent_ctas(ctx: &Context, info: &'static KernelInfo) -> Option<u32> {
+    let coresident = ctx.device.coresident(ctx.stream(), info).ok()?;
+    Some(match info.grid {
+        GridKind::Persistent => persistent_limit(
+            coresident,
+            ctx.max_persistent_ctas(),
+            info.cluster.0 * info.cluster.2,
+        ),
+        GridKind::Tiles => coresident,
+    })
+}
+
 /// The launch grid of `info` for an `m x n` output on `ctx`: one block a tile, or, for a
 /// persistent kernel, the co-resident CTAs capped by the stream's cap ([`persistent_limit`]);
 /// whole clusters.

@@ -74,6 +74,7 @@ impl Context {
             m: m as u64,
             n: n as u64,
             k: k as u64,
+            sms: None,
         };
         let mut e = self
             .kernels()

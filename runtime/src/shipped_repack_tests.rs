@@ -39,6 +39,7 @@ fn routed(k: &'static KernelInfo, unaligned: Option<&'static KernelInfo>) -> Rou
             kernel: k.id,
             rule: 1,
             unaligned: unaligned.map(|u| u.id),
+            wave_fit: &[],
         },
         half_fallback: false,
         kernel: k,

@@ -5,7 +5,7 @@
 use crate::scratch::Scratch;
 use cudarc::driver::CudaStream;
 use gemm_core::DefaultPolicy;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// Where GEMMs run.
@@ -31,6 +31,9 @@ pub(crate) struct StreamState {
     persistent_cap: Mutex<Option<u32>>,
     /// Scratch bytes one call may take for aligned copies of its operands (the repack).
     repack_limit: AtomicU64,
+    /// Whether routes' `wave_fit` kernels may run (the wave model's choice) or only routes'
+    /// own kernels.
+    wave_fit: AtomicBool,
 }
 
 /// The default bound on one call's repack scratch: 1 GiB.
@@ -52,7 +55,16 @@ impl StreamState {
             policy: Mutex::new(policy),
             persistent_cap: Mutex::new(persistent_cap),
             repack_limit: AtomicU64::new(DEFAULT_REPACK_LIMIT),
+            wave_fit: AtomicBool::new(true),
         }
+    }
+
+    pub fn wave_fit(&self) -> bool {
+        self.wave_fit.load(Ordering::Relaxed)
+    }
+
+    pub fn set_wave_fit(&self, on: bool) {
+        self.wave_fit.store(on, Ordering::Relaxed)
     }
 
     pub fn repack_limit(&self) -> u64 {

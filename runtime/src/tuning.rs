@@ -131,6 +131,7 @@ impl Context {
                 kernel,
                 rule: 0,
                 unaligned: None,
+                wave_fit: &[],
             },
             half_fallback: false,
             kernel: info,

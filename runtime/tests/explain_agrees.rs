@@ -84,6 +84,7 @@ fn the_generator_and_the_runtime_explain_alike() {
                     m,
                     n,
                     k,
+                    sms: None,
                 };
                 let generator = gemm_codegen::explain::explain_in(from_catalog, &tier.name, &q)
                     .map_err(|e| e.to_string());

@@ -491,3 +491,86 @@ fn every_tier_builds_the_row_kernels_of_the_specs() {
         }
     }
 }
+
+/// Every route's `wave_fit` kernels in the generated tables are the spec's, of the route's
+/// contract, op and dtype, with a cost; on 132 SMs (an H100 SXM, an H200) the wave model runs
+/// one of them instead of the route's kernel at some shape of each tier that names any, and
+/// what it runs is always one of them or the route's.
+#[test]
+fn wave_fit_kernels_share_the_routes_contract_and_the_model_picks_among_them() {
+    let specs = specs();
+    let set = shipped();
+    let mut routes_with_fit = 0;
+    for (ti, tier) in specs.tiers.iter().enumerate() {
+        let mut switched = 0;
+        for r in tier.routes.iter().filter(|r| !r.wave_fit.is_empty()) {
+            routes_with_fit += 1;
+            let info = ROUTES
+                .iter()
+                .find(|i| {
+                    i.tier == TierId(ti as u16)
+                        && u32::from(i.rule) == r.rule
+                        && (i.op, i.dtype) == (r.op, r.dtype)
+                })
+                .expect("the route is in the tables");
+            let own = kernel(info.kernel).unwrap();
+            let names: Vec<String> = info
+                .wave_fit
+                .iter()
+                .map(|&id| {
+                    let k = kernel(id).unwrap();
+                    assert_eq!(
+                        (k.contract, k.policy, k.op, k.dtype),
+                        (own.contract, own.policy, own.op, own.dtype),
+                        "route {} ({}): {}",
+                        r.rule,
+                        r.location,
+                        k.name
+                    );
+                    assert!(k.tile_ps_per_k > 0, "{} has no cost", k.name);
+                    format!("{}.{}", k.family, k.tile.name)
+                })
+                .collect();
+            let want: Vec<String> = r.wave_fit.iter().map(|w| w.to_string()).collect();
+            assert_eq!(names, want, "route {} ({})", r.rule, r.location);
+            // Probe the route's own box: m from its bounds, n and k inside its own.
+            let lo = |d: gemm_spec::DimRange| d.min.max(1);
+            let hi = |d: gemm_spec::DimRange, cap: u64| d.max.unwrap_or(cap).min(cap);
+            for m in [lo(r.m), 300, 700, 1000, 1500, 3000, 4096] {
+                if !r.m.contains(m) {
+                    continue;
+                }
+                for n in [lo(r.n), 1000, 2560, 3000, 4672, 5120, hi(r.n, 20000)] {
+                    let k = hi(r.k, 4096).max(lo(r.k));
+                    if !r.n.contains(n) || !r.k.contains(k) {
+                        continue;
+                    }
+                    let routed = set
+                        .route(TierId(ti as u16), r.policy, r.op, r.dtype, m, n, k)
+                        .unwrap();
+                    if routed.hit.rule as u32 != r.rule {
+                        continue; // an earlier route (a tuned (n, k)) takes it
+                    }
+                    let fitted = routed.fit_waves(set, m, n, k, |_| Some(132));
+                    assert!(
+                        std::ptr::eq(fitted.kernel, own)
+                            || info.wave_fit.contains(&fitted.kernel.id),
+                        "{m} x {n} x {k}: {}",
+                        fitted.kernel.name
+                    );
+                    if !std::ptr::eq(fitted.kernel, own) {
+                        switched += 1;
+                    }
+                }
+            }
+        }
+        if tier.routes.iter().any(|r| !r.wave_fit.is_empty()) {
+            assert!(
+                switched > 0,
+                "tier {}: the wave model never left a route's kernel",
+                tier.name
+            );
+        }
+    }
+    eprintln!("{routes_with_fit} expanded routes name wave_fit kernels");
+}

@@ -279,6 +279,9 @@ const TC_NK: &[(usize, usize)] = &[
     // Aligned but odd-ish: 1000 columns are no multiple of the 128/256-column tiles, and
     // k = 136 = 8 * 17 ends in a zero-padded k16 step: the TMA kernels' edges.
     (1000, 136),
+    // Off the tuned list: sm90a's routes from 129 rows let the wave model pick among the
+    // tcwide tiles by m (`wave_fit`): 64 x 128 to 192 x 192 tiles at m = 129-4096 here.
+    (3000, 1000),
 ];
 
 /// (vocabulary, hidden) of the LM-head sweeps (nt, half in, f32 logits): Llama-2's 32000 x 4096
@@ -498,6 +501,69 @@ fn tc_nn_rows_follow_the_batch() {
     let ctx = context();
     tc_nn_sweep::<bf16>(&ctx);
     tc_nn_sweep::<f16>(&ctx);
+}
+
+/// A route's `wave_fit` kernels against its own: the same call on a stream that lets the wave
+/// model pick (the default) and on one that runs the route's kernel alone
+/// (`Context::set_wave_fit(false)`) gives the same bits, at m where the two kernels differ.
+#[test]
+#[ignore = "needs a CUDA device"]
+fn tc_wave_fit_kernels_give_the_routes_bits() {
+    let own = device_context();
+    let fitted = own.new_stream().unwrap();
+    own.set_wave_fit(false);
+    let (n, k) = (3000, 1000);
+    let bf = DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32);
+    let has_fit = |m: usize| {
+        own.route(TC, Op::Nn, bf, m as u64, n as u64, k as u64)
+            .is_some_and(|r| !r.wave_fit.is_empty())
+    };
+    if !has_fit(1000) {
+        eprintln!(
+            "skipped: tier {} routes no wave_fit kernels at {n} x {k}",
+            own.tier().name
+        );
+        return;
+    }
+    let mut rng = Rng::fresh("wave fit");
+    let x = own.upload(&rng.vec::<bf16>(4096 * k)).unwrap();
+    let w = own.upload(&rng.vec::<bf16>(k * n)).unwrap();
+    let bias = own.upload(&rng.vec::<bf16>(n)).unwrap();
+    let mut differed = Vec::new();
+    for m in [129, 300, 512, 700, 1000, 1500, 2048, 3000, 4096] {
+        let run = |ctx: &Context| {
+            let mut c = ctx.upload(&vec![poison::<bf16>(); m * n]).unwrap();
+            let req = GemmRequest::new(Op::Nn, (m, n, k), x.mat(k), w.mat(n), c.mat_mut(n))
+                .with_bias(Some(bias.mat(n)))
+                .with_policy(TC);
+            let launch = ctx.gemm(req).unwrap();
+            (launch, ctx.download(&c).unwrap())
+        };
+        let (l_own, c_own) = run(&own);
+        let (l_fit, c_fit) = run(&fitted);
+        assert!(
+            as_bytes(&c_own) == as_bytes(&c_fit),
+            "m = {m}: {} and {} differ",
+            name(l_own.kernel),
+            name(l_fit.kernel)
+        );
+        assert!(
+            c_fit.iter().all(|v| !v.to_f32().is_nan()),
+            "m = {m}: unwritten"
+        );
+        if l_own.kernel != l_fit.kernel {
+            differed.push(format!(
+                "m = {m}: {} for {}",
+                name(l_fit.kernel),
+                name(l_own.kernel)
+            ));
+        }
+    }
+    eprintln!("wave fit at {n} x {k}: {differed:?}");
+    assert!(
+        !differed.is_empty(),
+        "the wave model picked the route's own kernel at every m: nothing compared"
+    );
 }
 
 fn tc_nt_sweep<A: Element>(ctx: &Context) {

@@ -328,6 +328,7 @@ fn timing_explain_and_served_agree_with_the_call() {
         m: m as u64,
         n: n as u64,
         k: k as u64,
+        sms: None,
     };
     let free = ctx.kernels().explain(ctx.tier().id, &q).unwrap();
     assert_eq!(free.to_string(), text);

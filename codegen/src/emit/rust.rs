@@ -293,6 +293,7 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
     let (cx, cy, cz) = (lit(k.cluster.0), lit(k.cluster.1), lit(k.cluster.2));
     let batch = k.batch;
     let vector_bytes = lit(k.derived.vector_bytes.unwrap_or(0));
+    let tile_ps_per_k = lit(t.tile_ps_per_k.unwrap_or(0));
     let prepass = match k.prepass {
         Prepass::None => quote!(Prepass::None),
         Prepass::TransposeA => quote!(Prepass::TransposeA),
@@ -338,6 +339,7 @@ fn kernel_info(catalog: &KernelCatalog, k: &CatalogKernel) -> TokenStream {
             abi: #abi,
             prepass: #prepass,
             vector_bytes: #vector_bytes,
+            tile_ps_per_k: #tile_ps_per_k,
         }
     }
 }
@@ -501,8 +503,8 @@ pub fn dispatch(catalog: &KernelCatalog, prov: &Provenance) -> String {
                     }
                     None => quote!(None),
                 };
-                let hit =
-                    quote!(RouteHit { kernel: KernelId(#kid), rule: #rule, unaligned: #unaligned });
+                let wave_fit = wave_fit_tokens(catalog, &tier.name, r, op, dtype);
+                let hit = quote!(RouteHit { kernel: KernelId(#kid), rule: #rule, unaligned: #unaligned, wave_fit: #wave_fit });
                 let conds: Vec<TokenStream> = [
                     range_check(&ident("m"), &r.m),
                     range_check(&ident("n"), &r.n),
@@ -567,6 +569,25 @@ fn range_tokens(r: &gemm_spec::DimRange) -> TokenStream {
     quote!(DimRange { min: #min, max: #max })
 }
 
+/// `&[KernelId(..), ..]`: the kernels of a route's `wave_fit` for one (op, dtype).
+fn wave_fit_tokens(
+    catalog: &KernelCatalog,
+    tier: &str,
+    r: &gemm_spec::Route,
+    op: gemm_spec::Op,
+    dtype: gemm_spec::DtypeTriple,
+) -> TokenStream {
+    let ids = r
+        .wave_fit
+        .iter()
+        .filter_map(|w| catalog.kernel_for(tier, &w.family, &w.tile, op, dtype))
+        .map(|w| {
+            let id = lit(w.id as u64);
+            quote!(KernelId(#id))
+        });
+    quote!(&[#(#ids),*])
+}
+
 /// Every expanded route of every tier, as `RouteInfo` values.
 fn route_infos(catalog: &KernelCatalog) -> Vec<TokenStream> {
     let mut out = Vec::new();
@@ -588,6 +609,7 @@ fn route_infos(catalog: &KernelCatalog) -> Vec<TokenStream> {
                 }
                 None => quote!(None),
             };
+            let wave_fit = wave_fit_tokens(catalog, &tier.name, r, r.op, r.dtype);
             let (rule, policy, op, dtype) = (
                 lit(r.rule),
                 policy_tokens(r.policy),
@@ -608,6 +630,7 @@ fn route_infos(catalog: &KernelCatalog) -> Vec<TokenStream> {
                     k: #kk,
                     kernel: KernelId(#kid),
                     unaligned: #unaligned,
+                    wave_fit: #wave_fit,
                     location: #location,
                 }
             });

@@ -23,6 +23,7 @@ mod template;
 mod tier;
 mod tile;
 mod unaligned;
+mod wave_fit;
 
 use crate::error::{Location, SpecError, SpecErrorKind, SpecWarning};
 use crate::kinds::KindLibrary;

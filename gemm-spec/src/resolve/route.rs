@@ -3,6 +3,7 @@
 //! `Route` per (op, dtype) its family builds.
 
 use super::unaligned::resolve_unaligned;
+use super::wave_fit::resolve_wave_fit;
 use super::Sink;
 use crate::error::{Location, SpecErrorKind};
 use crate::model::*;
@@ -157,6 +158,10 @@ pub(super) fn resolve_route(
         Ok(u) => u,
         Err(()) => return,
     };
+    let wave_fit = match resolve_wave_fit(sink, specs, tier, rule, &at, family, raw) {
+        Ok(w) => w,
+        Err(()) => return,
+    };
     let dtype_words = raw.dtype.items();
     for op in ops {
         let dtypes: Vec<DtypeTriple> = if dtype_words == ["any"] {
@@ -185,6 +190,20 @@ pub(super) fn resolve_route(
             v
         };
         for dtype in dtypes {
+            if let Some((w, _)) = wave_fit.iter().find(|(_, f)| !f.has_variant(op, dtype)) {
+                sink.push(
+                    at.clone(),
+                    SpecErrorKind::RouteWaveFit {
+                        rule,
+                        kernel: w.to_string(),
+                        problem: format!(
+                            "has no {op} {dtype} variant, which the route serves: family {} does not list it",
+                            w.family
+                        ),
+                    },
+                );
+                continue;
+            }
             if let Some((u, ufam)) = &unaligned {
                 if !ufam.has_variant(op, dtype) {
                     sink.push(
@@ -212,6 +231,7 @@ pub(super) fn resolve_route(
                 family: fam_name.to_string(),
                 tile: tile_name.to_string(),
                 unaligned: unaligned.as_ref().map(|(u, _)| u.clone()),
+                wave_fit: wave_fit.iter().map(|(w, _)| w.clone()).collect(),
                 location: at.clone(),
             });
         }

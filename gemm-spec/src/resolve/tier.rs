@@ -176,6 +176,7 @@ pub(super) fn tier_source(
                 key_lines: BTreeMap::new(),
                 at: t_at.clone(),
                 tuning_candidate: false,
+                tile_ps_per_k: None,
             },
         };
         if raw.replaces.is_some() {
@@ -187,6 +188,9 @@ pub(super) fn tier_source(
         src.name = raw.name.clone();
         src.at = t_at.clone();
         src.tuning_candidate = raw.tuning_candidate;
+        if raw.tile_ps_per_k.is_some() {
+            src.tile_ps_per_k = raw.tile_ps_per_k;
+        }
         for (i, v) in [raw.m, raw.n, raw.k].into_iter().enumerate() {
             if v.is_some() {
                 src.dims[i] = v;

@@ -26,6 +26,8 @@ pub(super) struct TileSource {
     pub at: Location,
     /// `tuning_candidate`, as the last `[[tile]]` writing it says.
     pub tuning_candidate: bool,
+    /// `tile_ps_per_k`, as the last `[[tile]]` writing it says.
+    pub tile_ps_per_k: Option<u32>,
 }
 
 impl TileSource {
@@ -196,6 +198,7 @@ pub(super) fn resolve_tile(
         k: dims[2],
         params,
         tuning_candidate: src.tuning_candidate,
+        tile_ps_per_k: src.tile_ps_per_k,
         location: at.clone(),
     };
     let tile_err = |sink: &mut Sink, problem: String| {
@@ -209,6 +212,17 @@ pub(super) fn resolve_tile(
             },
         )
     };
+    if tile.tile_ps_per_k == Some(0) {
+        sink.push(
+            src.key_at("tile_ps_per_k"),
+            SpecErrorKind::TileKey {
+                family: tile.family.clone(),
+                tile: tile.name.clone(),
+                key: "tile_ps_per_k".into(),
+                problem: "`tile_ps_per_k` = 0: a tile's time per unit of k is at least 1 picosecond (leave it out where no route's `wave_fit` names the tile)".into(),
+            },
+        );
+    }
     for (dim, value, multiple) in [
         ("m", tile.m, inst.shape.m),
         ("n", tile.n, inst.shape.n),
