@@ -94,6 +94,10 @@ impl Device {
         stream: &Arc<CudaStream>,
         info: &'static KernelInfo,
     ) -> Result<u32, GemmError> {
+        // Known: no function lookup (the wave model asks for every candidate of a route).
+        if let Some(n) = self.occupancy.cached(info) {
+            return Ok(n);
+        }
         let func = self.function(stream, KernelRef::Gemm(info.id))?;
         self.occupancy.coresident(&self.cuda, stream, info, &func)
     }

@@ -31,6 +31,15 @@ impl Occupancy {
         Ok(n)
     }
 
+    /// The co-resident CTAs of `info` if already computed.
+    pub(crate) fn cached(&self, info: &'static KernelInfo) -> Option<u32> {
+        self.coresident
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&KernelRef::Gemm(info.id))
+            .copied()
+    }
+
     /// CTAs of `info` (loaded as `func`) that can be co-resident on the device, not capped.
     pub(crate) fn coresident(
         &self,
