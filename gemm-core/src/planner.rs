@@ -503,39 +503,10 @@ mod tests {
 
     /// A kernel of `grid` with a `tile_m` x 64 tile and `cluster`, for the grid rules.
     fn kernel(grid: GridKind, tile_m: u32, cluster: (u32, u32, u32)) -> KernelInfo {
-        use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
         KernelInfo {
-            id: crate::table::KernelId(0),
-            tier: TierId(0),
-            module: 0,
-            name: "k",
-            family: "f",
-            template: "t",
-            contract: "c",
-            policy: Policy::TensorCore,
-            op: Op::Nn,
-            dtype: DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32),
-            tile: crate::table::TileShape {
-                name: "x",
-                m: tile_m,
-                n: 64,
-                k: 64,
-                params: &[],
-                describe: "",
-            },
             grid,
-            operands: OperandPath::Tma,
             cluster,
-            batch: false,
-            max_k: None,
-            tensor_maps: &[],
-            block_threads: 128,
-            shared_bytes: 0,
-            min_blocks: 0,
-            abi: "a",
-            prepass: crate::table::Prepass::None,
-            vector_bytes: 0,
-            tile_ps_per_k: 0,
+            ..crate::table::test_kernel(tile_m, 64, 0)
         }
     }
 

@@ -677,3 +677,43 @@ impl RouteInfo {
         }
     }
 }
+
+/// A persistent bf16 NN wgmma-like kernel with an `m x n` tile and wave cost `ps`, for the
+/// planner's unit tests.
+#[cfg(test)]
+pub(crate) fn test_kernel(m: u32, n: u32, ps: u32) -> KernelInfo {
+    use crate::vocab::Dtype;
+    KernelInfo {
+        id: KernelId(0),
+        tier: TierId(0),
+        module: 0,
+        name: "k",
+        family: "f",
+        template: "t",
+        contract: "c",
+        policy: Policy::TensorCore,
+        op: Op::Nn,
+        dtype: DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32),
+        tile: TileShape {
+            name: "x",
+            m,
+            n,
+            k: 64,
+            params: &[],
+            describe: "",
+        },
+        grid: GridKind::Persistent,
+        operands: OperandPath::Tma,
+        cluster: (1, 1, 1),
+        batch: false,
+        max_k: None,
+        tensor_maps: &[],
+        block_threads: 384,
+        shared_bytes: 0,
+        min_blocks: 0,
+        abi: "a",
+        prepass: Prepass::None,
+        vector_bytes: 0,
+        tile_ps_per_k: ps,
+    }
+}

@@ -91,42 +91,11 @@ impl Routed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::{GridKind, KernelId, OperandPath, Prepass, TierId, TileShape};
-    use crate::vocab::{Dtype, DtypeTriple, Op, Policy};
 
     fn tile(m: u32, n: u32, ps: u32, cluster_m: u32) -> KernelInfo {
         KernelInfo {
-            id: KernelId(0),
-            tier: TierId(0),
-            module: 0,
-            name: "k",
-            family: "f",
-            template: "t",
-            contract: "c",
-            policy: Policy::TensorCore,
-            op: Op::Nn,
-            dtype: DtypeTriple::new(Dtype::Bf16, Dtype::Bf16, Dtype::F32),
-            tile: TileShape {
-                name: "x",
-                m,
-                n,
-                k: 64,
-                params: &[],
-                describe: "",
-            },
-            grid: GridKind::Persistent,
-            operands: OperandPath::Tma,
             cluster: (cluster_m, 1, 1),
-            batch: false,
-            max_k: None,
-            tensor_maps: &[],
-            block_threads: 384,
-            shared_bytes: 0,
-            min_blocks: 0,
-            abi: "a",
-            prepass: Prepass::None,
-            vector_bytes: 0,
-            tile_ps_per_k: ps,
+            ..crate::table::test_kernel(m, n, ps)
         }
     }
 
