@@ -201,6 +201,7 @@ pub use gemm_core::{
     TensorMapKey, TierChoice, TierChoiceError, TierCode, TierSelection, TmaProblem, TMA_MAX_BOX,
     TMA_MAX_DIM, TMA_MAX_STRIDE_BYTES,
 };
+pub use gemm_core::{wave_time, WAVE_FIT_MARGIN_PERCENT};
 pub use half::{bf16, f16};
 pub use observer::{
     argument_digest, argument_digest_with_maps, LaunchKind, LaunchRecord, NoObserver, Observer,

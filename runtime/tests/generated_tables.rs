@@ -558,8 +558,26 @@ fn wave_fit_kernels_share_the_routes_contract_and_the_model_picks_among_them() {
                         "{m} x {n} x {k}: {}",
                         fitted.kernel.name
                     );
+                    // The rule: the fastest modeled candidate, where it beats the route's own
+                    // by the margin; else the route's own.
+                    let t = |x: &KernelInfo| gemm_runtime::wave_time(x, m, n, k, 132);
+                    let own_t = t(own).unwrap();
+                    let best = info
+                        .wave_fit
+                        .iter()
+                        .filter_map(|&id| t(kernel(id).unwrap()))
+                        .min()
+                        .unwrap();
+                    let margin = 100 - gemm_runtime::WAVE_FIT_MARGIN_PERCENT;
                     if !std::ptr::eq(fitted.kernel, own) {
                         switched += 1;
+                        assert_eq!(t(fitted.kernel), Some(best), "{m} x {n} x {k}");
+                        assert!(best * 100 <= own_t * margin, "{m} x {n} x {k}");
+                    } else {
+                        assert!(
+                            best * 100 > own_t * margin,
+                            "{m} x {n} x {k}: kept the route's"
+                        );
                     }
                 }
             }
