@@ -83,6 +83,16 @@ pub(crate) fn check(
                             op.to_string(),
                             dtype.to_string(),
                         ));
+                        // The wave model may run a `wave_fit` kernel instead (validation holds
+                        // it to the route's contract): it is reached too.
+                        for w in &r.wave_fit {
+                            used_kernels.insert((
+                                w.family.clone(),
+                                w.tile.clone(),
+                                op.to_string(),
+                                dtype.to_string(),
+                            ));
+                        }
                         // The unaligned kernel serves the same calls when TMA cannot take an
                         // operand: it is reached too, and must share the route's contract.
                         if let Some(u) = &r.unaligned {
@@ -217,13 +227,15 @@ fn check_batch_tiles(tier: &Tier, specs: &SpecSet, errors: &mut Vec<SpecError>) 
 
 /// A kernel that takes a bounded K (a K split keeps each chunk's partial sums in shared
 /// memory: its manifest's `max_k`) may only be reached by routes whose k range stays within it,
-/// as their own kernel or as their `unaligned` one. Reported once a route.
+/// as their own kernel, their `unaligned` one or one of their `wave_fit` ones. Reported once a
+/// route.
 fn check_max_k(tier: &Tier, specs: &SpecSet, errors: &mut Vec<SpecError>) {
     let mut reported: BTreeSet<u32> = BTreeSet::new();
     for r in &tier.routes {
         let kernels = std::iter::once((r.family.as_str(), r.tile.as_str())).chain(
             r.unaligned
                 .iter()
+                .chain(&r.wave_fit)
                 .map(|u| (u.family.as_str(), u.tile.as_str())),
         );
         for (family, tile_name) in kernels {

@@ -2604,7 +2604,7 @@ fn wave_fit_spec(route2: &str) -> String {
         )
         .replacen(
             "consumers = 2\ncluster_m = 1\n",
-            "consumers = 2\ncluster_m = 1\ntile_ps_per_k = 11500\n\n[[tile]]\nfamily = \"wide\"\nname = \"w2\"\nm = 128\nn = 128\nk = 64\nstages = 6\nconsumers = 2\ntile_ps_per_k = 5900\n",
+            "consumers = 2\ncluster_m = 1\ntile_ps_per_k = 11500\n\n[[tile]]\nfamily = \"wide\"\nname = \"w2\"\nm = 128\nn = 128\nk = 64\nstages = 6\nconsumers = 2\ntile_ps_per_k = 5900\n\n[[tile]]\nfamily = \"wide\"\nname = \"w4\"\nm = 64\nn = 128\nk = 64\nstages = 6\nconsumers = 1\n",
             1,
         )
         .replacen(
@@ -2642,7 +2642,11 @@ fn wave_fit_kernels_are_checked() {
         ),
         (
             "kernel = \"wide.w\"\nwave_fit = [\"plain.p\"]\nunaligned = \"plain.p\"\n",
-            "route 2: wave_fit kernel `plain.p` says no `tile_ps_per_k`: give tile plain.p its time per unit of k (picoseconds one CTA spends on one tile), which the wave model weighs",
+            "route 2: wave_fit kernel `plain.p` is a mma_gemm kernel, which reads A and B with plain loads: the wave model runs only TMA and cp.async kernels of one GEMM a launch, so it would never run",
+        ),
+        (
+            "kernel = \"wide.w\"\nwave_fit = [\"dec.d\", \"wide.w4\"]\nunaligned = \"plain.p\"\n",
+            "route 2: wave_fit kernel `wide.w4` says no `tile_ps_per_k`: give tile wide.w4 its time per unit of k (picoseconds one CTA spends on one tile), which the wave model weighs",
         ),
         (
             "kernel = \"wide.w\"\nwave_fit = [\"wide.w3\"]\nunaligned = \"plain.p\"\n",
@@ -2672,8 +2676,8 @@ fn wave_fit_kernels_are_checked() {
     assert_errors(
         errors("kernel = \"plain.p\"\nwave_fit = [\"wide.w2\"]\n"),
         &[
-            "sm90a.toml:66: route 2: wave_fit kernel `wide.w2` is named, but the route's own kernel plain.p says no `tile_ps_per_k`: the wave model compares every kernel's cost, the route's too",
-            "sm90a.toml:66: route 2: wave_fit kernel `wide.w2` is a wgmma_tma_gemm kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"` for operands it cannot take",
+            "sm90a.toml:75: route 2: wave_fit kernel `wide.w2` is named, but the route's own kernel plain.p says no `tile_ps_per_k`: the wave model compares every kernel's cost, the route's too",
+            "sm90a.toml:75: route 2: wave_fit kernel `wide.w2` is a wgmma_tma_gemm kernel, which loads A and B through TMA: the route needs `unaligned = \"family.tile\"` for operands it cannot take",
         ],
     );
     // A tile's cost is at least one picosecond.

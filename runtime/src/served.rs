@@ -53,7 +53,9 @@ impl Context {
 
     /// The route a GEMM of `(m, n, k)` (the GEMM view) takes here, in words and as data:
     /// gemm-core's [`KernelSet::explain`] on this context's set and tier, which prints exactly
-    /// what `gemm-aot explain` prints for the same specs. A shape the call would refuse (a
+    /// what `gemm-aot explain --sms S` prints for the same specs, S this device's SMs: where the
+    /// route names `wave_fit` kernels it names the one the wave model picks here (one CTA of
+    /// each an SM, as every shipped `wave_fit` tile runs). A shape the call would refuse (a
     /// dimension over `i32`, n above what the tier launches for every m) is explained with its
     /// refusal ([`Explanation::refusal`]). Operands are not known here: the text names the
     /// route's unaligned kernel and when it runs instead. For a persistent kernel the
@@ -74,7 +76,7 @@ impl Context {
             m: m as u64,
             n: n as u64,
             k: k as u64,
-            sms: None,
+            sms: self.sm_count().ok(),
         };
         let mut e = self
             .kernels()

@@ -7,12 +7,14 @@ rounds x tile_ps_per_k x k. For each kernel the cost is the median, over every (
 tuner timed, of ms / (rounds x k). Then, on a second JSON (another day and card), it compares
 the kernel the model picks with the fastest timed one and with the tier's generic route, per m.
 
-  python3 fit_tile_costs.py [--op=nt] FIT.json [CHECK.json ...]     (JSON may be .xz; nn by default)
+  python3 fit_tile_costs.py [--op=nt] [--check-op=nt] FIT.json [CHECK.json ...]   (JSON may be .xz;
+  nn by default; --check-op checks another op with the costs fitted on --op, as the runtime does)
 """
 import collections, json, lzma, math, statistics, sys
 
 SMS = 132
-OP = "nn"
+OP = "nn"  # the op whose times fit the costs
+CHECK_OP = None  # the op of the check JSONs (default: OP); sm90a ships the NN costs for NT too
 MARGIN = 0.02  # gemm_core::WAVE_FIT_MARGIN_PERCENT
 # the kernels routes' wave_fit names (the clustered tiles stay the tuner's alone: with them the
 # model's picks were 1-1.5% slower on the check JSONs)
@@ -28,13 +30,13 @@ TILES = {
 }
 
 
-def load(path):
+def load(path, op=None):
     opener = lzma.open if path.endswith(".xz") else open
     with opener(path, "rt") as f:
         d = json.load(f)
     meas = collections.defaultdict(dict)
     for x in d["measurements"]:
-        if x["kernel"] in TILES and x["op"] == OP:
+        if x["kernel"] in TILES and x["op"] == (op or OP):
             meas[(x["n"], x["k"], x["m"])][x["kernel"]] = x["ms"]
     return d.get("provenance", {}).get("device", "?"), meas
 
@@ -59,9 +61,13 @@ def gm(v):
 
 
 def main():
-    global OP
-    if sys.argv[1].startswith("--op="):
-        OP = sys.argv.pop(1)[5:]
+    global OP, CHECK_OP
+    while sys.argv[1].startswith("--"):
+        key, _, val = sys.argv.pop(1)[2:].partition("=")
+        if key == "op":
+            OP = val
+        elif key == "check-op":
+            CHECK_OP = val
     device, fit = load(sys.argv[1])
     per = collections.defaultdict(list)
     for (n, k, m), v in fit.items():
@@ -74,7 +80,7 @@ def main():
         cv = statistics.pstdev(v) / statistics.mean(v)
         print(f"  {kern:18} {cost[kern]:6d}  cv {cv:.3f}  ({len(v)} shapes)")
     for path in sys.argv[2:]:
-        device, check = load(path)
+        device, check = load(path, CHECK_OP)
         print(f"check on {path} ({device}): time / the fastest timed kernel's, geometric mean")
         for m in sorted({m for (_, _, m) in check}):
             if m < 129:
@@ -87,7 +93,9 @@ def main():
                 cands = [c for c in WAVE_FIT if c in v and c in cost]
                 # the runtime's rule (gemm-core wave_fit.rs): another kernel only 2% sooner
                 own = route(m, n)
-                pick = min(cands, key=lambda c: (rounds(c, m, n) * cost[c] * (1 if c == own else 1 + MARGIN), c != own))
+                t = lambda c: rounds(c, m, n) * cost[c]
+                other = min((c for c in cands if c != own), key=t, default=own)
+                pick = other if t(other) <= (1 - MARGIN) * t(own) else own
                 rr.append(v[route(m, n)] / best)
                 mr.append(v[pick] / best)
                 if v[pick] > 1.03 * v[route(m, n)]:

@@ -224,6 +224,7 @@ pub(super) fn tier_source(
             .map(|(mut r, at)| {
                 r.kernel = rename(&r.kernel);
                 r.unaligned = r.unaligned.as_deref().map(rename);
+                r.wave_fit = r.wave_fit.map(|w| w.iter().map(|k| rename(k)).collect());
                 (r, at)
             })
             .collect()

@@ -117,6 +117,27 @@ pub(super) fn resolve_wave_fit<'s>(
             );
             continue;
         }
+        // The runtime runs only kernels that may stand in for the route's on one GEMM
+        // (gemm-core's `KernelInfo::can_stand_in_for`): no plain-load or strided-batch kernel.
+        let batch = tier
+            .batch_kernels
+            .iter()
+            .any(|(f, t)| f == fam_name && t == tile_name);
+        if !wfam.kind.operands.needs_unaligned() || batch {
+            problem(
+                sink,
+                word,
+                format!(
+                    "is {}: the wave model runs only TMA and cp.async kernels of one GEMM a launch, so it would never run",
+                    if batch {
+                        "a batch kernel of the tier".to_string()
+                    } else {
+                        format!("a {} kernel, which {}", wfam.kind.template, wfam.kind.operands.describe())
+                    }
+                ),
+            );
+            continue;
+        }
         if cost_missing(tile) {
             problem(
                 sink,
